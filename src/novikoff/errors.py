@@ -1,0 +1,52 @@
+"""The exceptions novikoff raises: one base class, one documented subclass per kind of failure."""
+
+from __future__ import annotations
+
+__all__ = [
+    "NovikoffError",
+    "ProofSyntaxError",
+    "ProofError",
+    "KernelError",
+    "InvalidArgument",
+    "InvariantViolation",
+]
+
+
+class NovikoffError(Exception):
+    """Base class of every error novikoff raises on purpose."""
+
+
+class ProofSyntaxError(NovikoffError):
+    """A .proof file is malformed: bad syntax, unknown names, type errors, bad citations.
+
+    ``str(err)`` is one line, ``file:line:col: message``, followed by the offending text.
+    """
+
+    def __init__(self, message: str, file: str = "<string>", line: int = 0, column: int = 0,
+                 text: str = ""):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.text = text
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}: {self.message}"
+        return f"{where}: {self.text}" if self.text else where
+
+
+# Elaboration errors are positioned exactly like syntax errors.
+ProofError = ProofSyntaxError
+
+
+class KernelError(NovikoffError):
+    """The kernel refused a rule application (a malformed or forged argument, a mismatch)."""
+
+
+class InvalidArgument(NovikoffError, ValueError):
+    """An API function was called with a bad argument; the message reads ``name=value!r``."""
+
+
+class InvariantViolation(NovikoffError, AssertionError):
+    """A lemma's runtime invariant failed during a monitored perceptron run."""

@@ -1,0 +1,125 @@
+"""Formulas of the logic: scalar relations, vector definitions, implications and disjunctions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .terms import Vec, ip
+
+__all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Formula",
+           "compose_relations", "free_symbols"]
+
+RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
+
+# Composition table for calc chains: a R1 b and b R2 c give a R c.
+_ORDER = {"=": 0, "<=": 1, "<": 2, ">=": 1, ">": 2}
+_DIRECTION = {"<=": "<", "<": "<", ">=": ">", ">": ">"}
+
+
+def compose_relations(r1: str, r2: str) -> str | None:
+    """The relation that a R1 b, b R2 c give between a and c; None when they do not compose."""
+    if r1 == "=":
+        return r2 if r2 != "!=" else None
+    if r2 == "=":
+        return r1 if r1 != "!=" else None
+    if "!=" in (r1, r2) or _DIRECTION[r1] != _DIRECTION[r2]:
+        return None
+    return r1 if _ORDER[r1] >= _ORDER[r2] else r2
+
+
+def _as_expr(value) -> sp.Expr:
+    if isinstance(value, int):
+        return sp.Integer(value)
+    if isinstance(value, sp.Basic):
+        return value
+    raise TypeError(f"not a term: {value!r}")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """lhs REL rhs between scalar terms."""
+
+    rel: str
+    lhs: sp.Expr
+    rhs: sp.Expr
+
+    def __post_init__(self):
+        if self.rel not in RELATIONS:
+            raise ValueError(f"rel={self.rel!r} is not one of {RELATIONS}")
+        object.__setattr__(self, "lhs", _as_expr(self.lhs))
+        object.__setattr__(self, "rhs", _as_expr(self.rhs))
+
+    def subs(self, old, new) -> "Relation":
+        return Relation(self.rel, self.lhs.subs(old, new), self.rhs.subs(old, new))
+
+    def __str__(self) -> str:
+        return f"{self.lhs} {self.rel} {self.rhs}"
+
+
+@dataclass(frozen=True)
+class VectorEq:
+    """atom = rhs for a vector atom: a definition the kernel uses by substitution."""
+
+    atom: sp.Basic
+    rhs: Vec
+
+    def subs(self, old, new) -> "VectorEq":
+        return VectorEq(self.atom.subs(old, new), self.rhs.subs(old, new))
+
+    def as_quadratic(self) -> sp.Expr:
+        """||atom - rhs||^2, which is zero exactly when the equation holds."""
+        d = Vec.atom(self.atom) - self.rhs
+        return ip(d, d)
+
+    def __str__(self) -> str:
+        return f"{self.atom} = {self.rhs}"
+
+
+@dataclass(frozen=True)
+class Implication:
+    """premises => conclusion (a lemma proved under local `given` hypotheses)."""
+
+    premises: tuple
+    conclusion: "Formula"
+
+    def subs(self, old, new) -> "Implication":
+        return Implication(tuple(p.subs(old, new) for p in self.premises),
+                           self.conclusion.subs(old, new))
+
+    def __str__(self) -> str:
+        return " and ".join(f"({p})" for p in self.premises) + f" => ({self.conclusion})"
+
+
+@dataclass(frozen=True)
+class Disjunction:
+    """One of the disjuncts holds (the coverage of a case split)."""
+
+    disjuncts: tuple
+
+    def subs(self, old, new) -> "Disjunction":
+        return Disjunction(tuple(d.subs(old, new) for d in self.disjuncts))
+
+    def __str__(self) -> str:
+        return " or ".join(f"({d})" for d in self.disjuncts)
+
+
+Formula = Relation | VectorEq | Implication | Disjunction
+
+
+def free_symbols(f: Formula) -> set:
+    """Every SymPy symbol and sequence element a formula mentions (indices included)."""
+    if isinstance(f, Relation):
+        exprs = [f.lhs, f.rhs]
+    elif isinstance(f, VectorEq):
+        exprs = [f.atom] + [c for _, c in f.rhs.terms] + list(f.rhs.atoms())
+    elif isinstance(f, Implication):
+        return set().union(*(free_symbols(p) for p in f.premises), free_symbols(f.conclusion))
+    else:
+        return set().union(*(free_symbols(d) for d in f.disjuncts))
+    out: set = set()
+    for e in exprs:
+        out |= e.free_symbols
+        out |= e.atoms(sp.core.function.AppliedUndef)
+    return out

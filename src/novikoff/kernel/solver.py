@@ -1,0 +1,172 @@
+"""Deciding obligations: SymPy-free translation of kernel formulas to Z3 (QF_NRA) and entailment.
+
+The translation is total and conservative: ``sqrt`` and division are new variables defined for every
+value of their argument (``sqrt(a) = 0`` for ``a < 0``, ``1/0 = 0``), so a definition never removes a
+model.  Whether a step's square roots and divisions are meaningful is a separate obligation that the
+kernel checks.  ``Norm(q)`` is ``sqrt(q)`` where ``q = <v, v>`` is a Gram form, so ``q >= 0`` is added
+as a fact (positivity of the inner product).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import sympy as sp
+import z3
+
+from .formulas import Disjunction, Implication, Relation, VectorEq
+from .terms import Inner, Norm
+
+__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name"]
+
+
+class TranslationError(Exception):
+    """A term has no translation (an unsupported function or exponent)."""
+
+
+def atom_name(expr: sp.Basic) -> str:
+    """The solver name of a scalar atom: a symbol, a sequence element or an inner product."""
+    if isinstance(expr, Inner):
+        u, v = expr.args
+        return f"<{atom_name(u)}, {atom_name(v)}>"
+    if isinstance(expr, sp.core.function.AppliedUndef):
+        return f"{expr.func.__name__}[{expr.args[0]}]"
+    return str(expr)
+
+
+@dataclass
+class Translator:
+    """Translate kernel terms and formulas into one Z3 context, remembering their definitions."""
+
+    ctx: z3.Context = field(default_factory=z3.main_ctx)
+    definitions: list = field(default_factory=list)
+    atoms: dict = field(default_factory=dict)  # solver name -> (SymPy atom, z3 variable)
+    _sqrt: dict = field(default_factory=dict)
+    _inv: dict = field(default_factory=dict)
+    _fresh: int = 0
+
+    def _var(self, atom: sp.Basic) -> z3.ArithRef:
+        name = atom_name(atom)
+        if name not in self.atoms:
+            var = z3.Real(name, self.ctx)
+            self.atoms[name] = (atom, var)
+            if isinstance(atom, Inner) and atom.args[0] == atom.args[1]:
+                self.definitions.append(var >= 0)  # <v, v> >= 0
+        return self.atoms[name][1]
+
+    def _new(self, kind: str) -> z3.ArithRef:
+        self._fresh += 1
+        return z3.Real(f"!{kind}{self._fresh}", self.ctx)
+
+    def sqrt(self, arg: sp.Expr, gram: bool) -> z3.ArithRef:
+        key = (arg, gram)
+        if key not in self._sqrt:
+            a = self.term(arg)
+            s = self._new("sqrt")
+            self._sqrt[key] = s
+            self.definitions.append(z3.Implies(a >= 0, z3.And(s >= 0, s * s == a)))
+            self.definitions.append(z3.Implies(a < 0, s == 0))
+            if gram:
+                self.definitions.append(a >= 0)
+        return self._sqrt[key]
+
+    def inverse(self, arg: sp.Expr) -> z3.ArithRef:
+        if arg not in self._inv:
+            b = self.term(arg)
+            q = self._new("inv")
+            self._inv[arg] = q
+            self.definitions.append(z3.Implies(b != 0, q * b == 1))
+            self.definitions.append(z3.Implies(b == 0, q == 0))
+        return self._inv[arg]
+
+    def number(self, value: sp.Rational) -> z3.ArithRef:
+        f = Fraction(int(value.p), int(value.q))
+        return z3.RealVal(f"{f.numerator}/{f.denominator}", self.ctx)
+
+    def term(self, e: sp.Expr) -> z3.ArithRef:
+        if e.is_Rational:
+            return self.number(e)
+        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef)):
+            return self._var(e)
+        if isinstance(e, Norm):
+            return self.sqrt(e.args[0], gram=True)
+        if e.is_Add:
+            return z3.Sum([self.term(a) for a in e.args])
+        if e.is_Mul:
+            return z3.Product([self.term(a) for a in e.args])
+        if e.is_Pow:
+            return self.power(e.base, e.exp)
+        if isinstance(e, sp.Abs):
+            a = self.term(e.args[0])
+            return z3.If(a >= 0, a, -a)
+        if isinstance(e, (sp.Max, sp.Min)):
+            args = [self.term(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a > out, a, out) if isinstance(e, sp.Max) else z3.If(a < out, a, out)
+            return out
+        raise TranslationError(f"no translation for {e} ({type(e).__name__})")
+
+    def power(self, base: sp.Expr, exp: sp.Expr) -> z3.ArithRef:
+        if exp.is_Integer:
+            n = int(exp)
+            if n == 0:
+                return self.number(sp.Integer(1))
+            if abs(n) > 16:
+                raise TranslationError(f"exponent {n} is too large")
+            b = self.inverse(base) if n < 0 else self.term(base)
+            return z3.Product([b] * abs(n)) if abs(n) > 1 else b
+        if exp.is_Rational and exp.q == 2:
+            root = self.sqrt(base, gram=False)
+            return self.power_of(root, int(exp.p))
+        raise TranslationError(f"unsupported exponent {exp} in {base}**{exp}")
+
+    def power_of(self, b: z3.ArithRef, n: int) -> z3.ArithRef:
+        if n < 0:
+            raise TranslationError("negative powers of square roots: write 1/sqrt(...)")
+        return z3.Product([b] * n) if n > 1 else b
+
+    def formula(self, f) -> z3.BoolRef:
+        if isinstance(f, Relation):
+            a, b = self.term(f.lhs), self.term(f.rhs)
+            return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
+                    ">": a > b, ">=": a >= b}[f.rel]
+        if isinstance(f, Implication):
+            return z3.Implies(z3.And([self.formula(p) for p in f.premises] or [True]),
+                              self.formula(f.conclusion))
+        if isinstance(f, Disjunction):
+            return z3.Or([self.formula(d) for d in f.disjuncts])
+        if isinstance(f, VectorEq):
+            return self.term(f.as_quadratic()) == 0
+        raise TranslationError(f"not a formula: {f!r}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The solver's answer: 'valid', 'invalid' (with a model) or 'unknown' (with a reason)."""
+
+    answer: str
+    model: z3.ModelRef | None = None
+    translator: Translator | None = None
+    reason: str = ""
+
+
+def entails(hypotheses, goal, timeout_ms: int) -> Verdict:
+    """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat)."""
+    tr = Translator()
+    try:
+        hyps = [tr.formula(h) for h in hypotheses]
+        negated = [z3.Not(tr.formula(goal))] if goal is not None else []
+    except TranslationError as exc:
+        return Verdict("unknown", reason=str(exc))
+    solver = z3.SolverFor("QF_NRA", ctx=tr.ctx)
+    solver.set("timeout", int(timeout_ms))
+    solver.add(*tr.definitions, *hyps, *negated)
+    answer = solver.check()
+    if answer == z3.unsat:
+        return Verdict("valid", translator=tr)
+    if answer == z3.sat:
+        return Verdict("invalid", model=solver.model(), translator=tr)
+    return Verdict("unknown", translator=tr,
+                   reason=f"the solver could not decide ({solver.reason_unknown()})")

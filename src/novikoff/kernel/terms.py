@@ -1,0 +1,167 @@
+"""Terms of the logic: scalar expressions over SymPy, with vectors expanded bilinearly into atoms.
+
+A *vector atom* is a declared vector (``Symbol('x')``) or an element of a vector sequence
+(``Function('w')(k)``).  A vector expression is a ``Vec``: a finite linear combination of vector
+atoms with scalar (SymPy) coefficients.  Inner products of vector expressions are expanded
+bilinearly into ``Inner(u, v)`` atoms, which are symmetric; norms are ``Norm(q)`` where ``q`` is the
+expanded quadratic form ``<v, v>`` of some vector, so ``Norm(q) = sqrt(q)`` with ``q >= 0`` always.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import sympy as sp
+
+__all__ = ["Inner", "Norm", "Vec", "ip", "norm", "is_vector_atom", "label_reduce", "normal_form",
+           "same_term", "inner_atoms", "norm_terms"]
+
+
+class Inner(sp.Function):
+    """The inner product <u, v> of two vector atoms; symmetric, so arguments are kept sorted."""
+
+    is_real = True
+    nargs = 2
+
+    @classmethod
+    def eval(cls, u, v):
+        if sp.default_sort_key(u) > sp.default_sort_key(v):
+            return cls(v, u)
+        return None
+
+
+class Norm(sp.Function):
+    """sqrt(q) for the expanded Gram form q = <v, v> of a vector v (so q >= 0 for real vectors)."""
+
+    is_real = True
+    is_nonnegative = True
+    nargs = 1
+
+    @classmethod
+    def eval(cls, q):
+        if q == 0:
+            return sp.Integer(0)
+        return None
+
+    def _eval_power(self, exponent):
+        # ||v||^(2m) = <v, v>^m exactly: the reason norms are atoms of their own.
+        if exponent.is_Integer and exponent % 2 == 0:
+            return self.args[0] ** (exponent // 2)
+        return None
+
+
+def is_vector_atom(expr: sp.Basic) -> bool:
+    """Tell whether expr has the shape of a vector atom (a bare symbol or a sequence element)."""
+    return isinstance(expr, sp.Symbol) or isinstance(expr, sp.core.function.AppliedUndef)
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A linear combination sum(c_i * a_i) of vector atoms a_i; immutable, canonically ordered."""
+
+    terms: tuple  # tuple[(atom, coefficient)] sorted by atom, no zero coefficient
+
+    @staticmethod
+    def atom(a: sp.Basic) -> "Vec":
+        if not is_vector_atom(a):
+            raise TypeError(f"not a vector atom: {a!r}")
+        return Vec(((a, sp.Integer(1)),))
+
+    @staticmethod
+    def zero() -> "Vec":
+        return Vec(())
+
+    @staticmethod
+    def _from_dict(coeffs: Mapping) -> "Vec":
+        items = []
+        for a, c in coeffs.items():
+            c = sp.expand(c)
+            if c != 0:
+                items.append((a, c))
+        items.sort(key=lambda item: sp.default_sort_key(item[0]))
+        return Vec(tuple(items))
+
+    def __add__(self, other: "Vec") -> "Vec":
+        coeffs = dict(self.terms)
+        for a, c in other.terms:
+            coeffs[a] = coeffs.get(a, 0) + c
+        return Vec._from_dict(coeffs)
+
+    def scale(self, c: sp.Expr) -> "Vec":
+        return Vec._from_dict({a: c * k for a, k in self.terms})
+
+    def __neg__(self) -> "Vec":
+        return self.scale(sp.Integer(-1))
+
+    def __sub__(self, other: "Vec") -> "Vec":
+        return self + (-other)
+
+    def atoms(self) -> tuple:
+        return tuple(a for a, _ in self.terms)
+
+    def is_zero(self) -> bool:
+        return not self.terms
+
+    def subs(self, old, new) -> "Vec":
+        """Substitute a scalar (e.g. an index k := k+1) in atoms and coefficients."""
+        coeffs: dict = {}
+        for a, c in self.terms:
+            a2 = a.subs(old, new)
+            coeffs[a2] = coeffs.get(a2, 0) + c.subs(old, new)
+        return Vec._from_dict(coeffs)
+
+    def __str__(self) -> str:
+        if not self.terms:
+            return "0"
+        return " + ".join(f"({c})*{a}" if c != 1 else str(a) for a, c in self.terms)
+
+
+def ip(u: Vec, v: Vec) -> sp.Expr:
+    """Expand <u, v> bilinearly into Inner atoms."""
+    total = sp.Integer(0)
+    for a, c in u.terms:
+        for b, d in v.terms:
+            total += c * d * Inner(a, b)
+    return sp.expand(total)
+
+
+def norm(v: Vec) -> sp.Expr:
+    """||v|| as Norm(<v, v>)."""
+    return Norm(ip(v, v))
+
+
+def label_reduce(expr: sp.Expr, labels: Iterable[sp.Symbol]) -> sp.Expr:
+    """Rewrite y**n to y**(n mod 2) for every label y (y in {-1, +1}, so y**2 = 1)."""
+    labels = frozenset(labels)
+    if not labels:
+        return expr
+    return expr.replace(
+        lambda e: e.is_Pow and e.base in labels and e.exp.is_Integer,
+        lambda e: e.base ** (e.exp % 2),
+    )
+
+
+def normal_form(expr: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> sp.Expr:
+    """An exact normal form for deciding polynomial and rational identities."""
+    expr = label_reduce(sp.expand(expr), labels)
+    num, den = sp.fraction(sp.together(expr))
+    num = label_reduce(sp.expand(num), labels)
+    if num == 0:
+        return sp.Integer(0)
+    return sp.expand(label_reduce(sp.expand(expr), labels))
+
+
+def same_term(a: sp.Expr, b: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> bool:
+    """Tell whether a and b are equal as terms (ring identities, y**2 = 1 for labels)."""
+    return normal_form(a - b, labels) == 0
+
+
+def inner_atoms(expr: sp.Basic) -> set:
+    """The Inner atoms of expr."""
+    return set(expr.atoms(Inner))
+
+
+def norm_terms(expr: sp.Basic) -> set:
+    """The Norm terms of expr."""
+    return set(expr.atoms(Norm))
