@@ -1,0 +1,204 @@
+"""The syntax tree of .proof files; every node carries its source position (line, column)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+__all__ = [
+    "Pos", "Num", "Name", "Index", "BinOp", "Neg", "InnerE", "NormE", "Call", "Rel",
+    "Cite", "Step", "Chain", "Hence", "Case", "Cases", "Proof", "Lemma", "Decl", "Define",
+    "Assume", "Setting", "Import", "ProofFile",
+]
+
+
+@dataclass(frozen=True)
+class Pos:
+    line: int
+    col: int
+
+
+# ------------------------------------------------------------------ expressions
+
+@dataclass(frozen=True)
+class Num:
+    value: Fraction
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Index:
+    base: Name
+    index: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * / ^
+    left: object
+    right: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class InnerE:
+    left: object
+    right: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class NormE:
+    operand: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str  # sqrt abs max min
+    args: tuple
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Rel:
+    op: str
+    lhs: object
+    rhs: object
+    pos: Pos
+    text: str = ""
+
+
+# ------------------------------------------------------------------ proofs
+
+@dataclass(frozen=True)
+class Cite:
+    name: str
+    args: tuple
+    pos: Pos
+
+
+@dataclass
+class Step:
+    op: str
+    rhs: object
+    cites: list
+    xfail: bool
+    pos: Pos
+    text: str
+
+
+@dataclass
+class Chain:
+    name: str | None
+    first: object
+    steps: list
+    pos: Pos
+
+
+@dataclass
+class Hence:
+    formula: Rel
+    cites: list
+    xfail: bool
+    pos: Pos
+    text: str
+
+
+@dataclass
+class Case:
+    name: str
+    condition: Rel
+    items: list
+    pos: Pos
+
+
+@dataclass
+class Cases:
+    cites: list
+    branches: list
+    pos: Pos
+    text: str
+
+
+@dataclass
+class Proof:
+    method: str  # 'direct' or 'induction'
+    items: list = field(default_factory=list)  # direct
+    var: Name | None = None
+    base: list = field(default_factory=list)
+    step: list = field(default_factory=list)
+    pos: Pos = Pos(0, 0)
+
+
+@dataclass
+class Lemma:
+    kind: str  # 'lemma' or 'theorem'
+    name: str
+    statement: Rel
+    givens: list  # (name, Rel, Pos)
+    proof: Proof | None
+    setting: str
+    pos: Pos
+
+
+# ------------------------------------------------------------------ settings and files
+
+@dataclass(frozen=True)
+class Decl:
+    kind: str  # vector, vector_sequence, real, real_sequence, label, nat
+    name: str
+    constraint: tuple | None  # (op, Num) e.g. ('>', 0)
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Define:
+    name: str
+    body: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Assume:
+    name: str
+    formula: Rel
+    pos: Pos
+
+
+@dataclass
+class Setting:
+    name: str
+    decls: list
+    per_update: list  # (name, Pos)
+    defines: list
+    assumptions: list
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # leading dots for parents, like Python
+    names: tuple  # (name, Pos)
+    pos: Pos
+
+
+@dataclass
+class ProofFile:
+    path: str
+    imports: list
+    settings: list
+    lemmas: list

@@ -1,0 +1,138 @@
+"""Split .proof text into indented lines of tokens, normalising Unicode notation to ASCII."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ProofSyntaxError
+
+__all__ = ["Token", "Line", "tokenize", "KEYWORDS", "RELATION_TOKENS"]
+
+GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
+    "ζ": "zeta", "η": "eta", "θ": "theta", "ϑ": "theta", "ι": "iota", "κ": "kappa",
+    "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
+    "τ": "tau", "υ": "upsilon", "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+    "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Ξ": "Xi", "Π": "Pi",
+    "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
+    "⋆": "_star",  # w⋆ is w_star
+}
+
+# Longest first: the lexer takes the first that matches.
+SYMBOLS = [
+    ("**", "^"), ("<=", "<="), (">=", ">="), ("!=", "!="), ("==", "="), ("||", "||"),
+    ("≤", "<="), ("≥", ">="), ("≠", "!="), ("‖", "||"), ("⟨", "⟨"), ("⟩", "⟩"),
+    ("·", "*"), ("⋅", "*"), ("×", "*"), ("√", "√"), ("²", "²"), ("³", "³"), ("−", "-"),
+    ("=", "="), ("<", "<"), (">", ">"), ("+", "+"), ("-", "-"), ("*", "*"), ("/", "/"),
+    ("^", "^"), ("(", "("), (")", ")"), ("[", "["), ("]", "]"), (",", ","), (":", ":"),
+    (".", "."),
+]
+
+RELATION_TOKENS = frozenset({"=", "!=", "<", "<=", ">", ">="})
+
+KEYWORDS = frozenset({
+    "setting", "vector", "vectors", "sequence", "real", "reals", "label", "labels", "nat",
+    "nats", "per", "define", "assume", "lemma", "theorem", "given", "proof", "by",
+    "induction", "on", "base", "step", "cases", "case", "have", "hence", "xfail", "from",
+    "import", "algebra", "ih",
+})
+
+MAX_NAME = 64
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # NAME, NUMBER, OP
+    value: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Line:
+    indent: int
+    tokens: tuple
+    number: int
+    text: str  # the source line without its comment, stripped
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _is_name_start(ch: str) -> bool:
+    return ch == "_" or ch.isalpha()
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch == "_" or ch == "⋆" or ch.isalpha() or ch in _DIGITS
+
+
+def tokenize(source: str, path: str = "<string>") -> list:
+    """Return the non-blank lines of source as Line objects."""
+    if "\x00" in source:
+        raise ProofSyntaxError("the file contains a NUL byte", path, 1, 1)
+    lines = []
+    for number, raw in enumerate(source.splitlines(), start=1):
+        code = raw.split("#", 1)[0].rstrip()
+        if not code.strip():
+            continue
+        indent = 0
+        for ch in code:
+            if ch == " ":
+                indent += 1
+            elif ch == "\t":
+                indent += 8 - indent % 8
+            else:
+                break
+        tokens = _tokenize_line(code, number, path)
+        lines.append(Line(indent, tuple(tokens), number, code.strip()))
+    return lines
+
+
+def _tokenize_line(code: str, number: int, path: str) -> list:
+    tokens = []
+    i, n = 0, len(code)
+    while i < n:
+        ch = code[i]
+        if ch in " \t\r\f\v":
+            i += 1
+            continue
+        col = i + 1
+        if _is_name_start(ch):
+            j = i
+            while j < n and _is_name_char(code[j]):
+                j += 1
+            raw = code[i:j]
+            name = "".join(GREEK.get(c, c) for c in raw)
+            if not name.isascii():
+                raise ProofSyntaxError("names use ASCII letters, digits, _ and Greek letters",
+                                       path, number, col, raw)
+            if len(name) > MAX_NAME:
+                raise ProofSyntaxError(f"a name is longer than {MAX_NAME} characters",
+                                       path, number, col, raw[:MAX_NAME] + "...")
+            tokens.append(Token("NAME", name, number, col))
+            i = j
+            continue
+        if ch in _DIGITS or (ch == "." and i + 1 < n and code[i + 1] in _DIGITS):
+            j = i
+            while j < n and code[j] in _DIGITS:
+                j += 1
+            if j < n and code[j] == "." and j + 1 < n and code[j + 1] in _DIGITS:
+                j += 1
+                while j < n and code[j] in _DIGITS:
+                    j += 1
+            if j - i > 40:
+                raise ProofSyntaxError("a number has more than 40 digits", path, number, col,
+                                       code[i:j])
+            tokens.append(Token("NUMBER", code[i:j], number, col))
+            i = j
+            continue
+        for text, value in SYMBOLS:
+            if code.startswith(text, i):
+                tokens.append(Token("OP", value, number, col))
+                i += len(text)
+                break
+        else:
+            raise ProofSyntaxError(f"unexpected character {ch!r}", path, number, col,
+                                   code.strip())
+    return tokens

@@ -1,0 +1,615 @@
+"""Parse .proof text into a syntax tree.  Hand-written: no eval, no sympify, positions everywhere."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import ProofSyntaxError
+from . import ast as A
+from .lexer import KEYWORDS, RELATION_TOKENS, Line, Token, tokenize
+
+__all__ = ["parse", "parse_expression"]
+
+FUNCTIONS = {"sqrt": 1, "abs": 1, "max": 2, "min": 2}
+DECL_KINDS = {"vector": "vector", "vectors": "vector", "real": "real", "reals": "real",
+              "label": "label", "labels": "label", "nat": "nat", "nats": "nat",
+              "sequence": "vector_sequence"}
+CONSTRAINT_OPS = {">", ">=", "<", "<=", "!="}
+
+
+class _Tokens:
+    """A cursor over the tokens of one line (or of a few joined lines)."""
+
+    def __init__(self, tokens, path: str, line: Line):
+        self.toks = list(tokens)
+        self.i = 0
+        self.path = path
+        self.line = line
+
+    def peek(self, offset: int = 0) -> Token | None:
+        j = self.i + offset
+        return self.toks[j] if j < len(self.toks) else None
+
+    def at(self, value: str, kind: str | None = None) -> bool:
+        t = self.peek()
+        return t is not None and t.value == value and (kind is None or t.kind == kind)
+
+    def at_keyword(self, word: str) -> bool:
+        return self.at(word, "NAME")
+
+    def next(self) -> Token:
+        t = self.peek()
+        if t is None:
+            self.error("unexpected end of line")
+        self.i += 1
+        return t
+
+    def expect(self, value: str, what: str | None = None) -> Token:
+        t = self.peek()
+        if t is None or t.value != value:
+            self.error(f"expected {what or repr(value)}", t)
+        self.i += 1
+        return t
+
+    def name(self, what: str = "a name") -> Token:
+        t = self.peek()
+        if t is None or t.kind != "NAME" or t.value in KEYWORDS:
+            self.error(f"expected {what}", t)
+        self.i += 1
+        return t
+
+    def done(self) -> bool:
+        return self.i >= len(self.toks)
+
+    def end(self) -> None:
+        if not self.done():
+            t = self.peek()
+            hint = ""
+            if t.kind in ("NAME", "NUMBER") or t.value in ("(", "||", "⟨", "√"):
+                hint = " (write '*' for a product: there is no implicit multiplication)"
+            self.error(f"unexpected {t.value!r}{hint}", t)
+
+    def error(self, message: str, tok: Token | None = None):
+        if tok is None:
+            tok = self.peek()
+        if tok is None:
+            line, col = self.line.number, len(self.line.text) + self.line.indent + 1
+        else:
+            line, col = tok.line, tok.col
+        raise ProofSyntaxError(message, self.path, line, col, self.line.text)
+
+    def pos(self) -> A.Pos:
+        t = self.peek()
+        if t is None:
+            return A.Pos(self.line.number, self.line.indent + len(self.line.text) + 1)
+        return A.Pos(t.line, t.col)
+
+
+# --------------------------------------------------------------------------- expressions
+
+_BINARY = {"+": 10, "-": 10, "*": 20, "/": 20}
+
+
+def _expr(ts: _Tokens, min_bp: int = 0):
+    left = _prefix(ts)
+    while True:
+        t = ts.peek()
+        if t is None or t.kind != "OP":
+            return left
+        if t.value in _BINARY and _BINARY[t.value] > min_bp:
+            ts.next()
+            right = _expr(ts, _BINARY[t.value])
+            left = A.BinOp(t.value, left, right, A.Pos(t.line, t.col))
+            continue
+        return left
+
+
+def _prefix(ts: _Tokens):
+    t = ts.peek()
+    if t is not None and t.value == "-" and t.kind == "OP":
+        ts.next()
+        return A.Neg(_expr(ts, 20), A.Pos(t.line, t.col))
+    if t is not None and t.value == "+" and t.kind == "OP":
+        ts.next()
+        return _expr(ts, 20)
+    return _power(ts)
+
+
+def _power(ts: _Tokens):
+    base = _postfix(ts)
+    t = ts.peek()
+    if t is not None and t.kind == "OP" and t.value == "^":
+        ts.next()
+        exponent = _prefix_power(ts)
+        return A.BinOp("^", base, exponent, A.Pos(t.line, t.col))
+    return base
+
+
+def _prefix_power(ts: _Tokens):
+    t = ts.peek()
+    if t is not None and t.value == "-" and t.kind == "OP":
+        ts.next()
+        return A.Neg(_prefix_power(ts), A.Pos(t.line, t.col))
+    return _power(ts)
+
+
+def _postfix(ts: _Tokens):
+    node = _atom(ts)
+    while True:
+        t = ts.peek()
+        if t is not None and t.kind == "OP" and t.value in ("²", "³"):
+            ts.next()
+            exp = A.Num(Fraction(2 if t.value == "²" else 3), A.Pos(t.line, t.col))
+            node = A.BinOp("^", node, exp, A.Pos(t.line, t.col))
+            continue
+        return node
+
+
+def _atom(ts: _Tokens):
+    t = ts.peek()
+    if t is None:
+        ts.error("expected an expression")
+    pos = A.Pos(t.line, t.col)
+    if t.kind == "NUMBER":
+        ts.next()
+        return A.Num(Fraction(t.value), pos)
+    if t.kind == "NAME":
+        if t.value in KEYWORDS:
+            ts.error(f"expected an expression, found the keyword {t.value!r}", t)
+        ts.next()
+        if t.value in FUNCTIONS and ts.at("("):
+            ts.next()
+            args = [_expr(ts)]
+            while ts.at(","):
+                ts.next()
+                args.append(_expr(ts))
+            ts.expect(")", "')'")
+            if len(args) != FUNCTIONS[t.value]:
+                ts.error(f"{t.value} takes {FUNCTIONS[t.value]} argument(s), not {len(args)}", t)
+            return A.Call(t.value, tuple(args), pos)
+        name = A.Name(t.value, pos)
+        if ts.at("["):
+            ts.next()
+            index = _expr(ts)
+            ts.expect("]", "']'")
+            return A.Index(name, index, pos)
+        return name
+    if t.value == "(":
+        ts.next()
+        inner = _expr(ts)
+        ts.expect(")", "')'")
+        return inner
+    if t.value == "||":
+        ts.next()
+        inner = _expr(ts)
+        ts.expect("||", "'||' closing the norm")
+        return A.NormE(inner, pos)
+    if t.value in ("<", "⟨"):
+        ts.next()
+        left = _expr(ts)
+        ts.expect(",", "',' between the two vectors of an inner product")
+        right = _expr(ts)
+        closing = ">" if t.value == "<" else "⟩"
+        nxt = ts.peek()
+        if closing == ">" and nxt is not None and nxt.value == ">=":
+            # '<u, v>=0' is '<u, v> = 0': split the token.
+            ts.toks[ts.i] = Token("OP", "=", nxt.line, nxt.col + 1)
+        else:
+            ts.expect(closing, f"'{closing}' closing the inner product")
+        return A.InnerE(left, right, pos)
+    if t.value == "√":
+        ts.next()
+        return A.Call("sqrt", (_postfix(ts),), pos)
+    ts.error(f"expected an expression, found {t.value!r}", t)
+
+
+def _relation(ts: _Tokens, text: str = "") -> A.Rel:
+    pos = ts.pos()
+    lhs = _expr(ts)
+    t = ts.peek()
+    if t is None or t.kind != "OP" or t.value not in RELATION_TOKENS:
+        ts.error("expected a relation (=, <=, >=, <, >, !=)", t)
+    ts.next()
+    rhs = _expr(ts)
+    return A.Rel(t.value, lhs, rhs, pos, text)
+
+
+def parse_expression(text: str, path: str = "<string>"):
+    """Parse one expression (used by tools that bind statements, never by eval)."""
+    lines = tokenize(text, path)
+    if len(lines) != 1:
+        raise ProofSyntaxError("expected one line", path, 1, 1, text)
+    ts = _Tokens(lines[0].tokens, path, lines[0])
+    node = _expr(ts)
+    ts.end()
+    return node
+
+
+# --------------------------------------------------------------------------- files
+
+class _Parser:
+    def __init__(self, lines: list, path: str):
+        self.lines = lines
+        self.path = path
+        self.i = 0
+
+    def error(self, message: str, line: Line, col: int | None = None):
+        raise ProofSyntaxError(message, self.path, line.number,
+                               col if col is not None else line.indent + 1, line.text)
+
+    def cursor(self, line: Line) -> _Tokens:
+        return _Tokens(line.tokens, self.path, line)
+
+    def peek(self) -> Line | None:
+        return self.lines[self.i] if self.i < len(self.lines) else None
+
+    def block(self, parent_indent: int) -> list:
+        """The lines indented deeper than parent_indent, starting here."""
+        out = []
+        while self.i < len(self.lines) and self.lines[self.i].indent > parent_indent:
+            out.append(self.lines[self.i])
+            self.i += 1
+        return out
+
+    def parse_file(self) -> A.ProofFile:
+        pf = A.ProofFile(self.path, [], [], [])
+        setting_name = None
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            if line.indent != 0:
+                self.error("unexpected indentation", line)
+            head = line.tokens[0]
+            if head.value == "from" and head.kind == "NAME":
+                pf.imports.append(self.parse_import(line))
+                self.i += 1
+            elif head.value == "setting" and head.kind == "NAME":
+                setting = self.parse_setting(line)
+                pf.settings.append(setting)
+                setting_name = setting.name
+            elif head.value in ("lemma", "theorem") and head.kind == "NAME":
+                if setting_name is None:
+                    self.error(f"a {head.value} needs a setting above it", line)
+                pf.lemmas.append(self.parse_lemma(line, setting_name))
+            else:
+                self.error("expected 'from', 'setting', 'lemma' or 'theorem'", line,
+                           head.col)
+        return pf
+
+    def parse_import(self, line: Line) -> A.Import:
+        ts = self.cursor(line)
+        ts.next()
+        module = ""
+        while ts.at("."):
+            module += "."
+            ts.next()
+        module += ts.name("a module name").value
+        ts.expect("import", "'import'")
+        names = [ts.name("a lemma name")]
+        while ts.at(","):
+            ts.next()
+            names.append(ts.name("a lemma name"))
+        ts.end()
+        return A.Import(module, tuple((t.value, A.Pos(t.line, t.col)) for t in names),
+                        A.Pos(line.number, line.indent + 1))
+
+    def parse_setting(self, line: Line) -> A.Setting:
+        ts = self.cursor(line)
+        ts.next()
+        name = ts.name("the setting's name")
+        ts.expect(":", "':' after the setting's name")
+        ts.end()
+        self.i += 1
+        setting = A.Setting(name.value, [], [], [], [], A.Pos(line.number, 1))
+        body = self.block(line.indent)
+        if not body:
+            self.error("a setting needs an indented body of declarations", line)
+        for ln in body:
+            self.parse_setting_line(ln, setting)
+        return setting
+
+    def parse_setting_line(self, ln: Line, setting: A.Setting) -> None:
+        ts = self.cursor(ln)
+        head = ts.next()
+        word = head.value if head.kind == "NAME" else ""
+        if word == "real" and ts.at_keyword("sequence"):
+            ts.next()
+            kind = "real_sequence"
+        elif word in DECL_KINDS:
+            kind = DECL_KINDS[word]
+        elif word == "per":
+            if not (ts.peek() is not None and ts.peek().value == "update"):
+                ts.error("expected 'per update: names'")
+            ts.next()
+            ts.expect(":", "':' after 'per update'")
+            setting.per_update.append(self._pos_name(ts.name()))
+            while ts.at(","):
+                ts.next()
+                setting.per_update.append(self._pos_name(ts.name()))
+            ts.end()
+            return
+        elif word == "define":
+            name = ts.name("the name being defined")
+            ts.expect("=", "'=' in a definition")
+            body = _expr(ts)
+            ts.end()
+            setting.defines.append(A.Define(name.value, body, A.Pos(name.line, name.col)))
+            return
+        elif word == "assume":
+            name = ts.name("the assumption's name")
+            ts.expect(":", "':' after the assumption's name")
+            formula = _relation(ts, self._text_from(ln, ts))
+            ts.end()
+            setting.assumptions.append(A.Assume(name.value, formula,
+                                                A.Pos(name.line, name.col)))
+            return
+        else:
+            ts.error("expected a declaration (vectors, sequence, real, label, nat, per update, "
+                     "define, assume)", head)
+        while True:
+            name = ts.name(f"a {kind.replace('_', ' ')} name")
+            constraint = None
+            t = ts.peek()
+            if t is not None and t.kind == "OP" and t.value in CONSTRAINT_OPS | {"="}:
+                if kind != "real":
+                    ts.error(f"only reals take a sign constraint, not a {kind}", t)
+                if t.value == "=":
+                    ts.error("a sign constraint is > 0, >= 0, < 0, <= 0 or != 0", t)
+                ts.next()
+                num = ts.next()
+                if num.kind != "NUMBER" or Fraction(num.value) != 0:
+                    ts.error("a sign constraint compares with 0 (use an assumption for "
+                             "other bounds)", num)
+                constraint = (t.value, 0)
+            setting.decls.append(A.Decl(kind, name.value, constraint,
+                                        A.Pos(name.line, name.col)))
+            if not ts.at(","):
+                break
+            ts.next()
+        ts.end()
+
+    @staticmethod
+    def _pos_name(tok: Token):
+        return (tok.value, A.Pos(tok.line, tok.col))
+
+    @staticmethod
+    def _text_from(ln: Line, ts: _Tokens) -> str:
+        t = ts.peek()
+        if t is None:
+            return ""
+        return ln.text[max(0, t.col - 1 - ln.indent):]
+
+    # ------------------------------------------------------------------- lemmas and proofs
+
+    def parse_lemma(self, line: Line, setting: str) -> A.Lemma:
+        ts = self.cursor(line)
+        kind = ts.next().value
+        name = ts.name(f"the {kind}'s name")
+        ts.expect(":", f"':' after the {kind}'s name")
+        statement = _relation(ts, self._text_from(line, ts))
+        ts.end()
+        self.i += 1
+        lemma = A.Lemma(kind, name.value, statement, [], None, setting,
+                        A.Pos(line.number, 1))
+        while (ln := self.peek()) is not None and ln.tokens[0].value == "given" \
+                and ln.indent > 0:
+            gts = self.cursor(ln)
+            gts.next()
+            gname = gts.name("the hypothesis's name")
+            gts.expect(":", "':' after the hypothesis's name")
+            lemma.givens.append((gname.value, _relation(gts, self._text_from(ln, gts)),
+                                 A.Pos(gname.line, gname.col)))
+            gts.end()
+            self.i += 1
+        ln = self.peek()
+        if ln is None or ln.indent != 0 or ln.tokens[0].value != "proof":
+            where = ln if ln is not None else line
+            self.error(f"{kind} {name.value} has no proof: expected 'proof:'", where)
+        lemma.proof = self.parse_proof(ln)
+        return lemma
+
+    def parse_proof(self, line: Line) -> A.Proof:
+        ts = self.cursor(line)
+        ts.next()
+        pos = A.Pos(line.number, 1)
+        self.i += 1
+        if ts.at_keyword("by"):
+            ts.next()
+            if ts.at_keyword("induction"):
+                ts.next()
+                ts.expect("on", "'on'")
+                var = ts.name("the induction variable")
+                ts.expect(":", "':'")
+                ts.end()
+                proof = A.Proof("induction", var=A.Name(var.value, A.Pos(var.line, var.col)),
+                                pos=pos)
+                body = self.block(line.indent)
+                self.parse_induction(body, proof, line)
+                return proof
+            if ts.at_keyword("cases"):
+                head = ts.next()
+                cites = self.parse_cites_until_colon(ts)
+                ts.end()
+                body = self.block(line.indent)
+                if not body:
+                    self.error("expected indented 'case' blocks", line)
+                cases = self.parse_cases(body, cites, A.Pos(head.line, head.col), line.text)
+                return A.Proof("direct", items=[cases], pos=pos)
+            ts.error("expected 'induction on NAME' or 'cases'")
+        ts.expect(":", "':' after 'proof'")
+        ts.end()
+        body = self.block(line.indent)
+        if not body:
+            self.error("the proof is empty", line)
+        return A.Proof("direct", items=self.parse_items(body), pos=pos)
+
+    def parse_induction(self, body: list, proof: A.Proof, line: Line) -> None:
+        if not body:
+            self.error("expected indented 'base:' and 'step:' blocks", line)
+        sub = _Parser(body, self.path)
+        seen = set()
+        while sub.i < len(body):
+            ln = body[sub.i]
+            if ln.indent != body[0].indent:
+                sub.error("unexpected indentation", ln)
+            word = ln.tokens[0].value
+            if word not in ("base", "step") or len(ln.tokens) != 2 or ln.tokens[1].value != ":":
+                sub.error("expected 'base:' or 'step:'", ln)
+            if word in seen:
+                sub.error(f"a second '{word}:' block", ln)
+            seen.add(word)
+            sub.i += 1
+            block = sub.block(ln.indent)
+            if not block:
+                sub.error(f"the {word} case is empty", ln)
+            items = sub.parse_items(block)
+            if word == "base":
+                proof.base = items
+            else:
+                proof.step = items
+        for word in ("base", "step"):
+            if word not in seen:
+                self.error(f"the induction has no '{word}:' block", line)
+
+    def parse_items(self, lines: list) -> list:
+        sub = _Parser(lines, self.path)
+        items = []
+        indent = lines[0].indent
+        while sub.i < len(lines):
+            ln = lines[sub.i]
+            if ln.indent != indent:
+                first = ln.tokens[0]
+                if ln.indent > indent and first.kind == "OP" and first.value in RELATION_TOKENS:
+                    sub.error("a continuation line with no chain above it", ln)
+                sub.error("unexpected indentation", ln)
+            head = ln.tokens[0]
+            if head.kind == "NAME" and head.value == "hence":
+                items.append(sub.parse_hence(ln))
+                sub.i += 1
+            elif head.kind == "NAME" and head.value == "cases":
+                ts = sub.cursor(ln)
+                ts.next()
+                cites = sub.parse_cites_until_colon(ts)
+                ts.end()
+                sub.i += 1
+                body = sub.block(ln.indent)
+                if not body:
+                    sub.error("expected indented 'case' blocks", ln)
+                items.append(sub.parse_cases(body, cites, A.Pos(ln.number, head.col), ln.text))
+            elif head.kind == "NAME" and head.value == "case":
+                sub.error("'case' belongs inside a 'cases:' block", ln)
+            else:
+                items.append(sub.parse_chain(ln))
+        return items
+
+    def parse_cites_until_colon(self, ts: _Tokens) -> list:
+        cites = []
+        if ts.at_keyword("by"):
+            ts.next()
+            cites = self.parse_cites(ts)
+        ts.expect(":", "':'")
+        return cites
+
+    def parse_cases(self, body: list, cites: list, pos: A.Pos, text: str) -> A.Cases:
+        sub = _Parser(body, self.path)
+        branches = []
+        while sub.i < len(body):
+            ln = body[sub.i]
+            if ln.indent != body[0].indent or ln.tokens[0].value != "case":
+                sub.error("expected 'case NAME: condition'", ln)
+            ts = sub.cursor(ln)
+            ts.next()
+            name = ts.name("the case's name")
+            ts.expect(":", "':' after the case's name")
+            condition = _relation(ts, self._text_from(ln, ts))
+            ts.end()
+            sub.i += 1
+            block = sub.block(ln.indent)
+            if not block:
+                sub.error(f"case {name.value} has no proof", ln)
+            branches.append(A.Case(name.value, condition, sub.parse_items(block),
+                                   A.Pos(name.line, name.col)))
+        if len(branches) < 2:
+            self.error("a case split needs at least two cases", body[0])
+        return A.Cases(cites, branches, pos, text)
+
+    def parse_hence(self, ln: Line) -> A.Hence:
+        ts = self.cursor(ln)
+        ts.next()
+        text = self._text_from(ln, ts)
+        formula = _relation(ts, text)
+        cites, xfail = self.parse_justification(ts)
+        return A.Hence(formula, cites, xfail, A.Pos(ln.number, ln.indent + 1), ln.text)
+
+    def parse_chain(self, ln: Line) -> A.Chain:
+        ts = self.cursor(ln)
+        name = None
+        if ts.at_keyword("have"):
+            ts.next()
+            name = ts.name("the fact's name").value
+            ts.expect(":", "':' after the fact's name")
+        pos = ts.pos()
+        first = _expr(ts)
+        chain = A.Chain(name, first, [], pos)
+        self.i += 1
+        chain.steps.append(self.parse_step(ts, ln, first_line=True))
+        while (nxt := self.peek()) is not None and nxt.indent > ln.indent:
+            head = nxt.tokens[0]
+            if not (head.kind == "OP" and head.value in RELATION_TOKENS):
+                self.error("expected a continuation line starting with a relation", nxt)
+            chain.steps.append(self.parse_step(self.cursor(nxt), nxt, first_line=False))
+            self.i += 1
+        return chain
+
+    def parse_step(self, ts: _Tokens, ln: Line, first_line: bool) -> A.Step:
+        t = ts.peek()
+        if t is None or t.kind != "OP" or t.value not in RELATION_TOKENS:
+            ts.error("expected a relation (=, <=, >=, <, >, !=)", t)
+        ts.next()
+        pos = A.Pos(t.line, t.col)
+        rhs = _expr(ts)
+        cites, xfail = self.parse_justification(ts)
+        return A.Step(t.value, rhs, cites, xfail, pos, ln.text)
+
+    def parse_justification(self, ts: _Tokens):
+        cites = []
+        if ts.at_keyword("by"):
+            ts.next()
+            cites = self.parse_cites(ts)
+        xfail = False
+        if ts.at_keyword("xfail"):
+            ts.next()
+            xfail = True
+        ts.end()
+        return cites, xfail
+
+    def parse_cites(self, ts: _Tokens) -> list:
+        cites = [self.parse_cite(ts)]
+        while ts.at(","):
+            ts.next()
+            cites.append(self.parse_cite(ts))
+        return cites
+
+    def parse_cite(self, ts: _Tokens) -> A.Cite:
+        t = ts.peek()
+        if t is None or t.kind != "NAME" or (t.value in KEYWORDS and t.value not in
+                                              ("algebra", "ih")):
+            ts.error("expected the name of a fact to cite", t)
+        ts.next()
+        args = ()
+        if ts.at("("):
+            ts.next()
+            items = [_expr(ts)]
+            while ts.at(","):
+                ts.next()
+                items.append(_expr(ts))
+            ts.expect(")", "')'")
+            args = tuple(items)
+        return A.Cite(t.value, args, A.Pos(t.line, t.col))
+
+
+def parse(source: str, path: str = "<string>") -> A.ProofFile:
+    """Parse the text of a .proof file."""
+    lines = tokenize(source, path)
+    if not lines:
+        raise ProofSyntaxError("the file is empty: expected a setting and lemmas", path, 1, 1)
+    return _Parser(lines, path).parse_file()
