@@ -24,7 +24,7 @@ from .solver import Verdict, entails
 from .terms import Inner, Norm, Vec, ip, normal_form, norm, same_term
 
 __all__ = ["Signature", "Theorem", "Decision", "assume", "decide", "trans", "induction", "cases",
-           "discharge", "conclusion_matches", "accepts", "cauchy_schwarz", "triangle",
+           "discharge", "conclusion_matches", "accepts", "cauchy_schwarz", "triangle", "nat_cases",
            "rewrite_vectors"]
 
 _ISSUED: "weakref.WeakSet[Theorem]" = weakref.WeakSet()
@@ -94,7 +94,12 @@ def triangle(u: Vec, v: Vec) -> list:
     return [Relation("<=", norm(u + v), norm(u) + norm(v))]
 
 
-_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle}
+def nat_cases(k: sp.Symbol) -> list:
+    """k = 0 or k >= 1, for a natural k (the solver treats k as a real >= 0)."""
+    return [Disjunction((Relation("=", k, sp.Integer(0)), Relation(">=", k, sp.Integer(1))))]
+
+
+_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
 
 
 # ---------------------------------------------------------------------------- rewriting
@@ -185,7 +190,8 @@ def domain_obligations(expr: sp.Expr) -> list:
 def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
     """Decide premises + declarations + instances of named facts |- goal.
 
-    premises: Theorems; facts: (name, u, v) for named vector facts, instantiated here.
+    premises: Theorems; facts: (name, *arguments) of named facts, instantiated here:
+    ('cauchy_schwarz', u, v), ('triangle', u, v) for vectors, ('nat_cases', k) for a nat.
     """
     _genuine(*premises)
     if not isinstance(goal, (Relation, Disjunction)):
@@ -195,10 +201,15 @@ def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) 
     hyps = list(sig.declarations) + [rewrite_vectors(c, defs) for c in concls
                                      if not isinstance(c, VectorEq)]
     instances = []
-    for name, u, v in facts:
+    for name, *args in facts:
         if name not in _FACTS:
             raise KernelError(f"unknown named fact {name!r}")
-        instances += [rewrite_vectors(f, defs) for f in _FACTS[name](u, v)]
+        if name == "nat_cases" and (len(args) != 1 or args[0] not in sig.nats):
+            raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
+        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
+                                                                for a in args)):
+            raise KernelError(f"{name} applies to two vectors, not {args!r}")
+        instances += [rewrite_vectors(f, defs) for f in _FACTS[name](*args)]
     target = rewrite_vectors(goal, defs)
     hyps_t = tuple(hyps)
 

@@ -42,6 +42,8 @@ class Norm(sp.Function):
     def eval(cls, q):
         if q == 0:
             return sp.Integer(0)
+        if q.is_number and q.is_nonnegative:
+            return sp.sqrt(q)
         return None
 
     def _eval_power(self, exponent):

@@ -1,0 +1,18 @@
+"""Reports: terminal text and JSON."""
+
+from .terminal import render_check, summary_line
+
+__all__ = ["render_check", "summary_line", "check_json"]
+
+
+def check_json(reports, elapsed: float) -> dict:
+    """The JSON document of `novikoff check --json`."""
+    return {
+        "files": [{"path": r.path, "error": None if r.error is None else {
+            "file": r.error.file, "line": r.error.line, "column": r.error.column,
+            "message": r.error.message, "text": r.error.text}} for r in reports],
+        "lemmas": [lemma.to_json() for r in reports for lemma in r.lemmas],
+        "steps": [s.to_json() for r in reports for s in r.steps],
+        "summary": summary_line(reports, elapsed),
+        "seconds": round(elapsed, 3),
+    }

@@ -1,0 +1,602 @@
+"""Check .proof files: elaborate each proof and pass every step through the kernel.
+
+This module is untrusted glue.  It decides nothing itself: a step is verified only when the kernel
+returns a Theorem for it, and a lemma only when the kernel accepts its final Theorem.  A step that
+fails is *assumed* (a hypothetical Theorem) so that checking can go on; the assumption stays among
+the hypotheses of everything built on it, which is what keeps the lemma unverified.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sympy as sp
+
+from . import kernel as K
+from .diagnostics import explain_failure
+from .errors import KernelError, ProofSyntaxError
+from .kernel.solver import atom_name
+from .language import ast as A
+from .language.elaborate import Scope, elaborate_setting
+from .language.parser import parse
+
+__all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
+           "bundled_proofs_dir", "proof_files"]
+
+NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg"}
+VECTOR_FACTS = {"cauchy_schwarz", "triangle"}
+NAMED_FACTS = NO_OP_FACTS | VECTOR_FACTS | {"nat_cases"}
+DIAGNOSTIC_TIMEOUT_MS = 2000
+
+
+@dataclass
+class StepReport:
+    """One check the kernel made: a step, a `hence`, a case split's coverage, a conclusion."""
+
+    file: str
+    line: int
+    column: int
+    lemma: str
+    text: str
+    status: str  # verified | failed | unknown | expected_failure
+    reason: str = ""
+    counterexample: dict | None = None
+    missing: list = field(default_factory=list)
+    xfail: bool = False
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "lemma": self.lemma, "text": self.text, "status": self.status,
+                "reason": self.reason, "counterexample": self.counterexample,
+                "missing": list(self.missing)}
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("verified", "expected_failure")
+
+
+@dataclass
+class LemmaReport:
+    name: str
+    kind: str
+    file: str
+    line: int
+    statement: str
+    status: str = "failed"  # verified | failed | expected_failure
+    reason: str = ""
+    steps: list = field(default_factory=list)
+    theorem: object = None
+    formula: object = None
+    scope: Scope | None = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "file": self.file, "line": self.line,
+                "statement": self.statement, "status": self.status, "reason": self.reason}
+
+
+@dataclass
+class FileReport:
+    path: str
+    lemmas: list = field(default_factory=list)
+    error: ProofSyntaxError | None = None
+
+    @property
+    def steps(self) -> list:
+        return [s for lemma in self.lemmas for s in lemma.steps]
+
+
+def bundled_proofs_dir() -> Path:
+    """The proofs/ directory: $NOVIKOFF_PROOFS, else the repository's, else ./proofs."""
+    env = os.environ.get("NOVIKOFF_PROOFS")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2] / "proofs"
+    if repo.is_dir():
+        return repo
+    return Path.cwd() / "proofs"
+
+
+def proof_files(paths) -> list:
+    """Expand files and directories into a sorted list of .proof files."""
+    out = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out += sorted(q for q in p.rglob("*.proof") if q.is_file())
+        else:
+            out.append(p)
+    return out
+
+
+class Checker:
+    """Checks files, caching each file's outcome so that imports are checked once."""
+
+    def __init__(self, timeout_ms: int = 5000):
+        self.timeout_ms = timeout_ms
+        self.reports: dict = {}
+        self._loading: list = []
+        # A failed step's formula, assumed so checking goes on -> (cause, description).
+        self.hypothetical: dict = {}
+
+    # ------------------------------------------------------------------ files
+
+    def check_file(self, path) -> FileReport:
+        key = str(Path(path).resolve())
+        if key in self.reports:
+            return self.reports[key]
+        display = _display_path(path)
+        report = FileReport(display)
+        try:
+            source = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            report.error = ProofSyntaxError(f"cannot read the file ({exc.__class__.__name__}: "
+                                            f"{exc})", display, 1, 1)
+            self.reports[key] = report
+            return report
+        self._loading.append(key)
+        try:
+            self._check_source(source, display, Path(path), report)
+        except ProofSyntaxError as exc:
+            report.error = exc
+            report.lemmas = []
+        except RecursionError:
+            report.error = ProofSyntaxError("the file nests too deeply", display, 1, 1)
+            report.lemmas = []
+        finally:
+            self._loading.pop()
+        self.reports[key] = report
+        return report
+
+    def _check_source(self, source: str, display: str, path: Path, report: FileReport):
+        tree = parse(source, display)
+        lines = {i: text.strip() for i, text in enumerate(source.splitlines(), start=1)}
+        imported = {}
+        for imp in tree.imports:
+            imported.update(self._import(imp, path, display, lines))
+        scopes = {}
+        for setting in tree.settings:
+            if setting.name in scopes:
+                raise ProofSyntaxError(f"setting {setting.name} is defined twice", display,
+                                       setting.pos.line, setting.pos.col,
+                                       lines.get(setting.pos.line, ""))
+            scopes[setting.name] = elaborate_setting(setting, display, lines)
+        names = {}
+        for lemma in tree.lemmas:
+            if lemma.name in names or lemma.name in imported:
+                raise ProofSyntaxError(f"lemma {lemma.name} is defined twice", display,
+                                       lemma.pos.line, lemma.pos.col,
+                                       lines.get(lemma.pos.line, ""))
+            names[lemma.name] = lemma
+        done = dict(imported)
+        for lemma in tree.lemmas:
+            scope = scopes[lemma.setting]
+            clash = lemma.name in scope.assumptions or lemma.name in scope.kinds
+            if clash:
+                raise scope.error(f"{lemma.name} is already a name in setting {scope.name}",
+                                  lemma.pos)
+            later = {n: l.pos.line for n, l in names.items() if n not in done}
+            outcome = _LemmaCheck(self, scope, lemma, done, later, display).run()
+            report.lemmas.append(outcome)
+            done[lemma.name] = outcome
+
+    def _import(self, imp: A.Import, path: Path, display: str, lines: dict) -> dict:
+        dots = len(imp.module) - len(imp.module.lstrip("."))
+        base = path.parent
+        for _ in range(max(0, dots - 1)):
+            base = base.parent
+        target = base / (imp.module.lstrip(".") + ".proof")
+        text = lines.get(imp.pos.line, "")
+        if not target.is_file():
+            raise ProofSyntaxError(f"no file {target.name} to import from (looked in "
+                                   f"{_display_path(target.parent)})", display, imp.pos.line,
+                                   imp.pos.col, text)
+        key = str(target.resolve())
+        if key in self._loading:
+            chain = " -> ".join(Path(k).name for k in self._loading[self._loading.index(key):])
+            raise ProofSyntaxError(f"circular import: {chain} -> {target.name}", display,
+                                   imp.pos.line, imp.pos.col, text)
+        other = self.check_file(target)
+        if other.error is not None:
+            raise ProofSyntaxError(f"cannot import from {target.name}: {other.error}",
+                                   display, imp.pos.line, imp.pos.col, text)
+        available = {lemma.name: lemma for lemma in other.lemmas}
+        out = {}
+        for name, pos in imp.names:
+            if name not in available:
+                raise ProofSyntaxError(f"{target.name} has no lemma {name!r}", display,
+                                       pos.line, pos.col, text)
+            out[name] = available[name]
+        return out
+
+
+class _LemmaCheck:
+    """Check one lemma's proof, recording a StepReport for every obligation."""
+
+    def __init__(self, checker: Checker, scope: Scope, lemma: A.Lemma, done: dict,
+                 later: dict, display: str):
+        self.checker = checker
+        self.scope = scope
+        self.sig = scope.signature
+        self.lemma = lemma
+        self.done = done
+        self.later = later
+        self.display = display
+        self.report = LemmaReport(lemma.name, lemma.kind, display, lemma.pos.line,
+                                  lemma.statement.text, scope=scope)
+
+    # ------------------------------------------------------------------ entry
+
+    def run(self) -> LemmaReport:
+        scope, lemma = self.scope, self.lemma
+        goal = scope.relation(lemma.statement)
+        facts = {name: K.assume(f) for name, f in scope.assumptions.items()}
+        givens = []
+        for gname, grel, gpos in lemma.givens:
+            if gname in facts or gname in scope.kinds:
+                raise scope.error(f"{gname} is already a name in this setting", gpos)
+            g = scope.relation(grel)
+            givens.append(g)
+            facts[gname] = K.assume(g)
+        proof = lemma.proof
+        if proof.method == "induction":
+            thm = self._induction(proof, goal, facts)
+        else:
+            thm = self._items(proof.items, goal, facts, proof.pos)
+        statement = goal
+        if givens:
+            thm = K.discharge(thm, tuple(givens))
+            statement = K.Implication(tuple(givens), goal)
+        self.report.formula = statement
+        ok, extra = K.accepts(thm, statement, scope.allowed_hypotheses(), self.sig.labels)
+        if ok:
+            self.report.status = "verified"
+            self.report.theorem = thm
+            return self.report
+        causes = [self.checker.hypothetical.get(h) for h in extra]
+        if extra and all(c is not None and c[0] == "expected" for c in causes):
+            self.report.status = "expected_failure"
+        else:
+            self.report.status = "failed"
+        reasons = []
+        failing = [f"{s.line}" + (" (expected)" if s.status == "expected_failure" else "")
+                   for s in self.report.steps if not s.status == "verified"]
+        if failing:
+            reasons.append(f"checks at line{'s' if len(failing) > 1 else ''} "
+                           f"{', '.join(failing)} did not verify")
+        for h, cause in zip(extra, causes):
+            if cause is None:
+                reasons.append(f"depends on '{_show(h)}', which is not an assumption of "
+                               f"setting {scope.name}")
+            elif cause[1].startswith("cites") and cause[1] not in reasons:
+                reasons.append(cause[1])
+        self.report.reason = "; ".join(reasons)
+        if any(c is None for c in causes):
+            self._record(lemma.pos, lemma.statement.text, "failed", self.report.reason)
+        return self.report
+
+    def _induction(self, proof: A.Proof, goal: K.Relation, facts: dict):
+        var_name = proof.var.id
+        if self.scope.kinds.get(var_name) != "nat":
+            raise self.scope.error(f"induction on {var_name}, which is not declared nat",
+                                   proof.var.pos)
+        var = self.scope.symbol(var_name)
+        base = self._items(proof.base, goal.subs(var, 0), facts, proof.pos)
+        ih = K.assume(goal)
+        step = self._items(proof.step, goal.subs(var, var + 1), dict(facts, ih=ih), proof.pos)
+        try:
+            return K.induction(self.sig, var, goal, base, step)
+        except KernelError as exc:
+            self._record(proof.pos, f"proof by induction on {var_name}", "failed", str(exc))
+            return self._hypothetical(goal, "failed", f"the induction at line {proof.pos.line}"
+                                      f" is invalid")
+
+    # ------------------------------------------------------------------ items
+
+    def _items(self, items: list, goal, facts: dict, pos: A.Pos):
+        facts = dict(facts)
+        last = None
+        last_pos = pos
+        for item in items:
+            if isinstance(item, A.Chain):
+                last = self._chain(item, facts)
+                if item.name is not None:
+                    self._bind(facts, item.name, last, item.pos)
+                last_pos = item.steps[-1].pos
+            elif isinstance(item, A.Hence):
+                if last is None:
+                    raise self.scope.error("'hence' needs a fact above it", item.pos)
+                last = self._step(self.scope.relation(item.formula), item.cites, item.xfail,
+                                  item.pos, item.text, facts, extra=[last],
+                                  vectors=list(self.scope.vectors_seen))
+                last_pos = item.pos
+            elif isinstance(item, A.Cases):
+                last = self._cases(item, goal, facts)
+                last_pos = item.pos
+        if last is not None and K.conclusion_matches(last.concl, goal, self.sig.labels):
+            return last
+        shown = "nothing" if last is None else f"'{_show(last.concl)}'"
+        reason = f"the proof shows {shown}, but the goal is '{_show(goal)}'"
+        self._record(last_pos, f"goal: {_show(goal)}", "failed", reason)
+        return self._hypothetical(goal, "failed", f"the proof ending at line {last_pos.line} "
+                                                  f"does not reach its goal")
+
+    def _bind(self, facts: dict, name: str, thm, pos: A.Pos):
+        if name in facts or name in self.scope.kinds:
+            raise self.scope.error(f"{name} is already a name here", pos)
+        if thm is not None:
+            facts[name] = thm
+
+    def _chain(self, chain: A.Chain, facts: dict):
+        self.scope.vectors_seen = []
+        prev = self.scope.scalar(chain.first, "a chain relates scalars")
+        prev_vectors = list(self.scope.vectors_seen)
+        result = None
+        for step in chain.steps:
+            self.scope.vectors_seen = []
+            rhs = self.scope.scalar(step.rhs, "a chain relates scalars")
+            vectors = prev_vectors + list(self.scope.vectors_seen)
+            thm = self._step(K.Relation(step.op, prev, rhs), step.cites, step.xfail, step.pos,
+                             step.text, facts, vectors=vectors)
+            if result is None:
+                result = thm
+            else:
+                try:
+                    result = K.trans(self.sig, result, thm)
+                except KernelError as exc:
+                    self._record(step.pos, step.text, "failed",
+                                 f"the chain does not compose: {exc}")
+                    return None
+            prev, prev_vectors = rhs, list(self.scope.vectors_seen)
+        self.scope.vectors_seen = prev_vectors
+        return result
+
+    def _cases(self, item: A.Cases, goal, facts: dict):
+        premises, _, _ = self._resolve(item.cites, facts, [])
+        branches = []
+        for case in item.branches:
+            condition = self.scope.relation(case.condition)
+            sub = dict(facts)
+            self._bind(sub, case.name, K.assume(condition), case.pos)
+            branches.append((condition, self._items(case.items, goal, sub, case.pos)))
+        cover, thm = K.cases(self.sig, goal, branches, premises, timeout_ms=self.checker.
+                             timeout_ms)
+        conditions = " or ".join(_show(c) for c, _ in branches)
+        if cover.status == "verified":
+            self._record(item.pos, item.text, "verified", f"the cases cover: {conditions}")
+            return thm
+        reason, cex = self._explain(cover, f"the cases do not cover every possibility "
+                                           f"({conditions})")
+        self._record(item.pos, item.text, cover.status, reason, cex)
+        return self._hypothetical(goal, "failed", f"the case split at line {item.pos.line} "
+                                                  f"does not cover")
+
+    # ------------------------------------------------------------------ one step
+
+    def _step(self, goal: K.Relation, cites: list, xfail: bool, pos: A.Pos, text: str,
+              facts: dict, extra=(), vectors=()):
+        premises, instances, cited = self._resolve(cites, facts, vectors)
+        premises = list(extra) + premises
+        decision = K.decide(self.sig, premises, goal, facts=instances,
+                            timeout_ms=self.checker.timeout_ms)
+        if decision.status == "verified":
+            if xfail:
+                self._record(pos, text, "failed", "marked xfail, but the step verifies",
+                             xfail=True)
+            else:
+                self._record(pos, text, "verified", "")
+            return decision.theorem
+        base = f"does not follow from {_cited(cited, bool(extra))}"
+        if decision.kind == "domain":
+            base = _domain_reason(decision.obligation)
+        reason, cex = self._explain(decision, base)
+        missing = []
+        if decision.kind != "vacuous" and decision.status == "failed":
+            missing = self._missing(decision.obligation, premises, instances, cited, facts,
+                                    vectors)
+            if missing:
+                reason += f"; it would hold with: {', '.join(missing)}"
+        status = decision.status
+        if xfail and status == "failed":
+            status = "expected_failure"
+        self._record(pos, text, status, reason, cex, missing, xfail=xfail)
+        cause = "expected" if status == "expected_failure" else "failed"
+        return self._hypothetical(goal, cause, f"the step at line {pos.line} "
+                                               f"{'fails (expected)' if xfail else 'fails'}")
+
+    def _explain(self, decision: K.Decision, base: str):
+        if decision.kind == "vacuous":
+            return f"vacuous: {decision.reason}", None
+        if decision.status == "unknown":
+            return f"could not verify: {decision.reason or 'the solver gave up'}", None
+        goal = decision.obligation
+        explanation = explain_failure(decision.hypotheses, goal, nats=self.sig.nats,
+                                      timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        reason = base
+        if explanation.note:
+            reason += f" ({explanation.note})"
+        return reason, explanation.counterexample
+
+    def _missing(self, goal, premises, instances, cited, facts, vectors) -> list:
+        """Named facts in scope that would make the step hold (a minimal set)."""
+        candidates = [(name, thm) for name, thm in facts.items() if name not in cited]
+        named = [] if "cauchy_schwarz" in cited else [("cauchy_schwarz", inst) for inst in
+                                                      self._default_instances(
+                                                          "cauchy_schwarz", vectors)]
+        if "nat_cases" not in cited:
+            named += [("nat_cases", ("nat_cases", k)) for k in sorted(self.sig.nats, key=str)]
+        pool = candidates + [(n, None) for n in dict.fromkeys(n for n, _ in named)]
+        if not pool:
+            return []
+
+        def holds(subset) -> bool:
+            thms = [t for n, t in subset if t is not None]
+            extra = [i for n, i in named if any(n == m for m, _ in subset)]
+            d = K.decide(self.sig, list(premises) + thms, goal,
+                         facts=list(instances) + extra, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+            return d.status == "verified"
+
+        try:
+            if not holds(pool):
+                return []
+            needed = list(pool)
+            for entry in list(pool):
+                trial = [e for e in needed if e is not entry]
+                if holds(trial):
+                    needed = trial
+        except KernelError:
+            return []
+        return [n for n, _ in needed]
+
+    def _resolve(self, cites: list, facts: dict, vectors):
+        premises, instances, cited = [], [], []
+        for cite in cites:
+            name = cite.name
+            cited.append(name)
+            if name in NO_OP_FACTS:
+                if cite.args:
+                    raise self.scope.error(f"{name} takes no arguments", cite.pos)
+                continue
+            if name in VECTOR_FACTS:
+                if cite.args:
+                    if len(cite.args) != 2:
+                        raise self.scope.error(f"{name} takes two vectors", cite.pos)
+                    u, v = (self.scope.vector(a, f"{name} takes vectors") for a in cite.args)
+                    instances.append((name, u, v))
+                else:
+                    instances += self._default_instances(name, vectors)
+                continue
+            if name == "nat_cases":
+                instances += self._nat_instances(cite, vectors)
+                continue
+            if cite.args:
+                raise self.scope.error(f"{name} takes no arguments", cite.pos)
+            if name == self.lemma.name:
+                raise self.scope.error(f"{name} cites itself"
+                                       + ("; cite ih for the induction hypothesis"
+                                          if self.lemma.proof.method == "induction" else ""),
+                                       cite.pos)
+            if name in facts:
+                premises.append(facts[name])
+            elif name in self.done:
+                premises.append(self._lemma_theorem(self.done[name], cite.pos))
+            elif name in self.later:
+                raise self.scope.error(f"{name} is proved later (line {self.later[name]}); a "
+                                       f"proof may cite only earlier lemmas", cite.pos)
+            elif name == "ih":
+                raise self.scope.error("ih is available only in the step of an induction",
+                                       cite.pos)
+            else:
+                raise self.scope.error(f"unknown fact {name!r}", cite.pos)
+        return premises, instances, cited
+
+    def _nat_instances(self, cite: A.Cite, vectors) -> list:
+        if cite.args:
+            out = []
+            for a in cite.args:
+                k = self.scope.scalar(a, "nat_cases takes nat variables")
+                if k not in self.sig.nats:
+                    raise self.scope.error("nat_cases takes nat variables", a.pos)
+                out.append(("nat_cases", k))
+            return out
+        return [("nat_cases", k) for k in sorted(self.sig.nats, key=str)]
+
+    def _default_instances(self, name: str, vectors) -> list:
+        unique = []
+        for v in vectors:
+            if not v.is_zero() and v not in unique:
+                unique.append(v)
+        out = []
+        if name == "cauchy_schwarz":
+            for i in range(len(unique)):
+                for j in range(i + 1, len(unique)):
+                    out.append((name, unique[i], unique[j]))
+        else:
+            for v in unique:
+                if len(v.terms) > 1:
+                    for atom, coeff in v.terms:
+                        part = K.Vec.atom(atom).scale(coeff)
+                        out.append((name, part, v - part))
+        return out[:24]
+
+    def _lemma_theorem(self, outcome: LemmaReport, pos: A.Pos):
+        """The theorem of a cited lemma, or its statement assumed if it is not verified."""
+        if outcome.scope is not self.scope:
+            self._check_compatible(outcome, pos)
+        if outcome.theorem is not None:
+            return outcome.theorem
+        cause = "expected" if outcome.status == "expected_failure" else "failed"
+        return self._hypothetical(outcome.formula, cause,
+                                  f"cites {outcome.name}, which is not verified")
+
+    def _check_compatible(self, outcome: LemmaReport, pos: A.Pos):
+        theirs = outcome.scope
+        for name, kind in theirs.kinds.items():
+            mine = self.scope.kinds.get(name)
+            if mine is not None and mine != kind:
+                raise self.scope.error(f"{outcome.name} ({outcome.file}) uses {name} as a "
+                                       f"{kind.replace('_', ' ')}, but here it is a "
+                                       f"{mine.replace('_', ' ')}", pos)
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _hypothetical(self, formula, cause: str, description: str):
+        previous = self.checker.hypothetical.get(formula)
+        if previous is None or previous[0] == "expected":
+            self.checker.hypothetical[formula] = (cause, description)
+        return K.assume(formula)
+
+    def _record(self, pos: A.Pos, text: str, status: str, reason: str = "",
+                counterexample=None, missing=(), xfail: bool = False):
+        self.report.steps.append(StepReport(self.display, pos.line, pos.col, self.lemma.name,
+                                            text, status, reason, counterexample,
+                                            list(missing), xfail))
+
+
+def _cited(cited: list, previous: bool = False) -> str:
+    names = (["the fact above"] if previous else []) + [n for n in cited if n != "algebra"]
+    return "the declarations" if not names else ", ".join(names) + " and the declarations"
+
+
+def _domain_reason(obligation) -> str:
+    if obligation.rel == "!=":
+        return f"division by {_show_expr(obligation.lhs)}, which may be zero"
+    return f"square root of {_show_expr(obligation.lhs)}, which may be negative"
+
+
+def _show_expr(expr) -> str:
+    """Print a kernel term in the notation of .proof files."""
+    mapping = {}
+    for a in expr.atoms(K.Inner):
+        mapping[a] = sp.Symbol(atom_name(a))
+    for a in expr.atoms(sp.core.function.AppliedUndef):
+        if not isinstance(a, K.Inner):
+            mapping.setdefault(a, sp.Symbol(atom_name(a)))
+    for n in expr.atoms(K.Norm):
+        mapping[n] = sp.Symbol(f"sqrt({_show_expr(n.args[0])})")
+    text = str(expr.xreplace(mapping)) if mapping else str(expr)
+    return text.replace("**", "^")
+
+
+def _show(formula) -> str:
+    if isinstance(formula, K.Relation):
+        return f"{_show_expr(formula.lhs)} {formula.rel} {_show_expr(formula.rhs)}"
+    if isinstance(formula, K.Implication):
+        return " and ".join(_show(p) for p in formula.premises) + " => " + \
+            _show(formula.conclusion)
+    return str(formula)
+
+
+def _display_path(path) -> str:
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def check_paths(paths, timeout_ms: int = 5000) -> list:
+    """Check every .proof file under paths; one FileReport each."""
+    checker = Checker(timeout_ms=timeout_ms)
+    return [checker.check_file(p) for p in proof_files(paths)]

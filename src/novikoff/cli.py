@@ -1,0 +1,90 @@
+"""The `novikoff` command: check proofs, run and audit perceptrons, fuzz them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main", "exit_code"]
+
+# Subcommands that live beside their subsystems; each module has register(subparsers).
+_SUBCOMMAND_MODULES = ("novikoff.runtime.cli", "novikoff.fuzz.cli")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors: one line, exit 2, no traceback
+        self.print_usage(sys.stderr)
+        print(f"novikoff: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def exit_code(reports) -> int:
+    """0: every check verified or failed as expected; 1: a failure or unknown; 2: malformed."""
+    if any(r.error is not None for r in reports):
+        return 2
+    if any(not s.ok for r in reports for s in r.steps):
+        return 1
+    return 0
+
+
+def _check(args) -> int:
+    from .checker import bundled_proofs_dir, check_paths, proof_files
+    from .report import check_json, render_check
+
+    paths = args.paths or [bundled_proofs_dir()]
+    for p in paths:
+        if not Path(p).exists():
+            print(f"novikoff: error: no such file or directory: {p}", file=sys.stderr)
+            return 2
+    if not proof_files(paths):
+        print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
+              file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    reports = check_paths(paths, timeout_ms=args.timeout)
+    elapsed = time.perf_counter() - start
+    if args.json:
+        print(json.dumps(check_json(reports, elapsed), indent=2))
+    else:
+        print(render_check(reports, elapsed, verbose=not args.quiet))
+    return exit_code(reports)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="novikoff", description=__doc__)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    check = sub.add_parser("check", help="check .proof files (default: the bundled proofs/)")
+    check.add_argument("paths", nargs="*", help="files or directories")
+    check.add_argument("--json", action="store_true", help="print one JSON document")
+    check.add_argument("--timeout", type=int, default=5000, metavar="MS",
+                       help="solver timeout per obligation in milliseconds (default 5000)")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="print only the steps that are not verified")
+    check.set_defaults(handler=_check)
+    for module in _SUBCOMMAND_MODULES:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        mod.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""Explaining failed steps (untrusted): counterexamples, realizability by vectors, missing facts.
+
+Nothing here can verify a step.  A counterexample is shown only after an exact re-check with SymPy
+rationals: it satisfies every hypothesis in force and violates the step, and where it gives values
+to inner products, those values form a positive-semidefinite Gram matrix (they come from real
+vectors).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import sympy as sp
+import z3
+
+from .kernel import Disjunction, Implication, Inner, Relation, VectorEq, decide
+from .kernel.solver import Translator, TranslationError, atom_name
+
+__all__ = ["Explanation", "explain_failure", "holds_exactly"]
+
+_DIAGNOSTIC_TIMEOUT_MS = 3000
+
+
+class Explanation:
+    """What the diagnostics found: a re-checked counterexample and/or a note."""
+
+    def __init__(self, counterexample=None, note: str = "", realizable: bool | None = None):
+        self.counterexample = counterexample
+        self.note = note
+        self.realizable = realizable
+
+
+def _fraction(value: z3.ExprRef) -> Fraction | None:
+    if z3.is_rational_value(value):
+        return Fraction(value.numerator_as_long(), value.denominator_as_long())
+    if z3.is_algebraic_value(value):
+        approx = value.approx(30)
+        return Fraction(approx.numerator_as_long(), approx.denominator_as_long())
+    return None
+
+
+def _truth(formula, subs: dict) -> bool | None:
+    """Evaluate a formula exactly at rational values; None when SymPy cannot decide."""
+    if isinstance(formula, Relation):
+        diff = sp.expand(formula.lhs.xreplace(subs) - formula.rhs.xreplace(subs))
+        if diff.free_symbols or diff.atoms(sp.core.function.AppliedUndef) or diff.has(sp.zoo,
+                                                                                   sp.nan):
+            return None
+        if not diff.is_real and diff.is_real is not None:
+            return None
+        zero, pos, neg = diff.is_zero, diff.is_positive, diff.is_negative
+        if zero is None and pos is None and neg is None:
+            return None
+        return {"=": zero, "!=": (not zero) if zero is not None else None, "<": neg,
+                "<=": (neg or zero) if None not in (neg, zero) else None, ">": pos,
+                ">=": (pos or zero) if None not in (pos, zero) else None}[formula.rel]
+    if isinstance(formula, Implication):
+        premises = [_truth(p, subs) for p in formula.premises]
+        if any(p is False for p in premises):
+            return True
+        if any(p is None for p in premises):
+            return None
+        return _truth(formula.conclusion, subs)
+    if isinstance(formula, Disjunction):
+        values = [_truth(d, subs) for d in formula.disjuncts]
+        return True if any(values) else (None if None in values else False)
+    if isinstance(formula, VectorEq):
+        return _truth(Relation("=", formula.as_quadratic(), sp.Integer(0)), subs)
+    return None
+
+
+def holds_exactly(formula, subs: dict) -> bool | None:
+    """Public wrapper: the exact truth value of a formula at given atom values."""
+    return _truth(formula, subs)
+
+
+def _vector_atoms(formulas) -> list:
+    atoms = set()
+    for f in formulas:
+        for side in _sides(f):
+            for inner in side.atoms(Inner):
+                atoms.update(inner.args)
+    return sorted(atoms, key=sp.default_sort_key)
+
+
+def _sides(f):
+    if isinstance(f, Relation):
+        return [f.lhs, f.rhs]
+    if isinstance(f, Implication):
+        return [s for p in f.premises for s in _sides(p)] + _sides(f.conclusion)
+    if isinstance(f, Disjunction):
+        return [s for d in f.disjuncts for s in _sides(d)]
+    if isinstance(f, VectorEq):
+        return [f.as_quadratic()]
+    return []
+
+
+def _principal_minors(matrix, size: int, max_order: int):
+    for order in range(1, min(size, max_order) + 1):
+        for rows in itertools.combinations(range(size), order):
+            yield [[matrix[i][j] for j in rows] for i in rows]
+
+
+def _det(m):
+    if len(m) == 1:
+        return m[0][0]
+    total = 0
+    for j in range(len(m)):
+        minor = [row[:j] + row[j + 1:] for row in m[1:]]
+        term = m[0][j] * _det(minor)
+        total = total + term if j % 2 == 0 else total - term
+    return total
+
+
+def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
+    """Find a model of hypotheses and the negated goal (with a PSD Gram matrix if gram).
+
+    Naturals get integer values (the kernel proves steps for all reals k >= 0, a sound
+    relaxation; a counterexample must be a real one).
+    """
+    tr = Translator()
+    atoms: list = []
+    try:
+        constraints = [tr.formula(h) for h in hypotheses]
+        if negated_goal is not None:
+            constraints.append(z3.Not(tr.formula(negated_goal)))
+        atoms = _vector_atoms(list(hypotheses) + ([negated_goal] if negated_goal else []))
+        matrix = [[tr.term(Inner(a, b)) for b in atoms] for a in atoms]
+    except TranslationError:
+        return None, None, atoms
+    for nat in nats:
+        name = atom_name(nat)
+        if name in tr.atoms:
+            constraints.append(z3.IsInt(tr.atoms[name][1]))
+    if gram and atoms:
+        max_order = len(atoms) if len(atoms) <= 4 else 2
+        for minor in _principal_minors(matrix, len(atoms), max_order):
+            constraints.append(_det(minor) >= 0)
+    solver = z3.SolverFor("QF_NRA", ctx=tr.ctx)
+    solver.set("timeout", timeout_ms)
+    solver.add(*tr.definitions, *constraints)
+    answer = solver.check()
+    if answer == z3.sat:
+        return "sat", (solver.model(), tr), atoms
+    return ("unsat" if answer == z3.unsat else "unknown"), None, atoms
+
+
+def _values(model: z3.ModelRef, tr: Translator):
+    subs, shown = {}, {}
+    for name, (atom, var) in sorted(tr.atoms.items()):
+        value = _fraction(model.eval(var, model_completion=True))
+        if value is None:
+            return None, None
+        subs[atom] = sp.Rational(value.numerator, value.denominator)
+        shown[name] = str(subs[atom])
+    return subs, shown
+
+
+def _gram_psd(atoms, subs) -> bool | None:
+    if not atoms:
+        return True
+    try:
+        matrix = sp.Matrix([[subs[Inner(a, b)] for b in atoms] for a in atoms])
+    except KeyError:
+        return None
+    n = len(atoms)
+    for order in range(1, n + 1):
+        for rows in itertools.combinations(range(n), order):
+            if matrix.extract(list(rows), list(rows)).det() < 0:
+                return False
+    return True
+
+
+def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS
+                    ) -> Explanation:
+    """Look for a counterexample realizable by real vectors, re-checked exactly."""
+    answer, found, atoms = _search(hypotheses, goal, gram=True, timeout_ms=timeout_ms,
+                                   nats=nats)
+    if answer == "unsat" and nats:
+        answer, found, atoms = _search(hypotheses, goal, gram=True, timeout_ms=timeout_ms)
+        if answer == "sat":
+            return Explanation(note="it holds for natural numbers, but steps are proved for "
+                                    "all reals >= 0: cite nat_cases (k = 0 or k >= 1)")
+    if answer == "unsat":
+        return Explanation(note="it holds for real vectors: a vector fact such as "
+                                "cauchy_schwarz is needed", realizable=False)
+    if answer != "sat":
+        return Explanation(note="no counterexample was found in time")
+    subs, shown = _values(*found)
+    if subs is None:
+        return Explanation(note="the solver's counterexample has no exact rational form")
+    ok = all(_truth(h, subs) is True for h in hypotheses) and _truth(goal, subs) is False
+    psd = _gram_psd(atoms, subs)
+    if not ok or psd is not True:
+        return Explanation(note="the solver found a counterexample, but it did not survive "
+                                "the exact re-check")
+    return Explanation(counterexample=shown, realizable=True)
+
+
+def atom_display(atom) -> str:
+    return atom_name(atom)

@@ -1,0 +1,305 @@
+"""Strategies for datasets with a certified separator: valid by construction, checked exactly.
+
+Rows are dense integer vectors drawn from one byte string (Hypothesis shrinks it towards zero
+bytes, i.e. towards zero rows), on a dyadic grid: X = ints * 2**-e.  A planted separator w* is
+also a grid vector; rows whose margin is too small are moved along w*'s largest axis by an
+integer amount, so every row is valid by construction (no ``assume``, no rejection).  The
+certificate (gamma, R, ||w*||) is then computed from the generated data in integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from ._certify import CertifiedDataset
+
+__all__ = ["planted_datasets", "orthonormal_datasets", "separable_datasets",
+           "nonseparable_datasets", "DATASET_KINDS"]
+
+_BITS = 15            # raw entries are int16: [-2^15, 2^15)
+_UNIT_BITS = 20       # resolution of rows quantised into the unit ball
+_SCALE_BITS = 4       # scaled rows: integer factors 1..2^4
+
+DATASET_KINDS = ("planted", "near_degenerate", "duplicates", "scaled", "high_dimension",
+                 "orthonormal")
+
+
+def _check_int(name, value, lo=0):
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise InvalidArgument(f"{name}={value!r} must be an integer >= {lo}")
+
+
+def _check_range(lo_name, lo, hi_name, hi, floor=1):
+    _check_int(lo_name, lo, floor)
+    _check_int(hi_name, hi, floor)
+    if lo > hi:
+        raise InvalidArgument(f"{lo_name}={lo!r} must be <= {hi_name}={hi!r}")
+
+
+def _check_margins(min_margin, max_margin):
+    for name, v in (("min_margin", min_margin), ("max_margin", max_margin)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise InvalidArgument(f"{name}={v!r} must be a number in (0, 1]")
+    if min_margin > max_margin:
+        raise InvalidArgument(f"min_margin={min_margin!r} must be <= max_margin={max_margin!r}")
+
+
+def _ints(draw, shape) -> np.ndarray:
+    """Dense int16 entries from one byte string: all-zero bytes shrink to zero entries."""
+    size = int(np.prod(shape))
+    buf = draw(st.binary(min_size=2 * size, max_size=2 * size))
+    return np.frombuffer(buf, dtype="<i2").astype(np.int64).reshape(shape)
+
+
+def _separator(draw, d) -> tuple[np.ndarray, int]:
+    """A dense grid separator and the index of its largest (non-zero) coordinate."""
+    w = _ints(draw, (d,))
+    j = int(np.argmax(np.abs(w)))
+    if abs(w[j]) < 2 ** (_BITS - 3):
+        # A separator with a strong axis keeps the margin repair small.
+        w[j] = 2 ** (_BITS - 1) if w[j] >= 0 else -(2 ** (_BITS - 1))
+    return w, j
+
+
+def _labels_and_repair(Z, w, j, G, keep=None):
+    """Label rows by the side of w they fall on, and move rows of margin < G onto margin >= G.
+
+    A row is moved along axis j by ceil(deficit / |w_j|): an integer, so it stays on the grid.
+    Rows with keep[i] True are left where they are (noise for non-separable data).
+    """
+    m = Z @ w
+    y = np.where(m < 0, -1, 1).astype(np.int64)
+    deficit = G - y * m
+    need = deficit > 0
+    if keep is not None:
+        need &= ~keep
+    if need.any():
+        wj = abs(int(w[j]))
+        c = -(-deficit[need] // wj)
+        Z[need, j] += y[need] * (1 if w[j] > 0 else -1) * c
+    return y
+
+
+def _unit_ball(Z: np.ndarray) -> np.ndarray:
+    """Quantise each row onto the grid 2^-_UNIT_BITS inside the closed unit ball, exactly."""
+    norms = np.sqrt(np.einsum("ij,ij->i", Z.astype(np.float64), Z.astype(np.float64)))
+    norms[norms == 0] = 1.0
+    U = np.trunc(Z / norms[:, None] * (2.0 ** _UNIT_BITS * (1 - 2.0 ** -40))).astype(np.int64)
+    sq = np.einsum("ij,ij->i", U, U)
+    # Truncation towards zero with a slack factor keeps ||u|| <= 1; re-check exactly anyway.
+    bad = sq > 4 ** _UNIT_BITS
+    while bad.any():
+        k = np.argmax(np.abs(U[bad]), axis=1)
+        rows = np.nonzero(bad)[0]
+        U[rows, k] -= np.sign(U[rows, k])
+        sq = np.einsum("ij,ij->i", U, U)
+        bad = sq > 4 ** _UNIT_BITS
+    return U
+
+
+def _unit_separator(w: np.ndarray) -> tuple[np.ndarray, int]:
+    """Exponent s with ||w * 2^-s|| <= 1, so that w* lies in the unit ball exactly."""
+    n2 = int(np.dot(w, w))
+    s = max(0, math.isqrt(n2 - 1).bit_length()) if n2 > 1 else 0
+    while n2 > 4 ** s:
+        s += 1
+    return w, s
+
+
+def _build(Xi, ex, y, wi, ew, *, kind, gamma_int=None, unit_rows=False) -> CertifiedDataset:
+    """Certify grid data exactly: integer margins and squared norms, then the fractions."""
+    m = y * (Xi @ wi)                     # exact: entries < 2^21, d small enough for int64
+    sq = np.einsum("ij,ij->i", Xi, Xi)
+    unit = Fraction(2) ** (ex + ew)
+    R2 = int(np.max(sq)) * Fraction(2) ** (2 * ex)
+    wn2 = int(np.dot(wi, wi)) * Fraction(2) ** (2 * ew)
+    X = np.ldexp(Xi.astype(np.float64), ex)
+    w_star = np.ldexp(wi.astype(np.float64), ew)
+    yf = y.astype(np.float64)
+    if gamma_int is None:
+        g = int(np.min(m))
+        if g <= 0:  # cannot happen by construction; the check is the certificate
+            raise AssertionError(f"construction bug: min margin {g} <= 0 ({kind})")
+        return CertifiedDataset(X, yf, w_star, g * unit, R2, wn2, kind=kind, unit_rows=unit_rows)
+    dev = np.maximum(0, gamma_int - m)
+    devs = tuple(int(v) * unit for v in dev)
+    return CertifiedDataset(X, yf, w_star, gamma_int * unit, R2, wn2, kind=kind,
+                            separable=bool(np.min(m) > 0), deviations_exact=devs,
+                            unit_rows=unit_rows)
+
+
+@st.composite
+def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
+             duplicate_rows=False, scaled_rows=False, unit_rows=False, noise=0.0,
+             kind="planted"):
+    n = draw(st.integers(min_n, max_n))
+    d = draw(st.integers(min_dim, max_dim))
+    w, j = _separator(draw, d)
+    if duplicate_rows:
+        pool = draw(st.integers(1, max(1, n // 2)))
+        base = _ints(draw, (pool, d))
+        pick = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
+        Z = base[pick.astype(np.int64) % pool].copy()
+    else:
+        Z = _ints(draw, (n, d)).copy()
+    rho = draw(st.floats(min_margin, max_margin))
+    wn = math.sqrt(float(np.dot(w, w)))
+    # Margin threshold in grid units: rho times the nominal ||w*|| * max||x||.
+    G = max(1, math.ceil(rho * wn * 2 ** _BITS * math.sqrt(d)))
+    keep = None
+    if noise > 0:
+        frac = draw(st.floats(0.0, noise))
+        u = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
+        keep = u < int(round(frac * 256))
+    y = _labels_and_repair(Z, w, j, G, keep)
+    if keep is not None:
+        # Zero rows are bad input, not noise: give a zero noise row a unit step along axis j.
+        zero = keep & ~Z.any(axis=1)
+        Z[zero, j] = 1
+        # Noise: half the kept rows also get the wrong label.
+        y = np.where(keep & (u % 2 == 1), -y, y)
+    ex = -_BITS
+    if scaled_rows:
+        f = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
+        Z = Z * (1 + f.astype(np.int64) % (2 ** _SCALE_BITS))[:, None]
+        ex = -_BITS - _SCALE_BITS
+    wi, ew = w, -_BITS
+    if unit_rows:
+        Z = _unit_ball(Z)
+        ex = -_UNIT_BITS
+        wi, s = _unit_separator(w)
+        ew = -s
+        if noise <= 0:
+            m = y * (Z @ wi)
+            if (m <= 0).any():
+                # Quantisation moved a near-degenerate row across w*: use w*'s direction.
+                Z[m <= 0] = _unit_ball(wi[None, :])[0] * y[m <= 0][:, None]
+    gamma_int = None
+    if noise > 0:
+        # The margin parameter, in the units of the final grid.
+        if unit_rows:
+            # rho * ||w*|| for rows in the unit ball, in units of 2^(ex + ew).
+            gamma_int = max(1, int(G * 2.0 ** (_UNIT_BITS - _BITS) / math.sqrt(d)))
+        else:
+            gamma_int = G * (2 ** _SCALE_BITS if scaled_rows else 1)
+    return _build(Z, ex, y, wi, ew, kind=kind, gamma_int=gamma_int, unit_rows=unit_rows)
+
+
+def planted_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1, max_dim: int = 8,
+                     min_margin: float = 1e-3, max_margin: float = 0.5,
+                     duplicate_rows: bool = False, scaled_rows: bool = False,
+                     unit_rows: bool = False) -> st.SearchStrategy[CertifiedDataset]:
+    """Separable data with a planted separator w* and relative margin in [min_margin, max_margin].
+
+    ``duplicate_rows`` draws rows from a small pool; ``scaled_rows`` multiplies rows by integer
+    factors 1..16 (non-unit norms); ``unit_rows`` puts rows and w* in the closed unit ball.
+    """
+    _check_range("min_n", min_n, "max_n", max_n)
+    _check_range("min_dim", min_dim, "max_dim", max_dim)
+    _check_margins(min_margin, max_margin)
+    if max_dim > 4096:
+        raise InvalidArgument(f"max_dim={max_dim!r} must be <= 4096 (exact int64 certificate)")
+    for name, v in (("duplicate_rows", duplicate_rows), ("scaled_rows", scaled_rows),
+                    ("unit_rows", unit_rows)):
+        if not isinstance(v, bool):
+            raise InvalidArgument(f"{name}={v!r} must be a bool")
+    if unit_rows and scaled_rows:
+        raise InvalidArgument(f"scaled_rows={scaled_rows!r} contradicts unit_rows={unit_rows!r}")
+    kind = ("duplicates" if duplicate_rows else "scaled" if scaled_rows else "planted")
+    return _planted(min_n=min_n, max_n=max_n, min_dim=min_dim, max_dim=max_dim,
+                    min_margin=min_margin, max_margin=max_margin, duplicate_rows=duplicate_rows,
+                    scaled_rows=scaled_rows, unit_rows=unit_rows, kind=kind)
+
+
+@st.composite
+def _orthonormal(draw, *, min_m, max_m, scaled):
+    m = draw(st.integers(min_m, max_m))
+    signs = np.frombuffer(draw(st.binary(min_size=m, max_size=m)), dtype=np.uint8)
+    y = np.where(signs % 2 == 1, -1.0, 1.0)
+    c = draw(st.one_of(st.just(1.0), st.floats(2.0 ** -4, 2.0 ** 4))) if scaled else 1.0
+    X = np.eye(m) * c
+    # w* = y / sqrt(m) in floats: the bound R^2 ||w*||^2 / gamma^2 is m exactly whatever the
+    # rounding of 1/sqrt(m), because w*'s scale cancels.
+    sf = 1.0 / math.sqrt(m)
+    while m * Fraction(sf) ** 2 > 1:  # keep ||w*|| <= 1 exactly
+        sf = math.nextafter(sf, 0.0)
+    w_star = y * sf
+    cf, s = Fraction(c), Fraction(sf)
+    return CertifiedDataset(X, y, w_star, cf * s, cf * cf, m * s * s, kind="orthonormal",
+                            unit_rows=c == 1.0)
+
+
+def orthonormal_datasets(*, min_m: int = 1, max_m: int = 50,
+                         scaled: bool = False) -> st.SearchStrategy[CertifiedDataset]:
+    """The tight construction: x_i = c*e_i in d = m dimensions, y_i = +-1, w* = y/sqrt(m).
+
+    Every visit of a first pass is a mistake, so the classic perceptron makes exactly
+    m = (R/gamma)^2 mistakes: Novikoff's bound is attained.  ``scaled`` draws c in [1/16, 16].
+    """
+    _check_range("min_m", min_m, "max_m", max_m)
+    if not isinstance(scaled, bool):
+        raise InvalidArgument(f"scaled={scaled!r} must be a bool")
+    return _orthonormal(min_m=min_m, max_m=max_m, scaled=scaled)
+
+
+def separable_datasets(*, max_n: int = 50, max_dim: int = 8, high_dim: int | None = None,
+                       kinds=DATASET_KINDS,
+                       unit_rows: bool = False) -> st.SearchStrategy[CertifiedDataset]:
+    """Any kind of certified separable data: planted, near-degenerate margins, duplicate rows,
+    scaled rows, high dimension (d up to ``high_dim``, default 8*max_dim), orthonormal."""
+    _check_int("max_n", max_n, 1)
+    _check_int("max_dim", max_dim, 1)
+    if high_dim is None:
+        high_dim = 8 * max_dim
+    _check_int("high_dim", high_dim, 1)
+    kinds = tuple(kinds)
+    if not kinds or any(k not in DATASET_KINDS for k in kinds):
+        raise InvalidArgument(f"kinds={kinds!r} must be a non-empty subset of {DATASET_KINDS!r}")
+    if not isinstance(unit_rows, bool):
+        raise InvalidArgument(f"unit_rows={unit_rows!r} must be a bool")
+    common = dict(min_n=1, max_n=max_n, min_dim=1, max_dim=max_dim)
+    table = {
+        "planted": lambda: _planted(**common, min_margin=1e-3, max_margin=0.5,
+                                    unit_rows=unit_rows, kind="planted"),
+        "near_degenerate": lambda: _planted(**common, min_margin=1e-9, max_margin=1e-4,
+                                            unit_rows=unit_rows, kind="near_degenerate"),
+        "duplicates": lambda: _planted(**common, min_margin=1e-3, max_margin=0.5,
+                                       duplicate_rows=True, unit_rows=unit_rows,
+                                       kind="duplicates"),
+        "scaled": lambda: _planted(**common, min_margin=1e-3, max_margin=0.5,
+                                   scaled_rows=not unit_rows, unit_rows=unit_rows,
+                                   kind="scaled"),
+        "high_dimension": lambda: _planted(min_n=1, max_n=max(1, min(max_n, high_dim // 2)),
+                                           min_dim=min(high_dim, max(max_dim, 2)),
+                                           max_dim=high_dim, min_margin=1e-3, max_margin=0.5,
+                                           unit_rows=unit_rows, kind="high_dimension"),
+        "orthonormal": lambda: _orthonormal(min_m=1, max_m=min(max_n, high_dim),
+                                            scaled=not unit_rows),
+    }
+    return st.one_of(*(table[k]() for k in kinds))
+
+
+def nonseparable_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1,
+                          max_dim: int = 8, min_margin: float = 1e-2, max_margin: float = 0.5,
+                          noise: float = 0.3,
+                          unit_rows: bool = True) -> st.SearchStrategy[CertifiedDataset]:
+    """Data that w* need not separate, with gamma and exact deviations d_i for (w*, gamma).
+
+    A fraction of at most ``noise`` of the rows is left inside the margin, half of those with
+    the wrong label; ``dataset.td_exact(order)`` is TD_gamma over the examples presented.
+    """
+    _check_range("min_n", min_n, "max_n", max_n)
+    _check_range("min_dim", min_dim, "max_dim", max_dim)
+    _check_margins(min_margin, max_margin)
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 < noise <= 1:
+        raise InvalidArgument(f"noise={noise!r} must be a number in (0, 1]")
+    if not isinstance(unit_rows, bool):
+        raise InvalidArgument(f"unit_rows={unit_rows!r} must be a bool")
+    return _planted(min_n=min_n, max_n=max_n, min_dim=min_dim, max_dim=max_dim,
+                    min_margin=min_margin, max_margin=max_margin, unit_rows=unit_rows,
+                    noise=float(noise), kind="nonseparable")
