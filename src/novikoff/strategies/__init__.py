@@ -1,11 +1,25 @@
-"""Hypothesis strategies for perceptron fuzzing: certified datasets, orderings, adversaries."""
+"""Hypothesis strategies for perceptron fuzzing: certified datasets, orderings, adversaries.
 
+Every strategy takes keyword-only arguments and raises ``hypothesis.errors.InvalidArgument``
+(message ``name=value!r``) for bad ones.  Datasets come with a separator w*, margin gamma and
+radius R certified exactly from the generated data (see ``certify``).
+"""
+
+from ._adversaries import (Adversary, FirstMistakeAdversary, GreedyMarginAdversary,
+                           NormGrowthAdversary, RandomMistakeAdversary, adversarial_run,
+                           adversaries, classic_fires, cyclic_run, margin_fires,
+                           textbook_learner, tightness)
 from ._certify import CertifiedDataset, certify, exact_margins, exact_sq_norms
 from ._datasets import (DATASET_KINDS, nonseparable_datasets, orthonormal_datasets,
                         planted_datasets, separable_datasets)
+from ._orderings import epoch_orders, orderings, permutation_orders, repeat_orders
 
 __all__ = [
     "CertifiedDataset", "certify", "exact_margins", "exact_sq_norms",
     "DATASET_KINDS", "nonseparable_datasets", "orthonormal_datasets", "planted_datasets",
     "separable_datasets",
+    "epoch_orders", "orderings", "permutation_orders", "repeat_orders",
+    "Adversary", "FirstMistakeAdversary", "GreedyMarginAdversary", "NormGrowthAdversary",
+    "RandomMistakeAdversary", "adversarial_run", "adversaries", "classic_fires", "cyclic_run",
+    "margin_fires", "textbook_learner", "tightness",
 ]

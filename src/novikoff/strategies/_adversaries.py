@@ -1,0 +1,163 @@
+"""Adaptive adversaries: choose the next example from the learner's current weights.
+
+An adversary only ever presents an example on which the learner's update test fires (a mistake
+for the classic perceptron), so every visit costs the learner an update; the run stops when no
+such example is left.  The number of updates divided by (R/gamma)^2 is the *tightness* of the
+run: 1.0 means Novikoff's bound is attained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+__all__ = ["Adversary", "GreedyMarginAdversary", "NormGrowthAdversary", "FirstMistakeAdversary",
+           "RandomMistakeAdversary", "adversaries", "adversarial_run", "cyclic_run",
+           "tightness", "textbook_learner", "classic_fires", "margin_fires"]
+
+
+def textbook_learner(X, y, *, gamma=None) -> Callable[[int], np.ndarray]:
+    """The classic perceptron as a step function i -> weights after visiting example i."""
+    w = np.zeros(X.shape[1])
+
+    def step(i: int) -> np.ndarray:
+        if y[i] * (w @ X[i]) <= 0:
+            w[:] = w + y[i] * X[i]
+        return w.copy()
+
+    return step
+
+
+def classic_fires(W, X, y, gamma=None) -> np.ndarray:
+    """Mask of the examples on which the classic update test y<w, x> <= 0 fires at w."""
+    return y * (X @ W) <= 0
+
+
+def margin_fires(W, X, y, gamma) -> np.ndarray:
+    """Mask of the examples on which the margin perceptron's test fires at w."""
+    nw = float(np.sqrt(W @ W))
+    if nw == 0:
+        return np.ones(len(y), dtype=bool)
+    return y * (X @ W) <= (gamma / 2) * nw
+
+
+@dataclass(frozen=True)
+class Adversary:
+    """Choose the next example among the candidates (examples on which the update test fires)."""
+
+    name: str = "adversary"
+
+    def choose(self, w, X, y, w_star, candidates: np.ndarray) -> int:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class GreedyMarginAdversary(Adversary):
+    """Present the candidate of smallest margin y<w*, x>: the least progress per update."""
+
+    name: str = "greedy_margin"
+
+    def choose(self, w, X, y, w_star, candidates):
+        m = y[candidates] * (X[candidates] @ w_star)
+        return int(candidates[int(np.argmin(m))])
+
+
+@dataclass(frozen=True)
+class NormGrowthAdversary(Adversary):
+    """Present the candidate that makes ||w||^2 grow most: 2y<w, x> + ||x||^2 largest."""
+
+    name: str = "norm_growth"
+
+    def choose(self, w, X, y, w_star, candidates):
+        Xc = X[candidates]
+        g = 2 * y[candidates] * (Xc @ w) + np.einsum("ij,ij->i", Xc, Xc)
+        return int(candidates[int(np.argmax(g))])
+
+
+@dataclass(frozen=True)
+class FirstMistakeAdversary(Adversary):
+    """Present the lowest-index candidate (a cyclic pass that skips correct examples)."""
+
+    name: str = "first_mistake"
+
+    def choose(self, w, X, y, w_star, candidates):
+        return int(candidates[0])
+
+
+@dataclass(frozen=True)
+class RandomMistakeAdversary(Adversary):
+    """Present a candidate chosen at random (seeded, so runs replay)."""
+
+    name: str = "random_mistake"
+    seed: int = 0
+    _rng: list = field(default_factory=list, compare=False, repr=False)
+
+    def choose(self, w, X, y, w_star, candidates):
+        if not self._rng:
+            self._rng.append(np.random.default_rng(self.seed))
+        return int(candidates[int(self._rng[0].integers(len(candidates)))])
+
+
+def adversaries() -> st.SearchStrategy[Adversary]:
+    """Any of the adaptive adversaries (random ones with a drawn seed)."""
+    return st.one_of(
+        st.sampled_from([GreedyMarginAdversary(), NormGrowthAdversary(),
+                         FirstMistakeAdversary()]),
+        st.integers(0, 2 ** 32 - 1).map(lambda s: RandomMistakeAdversary(seed=s)))
+
+
+def adversarial_run(dataset, adversary: Adversary, *, learner=None, fires=classic_fires,
+                    max_visits: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Drive a learner with an adversary; return (order (T,), weights after each visit (T, d)).
+
+    ``learner(X, y, gamma=...)`` returns a step function i -> weights (default: the textbook
+    classic perceptron); ``fires(w, X, y, gamma)`` is the update test the adversary targets.
+    """
+    if not isinstance(adversary, Adversary):
+        raise InvalidArgument(f"adversary={adversary!r} must be an Adversary")
+    if max_visits is None:
+        max_visits = int(min(20 * dataset.n + 4 * dataset.bound, 20_000))
+    if isinstance(max_visits, bool) or not isinstance(max_visits, int) or max_visits < 0:
+        raise InvalidArgument(f"max_visits={max_visits!r} must be an integer >= 0")
+    X, y, ws = dataset.X, dataset.y, dataset.w_star
+    step = (learner or textbook_learner)(X, y, gamma=dataset.gamma)
+    w = np.zeros(dataset.d)
+    order, W = [], []
+    for _ in range(max_visits):
+        cand = np.flatnonzero(fires(w, X, y, dataset.gamma))
+        if cand.size == 0:
+            break
+        i = adversary.choose(w, X, y, ws, cand)
+        w = step(i)
+        order.append(i)
+        W.append(w)
+    W = np.array(W) if W else np.zeros((0, dataset.d))
+    return np.array(order, dtype=np.int64), W
+
+
+def cyclic_run(dataset, order: np.ndarray, *, max_epochs: int = 100, learner=None):
+    """Cycle through ``order`` until a pass without updates; return (order, weights) visited."""
+    step = (learner or textbook_learner)(dataset.X, dataset.y, gamma=dataset.gamma)
+    full, W = [], []
+    w = np.zeros(dataset.d)
+    for _ in range(max_epochs):
+        changed = False
+        for i in order:
+            w2 = step(int(i))
+            changed |= not np.array_equal(w2, w)
+            w = w2
+            full.append(int(i))
+            W.append(w)
+        if not changed:
+            break
+    W = np.array(W) if W else np.zeros((0, dataset.d))
+    return np.array(full, dtype=np.int64), W
+
+
+def tightness(dataset, updates: int) -> float:
+    """updates / (R^2 ||w*||^2 / gamma^2): the fraction of Novikoff's bound used."""
+    return float(updates / dataset.bound_exact)
