@@ -250,12 +250,15 @@ class _LemmaCheck:
             statement = K.Implication(tuple(givens), goal)
         self.report.formula = statement
         ok, extra = K.accepts(thm, statement, scope.allowed_hypotheses(), self.sig.labels)
-        if ok:
+        # A failing check that the final theorem happens not to use still fails the lemma.
+        if ok and all(s.ok for s in self.report.steps) and not any(
+                s.status == "expected_failure" for s in self.report.steps):
             self.report.status = "verified"
             self.report.theorem = thm
             return self.report
         causes = [self.checker.hypothetical.get(h) for h in extra]
-        if extra and all(c is not None and c[0] == "expected" for c in causes):
+        if all(c is not None and c[0] == "expected" for c in causes) and all(
+                s.ok for s in self.report.steps):
             self.report.status = "expected_failure"
         else:
             self.report.status = "failed"
@@ -542,10 +545,11 @@ class _LemmaCheck:
     # ------------------------------------------------------------------ bookkeeping
 
     def _hypothetical(self, formula, cause: str, description: str):
-        previous = self.checker.hypothetical.get(formula)
-        if previous is None or previous[0] == "expected":
-            self.checker.hypothetical[formula] = (cause, description)
-        return K.assume(formula)
+        label = f"{self.display}:{self.lemma.name}:{len(self.checker.hypothetical)}"
+        thm = K.assume(formula, label=label)
+        (supposition,) = thm.hyps
+        self.checker.hypothetical[supposition] = (cause, description)
+        return thm
 
     def _record(self, pos: A.Pos, text: str, status: str, reason: str = "",
                 counterexample=None, missing=(), xfail: bool = False):

@@ -5,7 +5,7 @@ helper whose output passes through these rules.
 """
 
 from .formulas import RELATIONS, Disjunction, Implication, Relation, VectorEq, compose_relations
-from .logic import (Decision, Signature, Theorem, accepts, assume, cases, cauchy_schwarz,
+from .logic import (Decision, Signature, Supposition, Theorem, accepts, assume, cases, cauchy_schwarz,
                     conclusion_matches, decide, discharge, domain_obligations, induction,
                     nat_cases, triangle, trans)
 from .solver import Verdict, atom_name, entails
@@ -13,7 +13,7 @@ from .terms import Inner, Norm, Vec, ip, label_reduce, norm, normal_form, same_t
 
 __all__ = [
     "RELATIONS", "Disjunction", "Implication", "Relation", "VectorEq", "compose_relations",
-    "Decision", "Signature", "Theorem", "accepts", "assume", "cases", "cauchy_schwarz",
+    "Decision", "Signature", "Supposition", "Theorem", "accepts", "assume", "cases", "cauchy_schwarz",
     "conclusion_matches", "decide", "discharge", "domain_obligations", "induction", "nat_cases",
     "triangle",
     "trans", "Verdict", "atom_name", "entails", "Inner", "Norm", "Vec", "ip", "label_reduce",

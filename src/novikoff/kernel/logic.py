@@ -23,7 +23,7 @@ from .formulas import (Disjunction, Implication, Relation, VectorEq, compose_rel
 from .solver import Verdict, entails
 from .terms import Inner, Norm, Vec, ip, normal_form, norm, same_term
 
-__all__ = ["Signature", "Theorem", "Decision", "assume", "decide", "trans", "induction", "cases",
+__all__ = ["Signature", "Supposition", "Theorem", "Decision", "assume", "decide", "trans", "induction", "cases",
            "discharge", "conclusion_matches", "accepts", "cauchy_schwarz", "triangle", "nat_cases",
            "rewrite_vectors"]
 
@@ -73,11 +73,25 @@ def _genuine(*theorems: Theorem) -> None:
             raise KernelError(f"not a theorem made by the kernel: {thm!r}")
 
 
-def assume(formula) -> Theorem:
-    """formula |- formula."""
+@dataclass(frozen=True)
+class Supposition:
+    """A labelled hypothesis: a formula supposed so that checking can go on past a failure.
+
+    It never equals an assumption of a setting, so a theorem resting on it is never accepted.
+    """
+
+    label: str
+    formula: object
+
+    def __str__(self) -> str:
+        return f"[{self.label}] {self.formula}"
+
+
+def assume(formula, label: str | None = None) -> Theorem:
+    """formula |- formula; with a label, [label] formula |- formula."""
     if not isinstance(formula, (Relation, VectorEq, Implication, Disjunction)):
         raise KernelError(f"not a formula: {formula!r}")
-    return _make({formula}, formula)
+    return _make({Supposition(label, formula) if label else formula}, formula)
 
 
 # ---------------------------------------------------------------------------- vector facts

@@ -390,8 +390,7 @@ class _Parser:
         self.i += 1
         lemma = A.Lemma(kind, name.value, statement, [], None, setting,
                         A.Pos(line.number, 1))
-        while (ln := self.peek()) is not None and ln.tokens[0].value == "given" \
-                and ln.indent > 0:
+        while (ln := self.peek()) is not None and ln.tokens[0].value == "given":
             gts = self.cursor(ln)
             gts.next()
             gname = gts.name("the hypothesis's name")

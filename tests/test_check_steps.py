@@ -1,0 +1,339 @@
+"""Each kind of false step is rejected with a correct counterexample or hint; valid ones pass."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from helpers import check_text, lemma_of, steps_of
+
+NOVIKOFF = """
+lemma progress: <w_star, w[k]> >= k*gamma
+proof by induction on k:
+  base:
+    <w_star, w[0]> = 0                                   by start
+  step:
+    <w_star, w[k+1]> = <w_star, w[k] + y*x>              by update
+                     = <w_star, w[k]> + y*<w_star, x>    by algebra
+                     >= k*gamma + gamma                  by ih, margin
+                     = (k+1)*gamma
+
+lemma norm_growth: ||w[k]||^2 <= k*R^2
+proof by induction on k:
+  base:
+    ||w[0]||^2 = 0   by start
+               <= 0*R^2
+  step:
+    ||w[k+1]||^2 = ||w[k] + y*x||^2                          by update
+                 = ||w[k]||^2 + 2*y*<w[k], x> + y^2*||x||^2
+                 <= ||w[k]||^2 + R^2                         by mistake, radius
+                 <= k*R^2 + R^2                              by ih
+                 = (k+1)*R^2
+
+theorem mistake_bound: k <= R^2 * ||w_star||^2 / gamma^2
+proof:
+  k*gamma <= <w_star, w[k]>               by progress
+          <= ||w_star|| * ||w[k]||        by cauchy_schwarz
+          <= ||w_star|| * sqrt(k) * R     by norm_growth
+  hence k <= R^2 * ||w_star||^2 / gamma^2
+"""
+
+
+def test_the_novikoff_proof_verifies(tmp_path):
+    report = check_text(tmp_path, NOVIKOFF)
+    assert report.error is None
+    assert [l.status for l in report.lemmas] == ["verified"] * 3
+    assert all(s.status == "verified" for s in report.steps)
+
+
+def _single_failure(report, lemma="t"):
+    bad = [s for s in steps_of(report, lemma) if s.status != "verified"]
+    assert len(bad) >= 1, [s.status for s in steps_of(report, lemma)]
+    assert lemma_of(report, lemma).status == "failed"
+    return bad[0]
+
+
+def _values(cex):
+    return {k: Fraction(v) for k, v in cex.items()}
+
+
+def test_missing_square_is_rejected_with_a_counterexample(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <x, x> <= R
+        proof:
+          <x, x> <= R    by radius
+        """)
+    step = _single_failure(report)
+    assert step.status == "failed" and step.counterexample
+    v = _values(step.counterexample)
+    # The counterexample satisfies ||x|| <= R and violates <x, x> <= R.
+    assert v["<x, x>"] > v["R"] and v["<x, x>"] <= v["R"] ** 2
+    assert (step.line, step.column) == (17, 10)
+
+
+def test_the_square_makes_it_valid(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <x, x> <= R^2
+        proof:
+          <x, x> <= R^2    by radius
+        """)
+    assert lemma_of(report, "t").status == "verified"
+
+
+def test_flipped_relation_is_rejected(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <w_star, w[k]> + y*<w_star, x> <= <w_star, w[k]> + gamma
+        proof:
+          <w_star, w[k]> + y*<w_star, x> <= <w_star, w[k]> + gamma   by margin
+        """)
+    step = _single_failure(report)
+    v = _values(step.counterexample)
+    assert v["y"] * v["<w_star, x>"] > v["gamma"]
+
+
+def test_wrong_constant_is_rejected(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <w_star, w[k]> + y*<w_star, x> >= k*gamma + 2*gamma
+        given hyp: <w_star, w[k]> >= k*gamma
+        proof:
+          <w_star, w[k]> + y*<w_star, x> >= k*gamma + 2*gamma   by hyp, margin
+        """)
+    step = _single_failure(report)
+    v = _values(step.counterexample)
+    assert v["<w_star, w[k]>"] >= v["k"] * v["gamma"]
+    assert v["<w_star, w[k]>"] + v["y"] * v["<w_star, x>"] < v["k"] * v["gamma"] + 2 * v["gamma"]
+
+
+def test_uncited_hypothesis_is_named(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: y*<w_star, x> >= gamma/2
+        proof:
+          y*<w_star, x> >= gamma/2
+        """)
+    step = _single_failure(report)
+    assert step.missing == ["margin"]
+    assert "it would hold with: margin" in step.reason
+
+
+def test_uncited_vector_definition_is_named(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <w_star, w[k+1]> = <w_star, w[k]> + y*<w_star, x>
+        proof:
+          <w_star, w[k+1]> = <w_star, w[k]> + y*<w_star, x>
+        """)
+    step = _single_failure(report)
+    assert step.missing == ["update"]
+
+
+def test_division_by_a_possibly_zero_quantity(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: gamma/(R - 1) = gamma/(R - 1)
+        proof:
+          gamma/(R - 1) = gamma/(R - 1)
+        """)
+    step = _single_failure(report)
+    assert "division by" in step.reason and "may be zero" in step.reason
+    assert _values(step.counterexample)["R"] == 1
+
+
+def test_division_by_a_nonzero_quantity_is_fine(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: k*gamma/gamma = k
+        proof:
+          k*gamma/gamma = k
+        """)
+    assert lemma_of(report, "t").status == "verified"
+
+
+def test_sqrt_of_a_possibly_negative_quantity(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: sqrt(R - 1) >= 0
+        proof:
+          sqrt(R - 1) >= 0
+        """)
+    step = _single_failure(report)
+    assert "square root of" in step.reason and "negative" in step.reason
+    assert _values(step.counterexample)["R"] < 1
+
+
+def test_vacuous_hypotheses_are_reported(tmp_path):
+    setting = """\
+setting s:
+  real gamma > 0
+  assume big:   gamma > 1
+  assume small: gamma < 1/2
+"""
+    report = check_text(tmp_path, """
+        lemma t: gamma >= 100
+        proof:
+          gamma >= 100   by big, small
+        """, setting=setting)
+    step = _single_failure(report)
+    assert step.reason.startswith("vacuous")
+
+
+def test_chain_that_does_not_reach_the_statement(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: y*<w_star, x> >= gamma
+        proof:
+          y*<w_star, x> >= gamma    by margin
+                        >= gamma/2
+        """)
+    bad = [s for s in steps_of(report, "t") if s.status == "failed"]
+    assert len(bad) == 1 and "the goal is" in bad[0].reason
+    assert lemma_of(report, "t").status == "failed"
+
+
+def test_chain_mixing_directions_does_not_compose(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: gamma <= 2*gamma
+        proof:
+          gamma <= 2*gamma
+                >= gamma
+        """)
+    bad = [s for s in steps_of(report, "t") if s.status == "failed"]
+    assert any("does not compose" in s.reason for s in bad)
+
+
+def test_cauchy_schwarz_needed_but_not_cited(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: <w_star, w[k]> <= ||w_star|| * ||w[k]||
+        proof:
+          <w_star, w[k]> <= ||w_star|| * ||w[k]||
+        """)
+    step = _single_failure(report)
+    assert step.counterexample is None  # no real vectors violate it
+    assert "cauchy_schwarz" in step.missing
+
+
+def test_cauchy_schwarz_with_explicit_vectors(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: y*<w_star, x - w[k]> <= ||w_star|| * ||x - w[k]||
+        proof:
+          y*<w_star, x - w[k]> <= ||w_star|| * ||x - w[k]||   by cauchy_schwarz(w_star, x - w[k])
+        """)
+    assert lemma_of(report, "t").status == "verified"
+
+
+def test_triangle_inequality(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: ||w[k] + y*x|| <= ||w[k]|| + ||x||
+        proof:
+          ||w[k] + y*x|| <= ||w[k]|| + ||y*x||   by triangle
+                         = ||w[k]|| + ||x||
+        """)
+    assert lemma_of(report, "t").status == "verified", steps_of(report, "t")
+
+
+def test_case_split_must_cover(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: abs(gamma - 1) >= 0
+        proof:
+          cases:
+            case low: gamma < 1
+              abs(gamma - 1) >= 0
+            case high: gamma > 1
+              abs(gamma - 1) >= 0
+        """)
+    cover = [s for s in steps_of(report, "t") if s.text.startswith("cases")]
+    assert cover and cover[0].status == "failed"
+    assert _values(cover[0].counterexample)["gamma"] == 1
+
+
+def test_case_split_hinge_squaring(tmp_path):
+    setting = """\
+setting hinge:
+  real gamma > 0, TD >= 0
+  nat M
+  assume combined: sqrt(M) >= gamma*M - TD
+"""
+    report = check_text(tmp_path, """
+        lemma squaring_as_written: M >= gamma^2*M^2 - 2*gamma*M*TD
+        proof:
+          M >= (gamma*M - TD)^2    by combined   xfail
+            >= gamma^2*M^2 - 2*gamma*M*TD
+
+        lemma bound: M <= 1/gamma^2 + 2*TD/gamma
+        proof by cases:
+          case small: gamma*M <= TD
+            M <= TD/gamma                  by small
+              <= 1/gamma^2 + 2*TD/gamma
+          case large: gamma*M > TD
+            M <= 1/gamma^2 + 2*TD/gamma    by combined, large
+        """, setting=setting)
+    assert lemma_of(report, "squaring_as_written").status == "expected_failure"
+    xf = [s for s in steps_of(report, "squaring_as_written") if s.xfail][0]
+    assert xf.status == "expected_failure"
+    v = _values(xf.counterexample)
+    assert v["gamma"] * v["M"] < v["TD"]  # the case the seed forgot
+    assert lemma_of(report, "bound").status == "verified"
+
+
+def test_xfail_step_that_verifies_is_an_error(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: y*<w_star, x> >= gamma
+        proof:
+          y*<w_star, x> >= gamma   by margin   xfail
+        """)
+    step = steps_of(report, "t")[0]
+    assert step.status == "failed" and "verifies" in step.reason
+
+
+def test_induction_refuses_per_update_statement(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: y*<w[k], x> >= 0
+        proof by induction on k:
+          base:
+            y*<w[0], x> = 0   by start
+                        >= 0
+          step:
+            y*<w[k+1], x> = y*<w[k], x> + y^2*<x, x>   by update
+                          >= 0                          by ih
+        """)
+    assert lemma_of(report, "t").status == "failed"
+    assert any("per update" in s.reason for s in steps_of(report, "t"))
+
+
+def test_citing_an_unverified_lemma_taints(tmp_path):
+    report = check_text(tmp_path, """
+        lemma wrong: gamma >= R
+        proof:
+          gamma >= R
+        lemma uses: 2*gamma >= 2*R
+        proof:
+          2*gamma >= 2*R   by wrong
+        """)
+    assert lemma_of(report, "wrong").status == "failed"
+    uses = lemma_of(report, "uses")
+    assert all(s.status == "verified" for s in uses.steps)
+    assert uses.status == "failed" and "wrong" in uses.reason
+
+
+def test_nat_cases(tmp_path):
+    report = check_text(tmp_path, """
+        lemma needs_integrality: sqrt(k) <= k
+        proof:
+          sqrt(k) <= k
+        lemma with_cases: sqrt(k) <= k
+        proof:
+          sqrt(k) <= k   by nat_cases
+        """)
+    step = steps_of(report, "needs_integrality")[0]
+    assert step.status == "failed" and step.missing == ["nat_cases"]
+    assert lemma_of(report, "with_cases").status == "verified"
+
+
+def test_given_hypotheses_are_discharged(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: ||w[k]|| + 1/(2*||w[k]||) >= ||w[k]||
+        given nonzero: ||w[k]|| > 0
+        proof:
+          ||w[k]|| + 1/(2*||w[k]||) >= ||w[k]||   by nonzero
+        lemma without: ||w[k]|| + 1/(2*||w[k]||) >= ||w[k]||
+        proof:
+          ||w[k]|| + 1/(2*||w[k]||) >= ||w[k]||
+        """)
+    assert lemma_of(report, "t").status == "verified"
+    bad = steps_of(report, "without")[0]
+    assert "division by" in bad.reason
