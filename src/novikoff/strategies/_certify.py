@@ -100,7 +100,8 @@ class CertifiedDataset:
     ``gamma_exact`` is min_i y_i<w*, x_i> for separable data (for non-separable data the chosen
     margin parameter, with ``deviations`` d_i = max(0, gamma - y_i<w*, x_i>)); ``R2_exact`` is
     max_i ||x_i||^2 and ``w_star_norm2`` is ||w*||^2.  The float fields round the safe way:
-    ``gamma`` down, ``R`` up.
+    ``gamma`` down, ``R`` up.  ``unit_rows``: every row and w* has norm 1 up to the rounding of a
+    normalisation (|‖v‖² - 1| <= 2^-40), as the margin perceptron and hinge lemmas assume.
     """
 
     X: np.ndarray
@@ -181,9 +182,12 @@ def certify(X, y, w_star, *, gamma=None, kind: str = "data",
     if R2 == 0:
         raise InvalidArgument(f"X={X!r} has only zero rows")
     wn2 = exact_sq_norms(w_star[None, :])[0]
-    if unit_rows and (R2 > 1 or wn2 > 1):
-        raise InvalidArgument(f"unit_rows={unit_rows!r} but max ||x||^2={float(R2)!r}, "
-                              f"||w*||^2={float(wn2)!r}")
+    if unit_rows:
+        # Unit up to the rounding of a normalisation: |‖v‖² - 1| <= 2^-40.
+        worst = max(abs(v - 1) for v in sq + [wn2])
+        if worst > Fraction(1, 2 ** 40):
+            raise InvalidArgument(f"unit_rows={unit_rows!r} but some ||x||^2 or ||w*||^2 is "
+                                  f"{1 + float(worst)!r} away from 1")
     if gamma is None:
         g = min(margins)
         if g <= 0:

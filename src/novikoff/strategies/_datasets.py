@@ -16,13 +16,12 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from ._certify import CertifiedDataset
+from ._certify import CertifiedDataset, certify, exact_margins
 
 __all__ = ["planted_datasets", "orthonormal_datasets", "separable_datasets",
            "nonseparable_datasets", "DATASET_KINDS"]
 
 _BITS = 15            # raw entries are int16: [-2^15, 2^15)
-_UNIT_BITS = 20       # resolution of rows quantised into the unit ball
 _SCALE_BITS = 4       # scaled rows: integer factors 1..2^4
 
 DATASET_KINDS = ("planted", "near_degenerate", "duplicates", "scaled", "high_dimension",
@@ -66,16 +65,19 @@ def _separator(draw, d) -> tuple[np.ndarray, int]:
     return w, j
 
 
-def _labels_and_repair(Z, w, j, G, keep=None):
+def _labels_and_repair(Z, w, j, G, keep=None, tight=0):
     """Label rows by the side of w they fall on, and move rows of margin < G onto margin >= G.
 
     A row is moved along axis j by ceil(deficit / |w_j|): an integer, so it stays on the grid.
-    Rows with keep[i] True are left where they are (noise for non-separable data).
+    The first ``tight`` rows are moved onto the margin's edge, G <= y<w, x> < G + |w_j|, so the
+    planted margin is the data's margin.  Rows with keep[i] True are left where they are (noise
+    for non-separable data).
     """
     m = Z @ w
     y = np.where(m < 0, -1, 1).astype(np.int64)
     deficit = G - y * m
     need = deficit > 0
+    need[:tight] = True
     if keep is not None:
         need &= ~keep
     if need.any():
@@ -85,33 +87,7 @@ def _labels_and_repair(Z, w, j, G, keep=None):
     return y
 
 
-def _unit_ball(Z: np.ndarray) -> np.ndarray:
-    """Quantise each row onto the grid 2^-_UNIT_BITS inside the closed unit ball, exactly."""
-    norms = np.sqrt(np.einsum("ij,ij->i", Z.astype(np.float64), Z.astype(np.float64)))
-    norms[norms == 0] = 1.0
-    U = np.trunc(Z / norms[:, None] * (2.0 ** _UNIT_BITS * (1 - 2.0 ** -40))).astype(np.int64)
-    sq = np.einsum("ij,ij->i", U, U)
-    # Truncation towards zero with a slack factor keeps ||u|| <= 1; re-check exactly anyway.
-    bad = sq > 4 ** _UNIT_BITS
-    while bad.any():
-        k = np.argmax(np.abs(U[bad]), axis=1)
-        rows = np.nonzero(bad)[0]
-        U[rows, k] -= np.sign(U[rows, k])
-        sq = np.einsum("ij,ij->i", U, U)
-        bad = sq > 4 ** _UNIT_BITS
-    return U
-
-
-def _unit_separator(w: np.ndarray) -> tuple[np.ndarray, int]:
-    """Exponent s with ||w * 2^-s|| <= 1, so that w* lies in the unit ball exactly."""
-    n2 = int(np.dot(w, w))
-    s = max(0, math.isqrt(n2 - 1).bit_length()) if n2 > 1 else 0
-    while n2 > 4 ** s:
-        s += 1
-    return w, s
-
-
-def _build(Xi, ex, y, wi, ew, *, kind, gamma_int=None, unit_rows=False) -> CertifiedDataset:
+def _build(Xi, ex, y, wi, ew, *, kind, gamma_int=None) -> CertifiedDataset:
     """Certify grid data exactly: integer margins and squared norms, then the fractions."""
     m = y * (Xi @ wi)                     # exact: entries < 2^21, d small enough for int64
     sq = np.einsum("ij,ij->i", Xi, Xi)
@@ -125,12 +101,11 @@ def _build(Xi, ex, y, wi, ew, *, kind, gamma_int=None, unit_rows=False) -> Certi
         g = int(np.min(m))
         if g <= 0:  # cannot happen by construction; the check is the certificate
             raise AssertionError(f"construction bug: min margin {g} <= 0 ({kind})")
-        return CertifiedDataset(X, yf, w_star, g * unit, R2, wn2, kind=kind, unit_rows=unit_rows)
+        return CertifiedDataset(X, yf, w_star, g * unit, R2, wn2, kind=kind)
     dev = np.maximum(0, gamma_int - m)
     devs = tuple(int(v) * unit for v in dev)
     return CertifiedDataset(X, yf, w_star, gamma_int * unit, R2, wn2, kind=kind,
-                            separable=bool(np.min(m) > 0), deviations_exact=devs,
-                            unit_rows=unit_rows)
+                            separable=bool(np.min(m) > 0), deviations_exact=devs)
 
 
 @st.composite
@@ -156,7 +131,8 @@ def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
         frac = draw(st.floats(0.0, noise))
         u = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
         keep = u < int(round(frac * 256))
-    y = _labels_and_repair(Z, w, j, G, keep)
+    tight = draw(st.integers(1, n)) if noise == 0 else 0
+    y = _labels_and_repair(Z, w, j, G, keep, tight)
     if keep is not None:
         # Zero rows are bad input, not noise: give a zero noise row a unit step along axis j.
         zero = keep & ~Z.any(axis=1)
@@ -168,26 +144,31 @@ def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
         f = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
         Z = Z * (1 + f.astype(np.int64) % (2 ** _SCALE_BITS))[:, None]
         ex = -_BITS - _SCALE_BITS
-    wi, ew = w, -_BITS
     if unit_rows:
-        Z = _unit_ball(Z)
-        ex = -_UNIT_BITS
-        wi, s = _unit_separator(w)
-        ew = -s
-        if noise <= 0:
-            m = y * (Z @ wi)
-            if (m <= 0).any():
-                # Quantisation moved a near-degenerate row across w*: use w*'s direction.
-                Z[m <= 0] = _unit_ball(wi[None, :])[0] * y[m <= 0][:, None]
+        return _unit_dataset(Z, y, w, G, d, noise > 0, kind)
     gamma_int = None
     if noise > 0:
         # The margin parameter, in the units of the final grid.
-        if unit_rows:
-            # rho * ||w*|| for rows in the unit ball, in units of 2^(ex + ew).
-            gamma_int = max(1, int(G * 2.0 ** (_UNIT_BITS - _BITS) / math.sqrt(d)))
-        else:
-            gamma_int = G * (2 ** _SCALE_BITS if scaled_rows else 1)
-    return _build(Z, ex, y, wi, ew, kind=kind, gamma_int=gamma_int, unit_rows=unit_rows)
+        gamma_int = G * (2 ** _SCALE_BITS if scaled_rows else 1)
+    return _build(Z, ex, y, w, -_BITS, kind=kind, gamma_int=gamma_int)
+
+
+def _unit_dataset(Z, y, w, G, d, noisy, kind):
+    """Rows and w* normalised in floats (unit up to one rounding), then certified exactly."""
+    Zf = Z.astype(np.float64)
+    X = Zf / np.sqrt(np.einsum("ij,ij->i", Zf, Zf))[:, None]
+    wf = w.astype(np.float64)
+    w_star = wf / math.sqrt(float(wf @ wf))
+    yf = y.astype(np.float64)
+    if not noisy:
+        m = exact_margins(X, yf, w_star)
+        bad = [i for i, v in enumerate(m) if v <= 0]
+        if bad:
+            # Rounding moved a near-degenerate row across w*: put it on w*'s side.
+            X[bad] = yf[bad][:, None] * w_star[None, :]
+        return certify(X, yf, w_star, kind=kind, unit_rows=True)
+    gamma = G / (math.sqrt(float(wf @ wf)) * 2 ** _BITS * math.sqrt(d))
+    return certify(X, yf, w_star, gamma=gamma, kind=kind, unit_rows=True)
 
 
 def planted_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1, max_dim: int = 8,
@@ -197,7 +178,8 @@ def planted_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1, max_d
     """Separable data with a planted separator w* and relative margin in [min_margin, max_margin].
 
     ``duplicate_rows`` draws rows from a small pool; ``scaled_rows`` multiplies rows by integer
-    factors 1..16 (non-unit norms); ``unit_rows`` puts rows and w* in the closed unit ball.
+    factors 1..16 (non-unit norms); ``unit_rows`` normalises rows and w* in floats (norm 1 up to
+    one rounding; the certificate is exact for the rounded data).
     """
     _check_range("min_n", min_n, "max_n", max_n)
     _check_range("min_dim", min_dim, "max_dim", max_dim)

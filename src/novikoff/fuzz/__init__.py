@@ -1,0 +1,1 @@
+"""Fuzzing: the catalogue of buggy perceptrons and the driver behind `novikoff fuzz`."""
