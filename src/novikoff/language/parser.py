@@ -208,10 +208,17 @@ def _relation(ts: _Tokens, text: str = "") -> A.Rel:
     lhs = _expr(ts)
     t = ts.peek()
     if t is None or t.kind != "OP" or t.value not in RELATION_TOKENS:
-        ts.error("expected a relation (=, <=, >=, <, >, !=)", t)
+        _expected_relation(ts, t)
     ts.next()
     rhs = _expr(ts)
     return A.Rel(t.value, lhs, rhs, pos, text)
+
+
+def _expected_relation(ts: _Tokens, t: Token | None):
+    hint = ""
+    if t is not None and (t.kind in ("NAME", "NUMBER") or t.value in ("(", "||", "⟨", "√")):
+        hint = " (write '*' for a product: there is no implicit multiplication)"
+    ts.error(f"expected a relation (=, <=, >=, <, >, !=){hint}", t)
 
 
 def parse_expression(text: str, path: str = "<string>"):
@@ -282,7 +289,10 @@ class _Parser:
         while ts.at("."):
             module += "."
             ts.next()
-        module += ts.name("a module name").value
+        t = ts.next()
+        if t.kind != "NAME":
+            ts.error("expected a module name", t)
+        module += t.value
         ts.expect("import", "'import'")
         names = [ts.name("a lemma name")]
         while ts.at(","):
@@ -562,7 +572,7 @@ class _Parser:
     def parse_step(self, ts: _Tokens, ln: Line, first_line: bool) -> A.Step:
         t = ts.peek()
         if t is None or t.kind != "OP" or t.value not in RELATION_TOKENS:
-            ts.error("expected a relation (=, <=, >=, <, >, !=)", t)
+            _expected_relation(ts, t)
         ts.next()
         pos = A.Pos(t.line, t.col)
         rhs = _expr(ts)
