@@ -337,3 +337,27 @@ def test_given_hypotheses_are_discharged(tmp_path):
     assert lemma_of(report, "t").status == "verified"
     bad = steps_of(report, "without")[0]
     assert "division by" in bad.reason
+
+
+def test_division_by_a_square_root(tmp_path):
+    setting = "setting s:\n  real a > 0, b > 0\n"
+    report = check_text(tmp_path, """
+        lemma half: a/sqrt(b) >= 0
+        proof:
+          a/sqrt(b) >= 0
+        """, setting=setting)
+    assert lemma_of(report, "half").status == "verified"
+
+
+def test_counterexample_respects_equal_indices(tmp_path):
+    setting = "setting s:\n  sequence w\n  nat j, k\n"
+    report = check_text(tmp_path, """
+        lemma alias: ||w[j]||^2 <= ||w[k]||^2
+        proof:
+          ||w[j]||^2 <= ||w[k]||^2      xfail
+        """, setting=setting)
+    step = steps_of(report, "alias")[0]
+    assert step.status == "expected_failure"
+    v = _values(step.counterexample)
+    # Equal indices would name one vector: a real counterexample has j != k.
+    assert v["j"] != v["k"]

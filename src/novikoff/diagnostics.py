@@ -133,6 +133,7 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
         name = atom_name(nat)
         if name in tr.atoms:
             constraints.append(z3.IsInt(tr.atoms[name][1]))
+    constraints += _same_index_same_value(tr, atoms)
     if gram and atoms:
         max_order = len(atoms) if len(atoms) <= 4 else 2
         for minor in _principal_minors(matrix, len(atoms), max_order):
@@ -144,6 +145,49 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     if answer == z3.sat:
         return "sat", (solver.model(), tr), atoms
     return ("unsat" if answer == z3.unsat else "unknown"), None, atoms
+
+
+def _sequence_elements(tr: Translator, vector_atoms) -> list:
+    scalar = [a for a, _ in tr.atoms.values() if isinstance(a, sp.core.function.AppliedUndef)]
+    vector = [a for a in vector_atoms if isinstance(a, sp.core.function.AppliedUndef)]
+    return scalar + vector
+
+
+def _same_index_same_value(tr: Translator, vector_atoms) -> list:
+    """w[j] and w[k] are one vector (TD[j] and TD[k] one number) when j = k."""
+    out = []
+    elements = _sequence_elements(tr, vector_atoms)
+    for a, b in itertools.combinations(elements, 2):
+        if a.func != b.func:
+            continue
+        same = tr.term(a.args[0]) == tr.term(b.args[0])
+        if a in vector_atoms:
+            rows = [tr.term(Inner(a, c)) == tr.term(Inner(b, c)) for c in vector_atoms]
+            out.append(z3.Implies(same, z3.And(rows + [tr.term(Inner(a, a)) ==
+                                                       tr.term(Inner(a, b))])))
+        else:
+            out.append(z3.Implies(same, tr.term(a) == tr.term(b)))
+    return out
+
+
+def _consistent_indices(subs: dict, vector_atoms) -> bool:
+    """Re-check exactly that equal indices carry equal values."""
+    index_of = {}
+    for atom in list(subs) + list(vector_atoms):
+        if isinstance(atom, sp.core.function.AppliedUndef):
+            index_of[atom] = atom.args[0].xreplace(subs)
+    groups: dict = {}
+    for atom, index in index_of.items():
+        groups.setdefault((atom.func, index), []).append(atom)
+    for members in groups.values():
+        for a, b in itertools.combinations(members, 2):
+            if a in subs and b in subs and subs[a] != subs[b]:
+                return False
+            for c in vector_atoms:
+                va, vb = subs.get(Inner(a, c)), subs.get(Inner(b, c))
+                if va is not None and vb is not None and va != vb:
+                    return False
+    return True
 
 
 def _values(model: z3.ModelRef, tr: Translator):
@@ -192,7 +236,7 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
         return Explanation(note="the solver's counterexample has no exact rational form")
     ok = all(_truth(h, subs) is True for h in hypotheses) and _truth(goal, subs) is False
     psd = _gram_psd(atoms, subs)
-    if not ok or psd is not True:
+    if not ok or psd is not True or not _consistent_indices(subs, atoms):
         return Explanation(note="the solver found a counterexample, but it did not survive "
                                 "the exact re-check")
     return Explanation(counterexample=shown, realizable=True)

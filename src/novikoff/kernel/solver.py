@@ -118,13 +118,13 @@ class Translator:
             b = self.inverse(base) if n < 0 else self.term(base)
             return z3.Product([b] * abs(n)) if abs(n) > 1 else b
         if exp.is_Rational and exp.q == 2:
+            if exp < 0:
+                return self.inverse(base ** (-exp))  # b^(-p/2) = 1 / sqrt(b)^p
             root = self.sqrt(base, gram=False)
             return self.power_of(root, int(exp.p))
         raise TranslationError(f"unsupported exponent {exp} in {base}**{exp}")
 
     def power_of(self, b: z3.ArithRef, n: int) -> z3.ArithRef:
-        if n < 0:
-            raise TranslationError("negative powers of square roots: write 1/sqrt(...)")
         return z3.Product([b] * n) if n > 1 else b
 
     def formula(self, f) -> z3.BoolRef:
