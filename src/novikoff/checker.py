@@ -9,6 +9,7 @@ the hypotheses of everything built on it, which is what keeps the lemma unverifi
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class StepReport:
     counterexample: dict | None = None
     missing: list = field(default_factory=list)
     xfail: bool = False
+    seconds: float = 0.0  # time spent on this check, diagnostics included
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "column": self.column,
@@ -379,6 +381,7 @@ class _LemmaCheck:
 
     def _step(self, goal: K.Relation, cites: list, xfail: bool, pos: A.Pos, text: str,
               facts: dict, extra=(), vectors=()):
+        started = time.perf_counter()
         premises, instances, cited = self._resolve(cites, facts, vectors)
         premises = list(extra) + premises
         decision = K.decide(self.sig, premises, goal, facts=instances,
@@ -389,6 +392,7 @@ class _LemmaCheck:
                              xfail=True)
             else:
                 self._record(pos, text, "verified", "")
+            self.report.steps[-1].seconds = time.perf_counter() - started
             return decision.theorem
         base = f"does not follow from {_cited(cited, bool(extra))}"
         if decision.kind == "domain":
@@ -404,6 +408,7 @@ class _LemmaCheck:
         if xfail and status == "failed":
             status = "expected_failure"
         self._record(pos, text, status, reason, cex, missing, xfail=xfail)
+        self.report.steps[-1].seconds = time.perf_counter() - started
         cause = "expected" if status == "expected_failure" else "failed"
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")

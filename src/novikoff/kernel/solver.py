@@ -160,13 +160,27 @@ def entails(hypotheses, goal, timeout_ms: int) -> Verdict:
         negated = [z3.Not(tr.formula(goal))] if goal is not None else []
     except TranslationError as exc:
         return Verdict("unknown", reason=str(exc))
-    solver = z3.SolverFor("QF_NRA", ctx=tr.ctx)
-    solver.set("timeout", int(timeout_ms))
-    solver.add(*tr.definitions, *hyps, *negated)
-    answer = solver.check()
-    if answer == z3.unsat:
-        return Verdict("valid", translator=tr)
-    if answer == z3.sat:
-        return Verdict("invalid", model=solver.model(), translator=tr)
+    constraints = [*tr.definitions, *hyps, *negated]
+    # nlsat alone is complete for these problems and about twice as fast as the combined
+    # solver; the combined solver is the fallback when the tactic gives up.
+    for make in (_nlsat_solver, _combined_solver):
+        solver = make(tr.ctx)
+        solver.set("timeout", int(timeout_ms))
+        solver.add(*constraints)
+        answer = solver.check()
+        if answer == z3.unsat:
+            return Verdict("valid", translator=tr)
+        if answer == z3.sat:
+            return Verdict("invalid", model=solver.model(), translator=tr)
+        if "timeout" in solver.reason_unknown() or "canceled" in solver.reason_unknown():
+            break
     return Verdict("unknown", translator=tr,
                    reason=f"the solver could not decide ({solver.reason_unknown()})")
+
+
+def _nlsat_solver(ctx: z3.Context) -> z3.Solver:
+    return z3.Then(z3.Tactic("simplify", ctx), z3.Tactic("qfnra-nlsat", ctx), ctx=ctx).solver()
+
+
+def _combined_solver(ctx: z3.Context) -> z3.Solver:
+    return z3.SolverFor("QF_NRA", ctx=ctx)
