@@ -171,6 +171,7 @@ setting s:
         """, setting=setting)
     step = _single_failure(report)
     assert step.reason.startswith("vacuous")
+    assert "(big, small)" in step.reason
 
 
 def test_chain_that_does_not_reach_the_statement(tmp_path):
@@ -361,3 +362,32 @@ def test_counterexample_respects_equal_indices(tmp_path):
     v = _values(step.counterexample)
     # Equal indices would name one vector: a real counterexample has j != k.
     assert v["j"] != v["k"]
+
+
+def test_unicode_and_ascii_notation_agree(tmp_path):
+    ascii_text = """
+        lemma t: <w_star, w[k]> + y*<w_star, x> >= k*gamma + gamma
+        given hyp: <w_star, w[k]> >= k*gamma
+        proof:
+          <w_star, w[k]> + y*<w_star, x> >= k*gamma + gamma   by hyp, margin
+        """
+    unicode_text = """
+        lemma t: ⟨w⋆, w[k]⟩ + y·⟨w⋆, x⟩ ≥ k·γ + γ
+        given hyp: ⟨w⋆, w[k]⟩ ≥ k·γ
+        proof:
+          ⟨w⋆, w[k]⟩ + y·⟨w⋆, x⟩ ≥ k·γ + γ   by hyp, margin
+        """
+    a = check_text(tmp_path, ascii_text, name="a.proof")
+    u = check_text(tmp_path, unicode_text, name="u.proof")
+    assert lemma_of(a, "t").formula == lemma_of(u, "t").formula
+    assert lemma_of(u, "t").status == "verified"
+    sq = check_text(tmp_path, """
+        lemma t: ‖x‖² ≤ R²
+        proof:
+          ‖x‖² ≤ R^2   by radius
+        lemma r: √(‖x‖²) ≤ R
+        proof:
+          √(‖x‖²) = ‖x‖
+                  ≤ R    by radius
+        """, name="s.proof")
+    assert [l.status for l in sq.lemmas] == ["verified", "verified"]

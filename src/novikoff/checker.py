@@ -397,7 +397,7 @@ class _LemmaCheck:
         base = f"does not follow from {_cited(cited, bool(extra))}"
         if decision.kind == "domain":
             base = _domain_reason(decision.obligation)
-        reason, cex = self._explain(decision, base)
+        reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
         if decision.kind != "vacuous" and decision.status == "failed":
             missing = self._missing(decision.obligation, premises, instances, cited, facts,
@@ -413,9 +413,11 @@ class _LemmaCheck:
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")
 
-    def _explain(self, decision: K.Decision, base: str):
+    def _explain(self, decision: K.Decision, base: str, cited=()):
         if decision.kind == "vacuous":
-            return f"vacuous: {decision.reason}", None
+            core = self._contradiction(cited)
+            names = f" ({', '.join(core)})" if core else ""
+            return f"vacuous: {decision.reason}{names}", None
         if decision.status == "unknown":
             return f"could not verify: {decision.reason or 'the solver gave up'}", None
         goal = decision.obligation
@@ -425,6 +427,24 @@ class _LemmaCheck:
         if explanation.note:
             reason += f" ({explanation.note})"
         return reason, explanation.counterexample
+
+    def _contradiction(self, cites) -> list:
+        """A minimal set of cited facts that contradict each other (with the declarations)."""
+        facts = {c.name: self.scope.assumptions.get(c.name) for c in cites}
+        facts = {n: f for n, f in facts.items() if f is not None}
+
+        def contradictory(names) -> bool:
+            hyps = list(self.sig.declarations) + [facts[n] for n in names]
+            return K.entails(hyps, None, DIAGNOSTIC_TIMEOUT_MS).answer == "valid"
+
+        needed = list(facts)
+        if not needed or not contradictory(needed):
+            return []
+        for name in list(needed):
+            trial = [n for n in needed if n != name]
+            if contradictory(trial):
+                needed = trial
+        return needed
 
     def _missing(self, goal, premises, instances, cited, facts, vectors) -> list:
         """Named facts in scope that would make the step hold (a minimal set)."""
