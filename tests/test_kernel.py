@@ -135,3 +135,15 @@ def test_decide_agrees_with_arithmetic_on_constants(p, q):
     goal = K.Relation("<=", value, sp.Integer(1))
     d = K.decide(SIG, [], goal)
     assert (d.status == "verified") == (value <= 1)
+
+
+def test_a_norm_is_always_the_root_of_a_gram_form():
+    with pytest.raises(TypeError):
+        K.Norm(sp.Integer(-1))
+    with pytest.raises(TypeError):
+        K.Norm(sp.Tuple(sp.Tuple(gamma - 2, 1)))
+    n = K.norm(X - WS)
+    assert K.same_term(n.gram(), K.ip(X, X) - 2 * K.ip(X, WS) + K.ip(WS, WS))
+    assert n ** 2 == n.gram()
+    # Substituting an index keeps it a norm of a vector.
+    assert K.norm(W).subs(k, k + 1) == K.norm(K.Vec.atom(w(k + 1)))

@@ -603,9 +603,18 @@ def _show_expr(expr) -> str:
         if not isinstance(a, K.Inner):
             mapping.setdefault(a, sp.Symbol(atom_name(a)))
     for n in expr.atoms(K.Norm):
-        mapping[n] = sp.Symbol(f"sqrt({_show_expr(n.args[0])})")
+        mapping[n] = sp.Symbol(f"||{_show_vec(n.vector())}||")
     text = str(expr.xreplace(mapping)) if mapping else str(expr)
     return text.replace("**", "^")
+
+
+def _show_vec(v) -> str:
+    parts = []
+    for atom, coeff in v.terms:
+        name = atom_name(atom)
+        parts.append(name if coeff == 1 else f"-{name}" if coeff == -1
+                     else f"({_show_expr(coeff)})*{name}")
+    return " + ".join(parts).replace("+ -", "- ") or "0"
 
 
 def _show(formula) -> str:

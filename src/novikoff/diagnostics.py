@@ -14,7 +14,8 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .kernel import Disjunction, Implication, Inner, Relation, VectorEq, decide
+from .kernel import Disjunction, Implication, Inner, Relation, VectorEq
+from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
 
 __all__ = ["Explanation", "explain_failure", "holds_exactly"]
@@ -43,7 +44,8 @@ def _fraction(value: z3.ExprRef) -> Fraction | None:
 def _truth(formula, subs: dict) -> bool | None:
     """Evaluate a formula exactly at rational values; None when SymPy cannot decide."""
     if isinstance(formula, Relation):
-        diff = sp.expand(formula.lhs.xreplace(subs) - formula.rhs.xreplace(subs))
+        diff = expand_norms(formula.lhs - formula.rhs)
+        diff = sp.expand(diff.xreplace(subs))
         if diff.free_symbols or diff.atoms(sp.core.function.AppliedUndef) or diff.has(sp.zoo,
                                                                                    sp.nan):
             return None
@@ -79,7 +81,7 @@ def _vector_atoms(formulas) -> list:
     atoms = set()
     for f in formulas:
         for side in _sides(f):
-            for inner in side.atoms(Inner):
+            for inner in expand_norms(side).atoms(Inner):
                 atoms.update(inner.args)
     return sorted(atoms, key=sp.default_sort_key)
 

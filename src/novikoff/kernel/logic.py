@@ -126,11 +126,14 @@ def _replace_inner(expr: sp.Expr, defs: dict) -> sp.Expr:
     def inner(u, v):
         return ip(lin(u), lin(v))
 
-    def norm_(q):
-        return Norm(sp.expand(_replace_inner(q, defs)))
+    def norm_(n):
+        v = Vec.zero()
+        for a, c in n.vector().terms:
+            v = v + lin(a).scale(c)
+        return norm(v)
 
     out = expr.replace(lambda e: isinstance(e, Inner), lambda e: inner(*e.args))
-    return out.replace(lambda e: isinstance(e, Norm), lambda e: norm_(e.args[0]))
+    return out.replace(lambda e: isinstance(e, Norm), norm_)
 
 
 def rewrite_vectors(formula, defs: dict):

@@ -90,7 +90,7 @@ class Translator:
         if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef)):
             return self._var(e)
         if isinstance(e, Norm):
-            return self.sqrt(e.args[0], gram=True)
+            return self.sqrt(e.gram(), gram=True)
         if e.is_Add:
             return z3.Sum([self.term(a) for a in e.args])
         if e.is_Mul:

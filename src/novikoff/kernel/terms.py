@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 
 import sympy as sp
 
-__all__ = ["Inner", "Norm", "Vec", "ip", "norm", "is_vector_atom", "label_reduce", "normal_form",
+__all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
            "same_term", "inner_atoms", "norm_terms"]
 
 
@@ -32,24 +32,43 @@ class Inner(sp.Function):
 
 
 class Norm(sp.Function):
-    """sqrt(q) for the expanded Gram form q = <v, v> of a vector v (so q >= 0 for real vectors)."""
+    """||v|| for a vector v, carried as its terms: Norm(Tuple((atom, coeff), ...)).
+
+    The kernel computes the Gram form <v, v> from the vector itself, so a Norm always stands for
+    sqrt of a non-negative quantity: nothing outside the kernel can make Norm mean sqrt(-1).
+    """
 
     is_real = True
     is_nonnegative = True
     nargs = 1
 
     @classmethod
-    def eval(cls, q):
+    def eval(cls, terms):
+        if not isinstance(terms, sp.Tuple):
+            raise TypeError(f"Norm takes a vector's terms, not {terms!r}")
+        vec = Vec.from_tuple(terms)
+        canonical = vec.as_tuple()
+        if canonical != terms:
+            return cls(canonical)
+        q = ip(vec, vec)
         if q == 0:
             return sp.Integer(0)
         if q.is_number and q.is_nonnegative:
             return sp.sqrt(q)
         return None
 
+    def vector(self) -> "Vec":
+        return Vec.from_tuple(self.args[0])
+
+    def gram(self) -> sp.Expr:
+        """<v, v>, expanded into Inner atoms."""
+        v = self.vector()
+        return ip(v, v)
+
     def _eval_power(self, exponent):
         # ||v||^(2m) = <v, v>^m exactly: the reason norms are atoms of their own.
         if exponent.is_Integer and exponent % 2 == 0:
-            return self.args[0] ** (exponent // 2)
+            return self.gram() ** (exponent // 2)
         return None
 
 
@@ -102,6 +121,19 @@ class Vec:
     def atoms(self) -> tuple:
         return tuple(a for a, _ in self.terms)
 
+    def as_tuple(self) -> sp.Tuple:
+        return sp.Tuple(*(sp.Tuple(a, c) for a, c in self.terms))
+
+    @staticmethod
+    def from_tuple(terms: sp.Tuple) -> "Vec":
+        coeffs: dict = {}
+        for pair in terms:
+            a, c = pair
+            if not is_vector_atom(a):
+                raise TypeError(f"not a vector atom: {a!r}")
+            coeffs[a] = coeffs.get(a, 0) + c
+        return Vec._from_dict(coeffs)
+
     def is_zero(self) -> bool:
         return not self.terms
 
@@ -129,8 +161,13 @@ def ip(u: Vec, v: Vec) -> sp.Expr:
 
 
 def norm(v: Vec) -> sp.Expr:
-    """||v|| as Norm(<v, v>)."""
-    return Norm(ip(v, v))
+    """||v||."""
+    return Norm(v.as_tuple())
+
+
+def expand_norms(expr: sp.Expr) -> sp.Expr:
+    """Replace every Norm by sqrt of its Gram form (for numeric evaluation)."""
+    return expr.replace(lambda e: isinstance(e, Norm), lambda e: sp.sqrt(e.gram()))
 
 
 def label_reduce(expr: sp.Expr, labels: Iterable[sp.Symbol]) -> sp.Expr:
