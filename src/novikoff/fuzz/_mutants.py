@@ -156,7 +156,7 @@ def _aliased(X, y, *, gamma=None):
 
     def step(i):
         if y[i] * (w @ X[i]) <= 0:
-            w += y[i] * X[i]
+            np.add(w, y[i] * X[i], out=w)
         return w  # no copy: every row of the trace is the same array
 
     return step

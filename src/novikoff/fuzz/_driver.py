@@ -1,0 +1,341 @@
+"""The fuzz driver: properties over generated runs, the mutant hunt, tightness and throughput.
+
+Every invariant is a lemma statement from ``proofs/``, checked by ``novikoff.runtime``'s audit
+on a weight trace: the driver never states an inequality of its own.  A mutant is *killed* when
+the audit reports a lemma violation on some generated run; the number of Hypothesis examples
+it took is reported, the (shrunk) failing run is saved as an npz, and Hypothesis's example
+database (keyed per mutant) replays it first next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, seed, settings, strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from .. import strategies as ns
+from . import _audit
+from ._cases import Case, save_case
+from ._mutants import CORRECT, MUTANTS, Mutant
+from ._profiles import PROFILES
+
+__all__ = ["MutantResult", "EngineResult", "FuzzReport", "run_fuzz", "hunt_mutant",
+           "check_engine", "measure_tightness", "datasets_for", "DEFAULT_DIR"]
+
+DEFAULT_DIR = os.path.join(".novikoff", "fuzz")
+
+
+@dataclass
+class MutantResult:
+    name: str
+    description: str
+    killed: bool
+    equivalent: bool
+    lemma: str | None = None
+    examples: int | None = None
+    visit: int | None = None
+    reason: str | None = None
+    case: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "killed": self.killed, "equivalent": self.equivalent,
+                "lemma": self.lemma, "examples": self.examples, "visit": self.visit,
+                "reason": self.reason, "case": self.case, "description": self.description}
+
+
+@dataclass
+class EngineResult:
+    variant: str
+    runs: int
+    violations: list = field(default_factory=list)  # [(lemma, message)]
+    case: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict:
+        return {"variant": self.variant, "runs": self.runs, "ok": self.ok,
+                "violations": [{"lemma": lem, "message": msg} for lem, msg in self.violations],
+                "case": self.case}
+
+
+@dataclass
+class FuzzReport:
+    profile: str
+    mutants: list
+    engines: list
+    runs_per_second: float
+    tightness: dict
+
+    @property
+    def best_tightness(self) -> float:
+        return max(self.tightness.get(k, 0.0) for k in ("orthonormal", "adaptive", "random"))
+
+    @property
+    def ok(self) -> bool:
+        return all(e.ok for e in self.engines) and all(
+            m.killed or m.equivalent for m in self.mutants)
+
+    def as_dict(self) -> dict:
+        return {"profile": self.profile, "ok": self.ok,
+                "mutants": [m.as_dict() for m in self.mutants],
+                "engines": [e.as_dict() for e in self.engines],
+                "runs_per_second": self.runs_per_second,
+                "best_tightness": self.best_tightness, "tightness": self.tightness}
+
+
+# --------------------------------------------------------------------------- what is fuzzed
+
+def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
+    """The dataset strategy a family of runs is fuzzed with."""
+    if family == "separable":
+        return ns.separable_datasets(max_n=max_n, max_dim=max_dim)
+    if family == "unit":
+        return st.one_of(ns.separable_datasets(max_n=max_n, max_dim=max_dim, unit_rows=True,
+                                               kinds=("planted", "near_degenerate",
+                                                      "duplicates", "high_dimension",
+                                                      "orthonormal")),
+                         ns.planted_datasets(max_n=max_n, min_dim=2, max_dim=max_dim,
+                                             min_margin=0.05, max_margin=0.5,
+                                             unit_rows=True))
+    if family == "fine":
+        # Entries that float32 cannot represent (the orthonormal construction at scale c).
+        return st.one_of(ns.orthonormal_datasets(max_m=max_n, scaled=True),
+                         ns.separable_datasets(max_n=max_n, max_dim=max_dim))
+    if family == "nonseparable":
+        return ns.nonseparable_datasets(max_n=max_n, max_dim=max_dim)
+    raise ValueError(f"family={family!r}")
+
+
+def _fires(variant):
+    return ns.margin_fires if variant == "margin" else ns.classic_fires
+
+
+@st.composite
+def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, max_dim=8):
+    """(dataset, order, W): a dataset, then either an ordering or an adaptive adversary."""
+    ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
+    gamma = float(ds.gamma_exact)
+    if draw(st.booleans()):
+        adv = draw(ns.adversaries())
+        order, W = ns.adversarial_run(ds, adv, learner=learner, fires=_fires(variant),
+                                      max_visits=min(20 * ds.n + 200, 2000))
+        if len(order) == 0:
+            order = np.arange(ds.n)
+            W = (producer or _trace)(learner, ds.X, ds.y, order, gamma=gamma)
+    else:
+        order = draw(ns.orderings(n=ds.n, max_epochs=4))
+        W = (producer or _trace)(learner, ds.X, ds.y, order, gamma=gamma)
+    return ds, order, W
+
+
+def _trace(learner, X, y, order, *, gamma=None):
+    from ._mutants import trace
+    return trace(learner, X, y, order, gamma=gamma)
+
+
+# --------------------------------------------------------------------------- hunting
+
+class _Killed(Exception):
+    pass
+
+
+def _key(name: str) -> bytes:
+    return b"novikoff.fuzz:" + name.encode()
+
+
+def _settings_for(profile: str, directory: str | None):
+    base = PROFILES[profile]
+    db = DirectoryBasedExampleDatabase(os.path.join(directory, "hypothesis")) \
+        if directory else None
+    # Derandomized profiles cannot use a database; a fixed seed is as reproducible.  The ci
+    # profile reports the first failing run as found (no shrinking), deep shrinks it.
+    if base.derandomize:
+        return settings(base, derandomize=False, database=db,
+                        phases=[p for p in base.phases if p.name != "shrink"])
+    return settings(base, database=db)
+
+
+def _seeded(test, profile: str, name: str):
+    if PROFILES[profile].derandomize:
+        return seed(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big"))(test)
+    return test
+
+
+def _search(strategy, check, *, profile, directory, name):
+    """Run ``check`` on generated cases until it returns a finding; (count, first, last)."""
+    count, first, last = [0], [], []
+
+    @_settings_for(profile, directory)
+    @given(strategy)
+    def test(case):
+        count[0] += 1
+        found = check(case)
+        if found is not None:
+            if not first:
+                first.append((count[0], case, found))
+            last[:] = [(case, found)]
+            raise _Killed(found)
+
+    test._hypothesis_internal_database_key = _key(name)
+    test = _seeded(test, profile, name)
+    try:
+        test()
+    except Exception:  # the finding (or Hypothesis's report of it): recorded above
+        if not first:
+            raise
+    return count[0], first, last
+
+
+def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
+                directory: str | None = DEFAULT_DIR, max_n: int = 50,
+                max_dim: int = 8) -> MutantResult:
+    """Fuzz one mutant until a lemma invariant fails; save the shrunk failing run."""
+    strategy = runs(mutant.data, mutant.variant, mutant.learner, mutant.producer,
+                    max_n=max_n, max_dim=max_dim)
+
+    def check(case):
+        ds, order, W = case
+        vs = _audit.lemma_violations(ds, order, W, mutant.variant, lemmas, td=mutant.td)
+        return vs[0] if vs else None
+
+    count, first, last = _search(strategy, check, profile=profile, directory=directory,
+                                 name=f"mutant:{mutant.name}")
+    equivalent = mutant.equivalent is not None
+    if not first:
+        return MutantResult(mutant.name, mutant.description, False, equivalent,
+                            examples=count, reason=mutant.equivalent)
+    n_first, _, v_first = first[0]
+    (ds, order, W), v_last = last[0]
+    path = None
+    if directory:
+        path = save_case(os.path.join(directory, "cases", f"{mutant.name}.npz"),
+                         Case(mutant.name, mutant.variant, np.asarray(ds.X), np.asarray(ds.y),
+                              np.asarray(ds.w_star), ds.gamma_exact, np.asarray(order),
+                              np.asarray(W), v_last.lemma, v_last.visit))
+    return MutantResult(mutant.name, mutant.description, True, False, lemma=v_first.lemma,
+                        examples=n_first, visit=v_first.visit,
+                        reason=("listed as equivalent but killed: " + mutant.equivalent)
+                        if equivalent else None, case=path)
+
+
+def check_engine(variant: str, lemmas, *, profile: str = "ci",
+                 directory: str | None = DEFAULT_DIR, max_n: int = 50,
+                 max_dim: int = 8) -> EngineResult:
+    """Every invariant holds on every generated run of a correct engine."""
+    family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
+    learner = _audit.engine_learner(variant) or CORRECT[variant]
+    strategy = runs(family, variant, learner, max_n=max_n, max_dim=max_dim)
+
+    def check(case):
+        ds, order, W = case
+        vs = _audit.lemma_violations(ds, order, W, variant, lemmas)
+        return vs[0] if vs else None
+
+    count, first, last = _search(strategy, check, profile=profile, directory=directory,
+                                 name=f"engine:{variant}")
+    if not first:
+        return EngineResult(variant, count)
+    (ds, order, W), v = last[0]
+    path = None
+    if directory:
+        path = save_case(os.path.join(directory, "cases", f"engine-{variant}.npz"),
+                         Case(f"engine-{variant}", variant, np.asarray(ds.X), np.asarray(ds.y),
+                              np.asarray(ds.w_star), ds.gamma_exact, np.asarray(order),
+                              np.asarray(W), v.lemma, v.visit))
+    return EngineResult(variant, count, [(v.lemma, v.message)], path)
+
+
+# --------------------------------------------------------------------------- tightness
+
+def measure_tightness(*, examples: int = 40, seed_: int = 0, max_n: int = 40,
+                      max_dim: int = 6) -> dict:
+    """Best updates/(R/gamma)^2: orthonormal; adaptive adversaries vs random orders on planted
+    data (the same datasets for both)."""
+    rng = np.random.default_rng(seed_)
+    out = {"orthonormal": 0.0, "adaptive": 0.0, "random": 0.0,
+           "adaptive_mean": 0.0, "random_mean": 0.0}
+    ortho, adaptive, rand = [], [], []
+
+    @settings(PROFILES["ci"], max_examples=examples, database=None)
+    @given(ns.orthonormal_datasets(max_m=max_n, scaled=True))
+    def on_orthonormal(ds):
+        order, _ = ns.adversarial_run(ds, ns.GreedyMarginAdversary())
+        ortho.append(ns.tightness(ds, len(order)))
+
+    @settings(PROFILES["ci"], max_examples=examples, database=None)
+    @given(ns.planted_datasets(min_n=10, max_n=max_n, min_dim=2, max_dim=max_dim,
+                               min_margin=0.01, max_margin=0.2))
+    def on_planted(ds):
+        adaptive.append(max(
+            ns.tightness(ds, len(ns.adversarial_run(ds, a)[0]))
+            for a in (ns.GreedyMarginAdversary(), ns.NormGrowthAdversary(),
+                      ns.FirstMistakeAdversary())))
+        best = 0.0
+        for _ in range(3):
+            order, W = ns.cyclic_run(ds, rng.permutation(ds.n))
+            prev = np.vstack([np.zeros((1, ds.d)), W[:-1]])
+            updates = int(np.sum(np.any(W != prev, axis=1)))
+            best = max(best, ns.tightness(ds, updates))
+        rand.append(best)
+
+    on_orthonormal()
+    on_planted()
+    out["orthonormal"] = max(ortho)
+    out["adaptive"], out["random"] = max(adaptive), max(rand)
+    out["adaptive_mean"], out["random_mean"] = float(np.mean(adaptive)), float(np.mean(rand))
+    return out
+
+
+# --------------------------------------------------------------------------- throughput
+
+def measure_throughput(lemmas, *, examples: int = 300, max_n: int = 50, max_dim: int = 8,
+                       variant: str = "classic") -> float:
+    """Runs per second of the full property (generate, run, check) on the correct engine."""
+    family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
+    learner = _audit.engine_learner(variant) or CORRECT[variant]
+    strategy = runs(family, variant, learner, max_n=max_n, max_dim=max_dim)
+    count = [0]
+
+    @settings(PROFILES["ci"], max_examples=examples, database=None)
+    @given(strategy)
+    def prop(case):
+        ds, order, W = case
+        count[0] += 1
+        assert not _audit.lemma_violations(ds, order, W, variant, lemmas)
+
+    t0 = time.perf_counter()
+    prop()
+    return count[0] / (time.perf_counter() - t0)
+
+
+# --------------------------------------------------------------------------- everything
+
+def run_fuzz(profile: str = "ci", *, lemmas=None, directory: str | None = DEFAULT_DIR,
+             mutants=MUTANTS, progress=None) -> FuzzReport:
+    """The properties on the correct engines, the mutant catalogue, tightness, throughput."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} must be one of {sorted(PROFILES)}")
+    if lemmas is None:
+        lemmas = _audit.bundled_lemmas()
+    say = progress or (lambda msg: None)
+    engines = []
+    for variant in ("classic", "margin", "hinge"):
+        say(f"engine {variant}")
+        engines.append(check_engine(variant, lemmas, profile=profile, directory=directory))
+    results = []
+    for m in mutants:
+        say(f"mutant {m.name}")
+        results.append(hunt_mutant(m, lemmas, profile=profile, directory=directory))
+    say("tightness")
+    tight = measure_tightness(examples=40 if profile == "ci" else 400)
+    say("throughput")
+    rps = measure_throughput(lemmas, examples=200 if profile == "ci" else 2000)
+    return FuzzReport(profile, results, engines, rps, tight)
