@@ -117,15 +117,6 @@ SEED_SLIPS = {
     },
 }
 
-# Expected failures that the checker rejects without showing a counterexample or a hint, because
-# the solver's model is irrational (docs/checker-issues.md, issue 3).  Not strict: they pass once
-# the checker keeps a rational counterexample.
-WITHOUT_WITNESS = {
-    ("seed_002_handwritten_pct.proof", "part3_as_written", "hence"),
-    ("seed_002_handwritten_pct.proof", "part3_square_only", "hence"),
-}
-
-
 @lru_cache(maxsize=None)
 def check(path: Path):
     """Run `novikoff check --json PATH`; return (exit code, document)."""
@@ -255,11 +246,7 @@ def _expected_failures():
     for path in SEED_FILES:
         for s in steps(path):
             if s["status"] == "expected_failure":
-                marks = ([pytest.mark.xfail(reason="docs/checker-issues.md, issue 3",
-                                            strict=False)]
-                         if (path.name, s["lemma"], s["text"].split()[0]) in WITHOUT_WITNESS
-                         else [])
-                yield pytest.param(path.name, s, id=f"{path.name}:{s['line']}", marks=marks)
+                yield pytest.param(path.name, s, id=f"{path.name}:{s['line']}")
 
 
 @pytest.mark.parametrize("name, step", list(_expected_failures()))

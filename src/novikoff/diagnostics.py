@@ -14,7 +14,7 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .kernel import Disjunction, Implication, Inner, Relation, VectorEq
+from .kernel import Disjunction, Implication, Inner, Relation, VectorEq, domain_obligations
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
 
@@ -125,6 +125,10 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     atoms: list = []
     try:
         constraints = [tr.formula(h) for h in hypotheses]
+        # A counterexample must give every hypothesis a meaning: no 1/0, no sqrt(-1).
+        for h in hypotheses:
+            for side in _sides(h):
+                constraints += [tr.formula(o) for o in domain_obligations(side)]
         if negated_goal is not None:
             constraints.append(z3.Not(tr.formula(negated_goal)))
         atoms = _vector_atoms(list(hypotheses) + ([negated_goal] if negated_goal else []))
@@ -145,8 +149,31 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     solver.add(*tr.definitions, *constraints)
     answer = solver.check()
     if answer == z3.sat:
-        return "sat", (solver.model(), tr), atoms
+        return "sat", (_rational_model(solver, tr), tr), atoms
     return ("unsat" if answer == z3.unsat else "unknown"), None, atoms
+
+
+def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
+    """Move atoms with irrational values (nlsat likes roots) to nearby rationals, if possible.
+
+    Square roots of the rationals stay exact: SymPy evaluates them in the re-check.
+    """
+    model = solver.model()
+    for name, (_, var) in sorted(tr.atoms.items()):
+        value = model.eval(var, model_completion=True)
+        if not z3.is_algebraic_value(value):
+            continue
+        approx = _fraction(value)
+        for denominator in (1, 2, 4, 10, 100, 10 ** 4, 10 ** 8):
+            candidate = approx.limit_denominator(denominator)
+            solver.push()
+            solver.add(var == z3.RealVal(f"{candidate.numerator}/{candidate.denominator}",
+                                         tr.ctx))
+            if solver.check() == z3.sat:
+                model = solver.model()
+                break
+            solver.pop()
+    return model
 
 
 def _sequence_elements(tr: Translator, vector_atoms) -> list:
