@@ -391,3 +391,24 @@ def test_unicode_and_ascii_notation_agree(tmp_path):
                   ≤ R    by radius
         """, name="s.proof")
     assert [l.status for l in sq.lemmas] == ["verified", "verified"]
+
+
+def test_setting_assumptions_must_be_meaningful_and_consistent(tmp_path):
+    setting = """\
+setting s:
+  real gamma > 0, R
+  assume inv: 1/(gamma - 1) > 0
+  assume root: sqrt(R) >= 0
+"""
+    report = check_text(tmp_path, "", setting=setting)
+    checks = report.lemmas[0].steps
+    assert report.lemmas[0].name == "setting s"
+    assert {s.line for s in checks} == {3, 4}
+    assert all(s.status == "failed" for s in checks)
+    contradictory = """\
+setting c:
+  real gamma > 0
+  assume neg: gamma < 0
+"""
+    report = check_text(tmp_path, "", setting=contradictory, name="c.proof")
+    assert "contradict" in report.lemmas[0].steps[0].reason

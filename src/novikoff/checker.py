@@ -164,6 +164,9 @@ class Checker:
                                        setting.pos.line, setting.pos.col,
                                        lines.get(setting.pos.line, ""))
             scopes[setting.name] = elaborate_setting(setting, display, lines)
+            checked = self._check_setting(scopes[setting.name], setting, display)
+            if checked.steps:
+                report.lemmas.append(checked)
         names = {}
         for lemma in tree.lemmas:
             if lemma.name in names or lemma.name in imported:
@@ -182,6 +185,37 @@ class Checker:
             outcome = _LemmaCheck(self, scope, lemma, done, later, display).run()
             report.lemmas.append(outcome)
             done[lemma.name] = outcome
+
+    def _check_setting(self, scope: Scope, node: A.Setting, display: str) -> LemmaReport:
+        """Assumptions must be meaningful (no 1/0, no sqrt(-1)) and consistent together.
+
+        Only problems are reported, as the checks of a pseudo-lemma named after the setting.
+        """
+        report = LemmaReport(f"setting {scope.name}", "setting", display, node.pos.line,
+                             f"setting {scope.name}", status="verified", scope=scope)
+        earlier = []
+        for name, formula in scope.assumptions.items():
+            pos = scope.assumption_pos[name]
+            sides = [formula.lhs, formula.rhs] if isinstance(formula, K.Relation) else []
+            for obligation in dict.fromkeys(o for e in sides for o in K.domain_obligations(e)):
+                d = K.decide(scope.signature, earlier, obligation, timeout_ms=self.timeout_ms)
+                if d.status != "verified":
+                    report.steps.append(StepReport(
+                        display, pos.line, pos.col, report.name, scope.lines.get(pos.line, ""),
+                        d.status, f"assumption {name}: {_domain_reason(obligation)} (given the "
+                                  f"declarations and the assumptions above it)"))
+            earlier.append(K.assume(formula))
+        hyps = list(scope.signature.declarations) + [f for f in scope.assumptions.values()
+                                                     if not isinstance(f, K.VectorEq)]
+        if K.entails(hyps, None, self.timeout_ms).answer == "valid":
+            report.steps.append(StepReport(
+                display, node.pos.line, node.pos.col, report.name, f"setting {scope.name}:",
+                "failed", "the assumptions contradict each other: every lemma of this setting "
+                          "would hold vacuously"))
+        if report.steps:
+            report.status = "failed"
+            report.reason = "its assumptions are not all meaningful and consistent"
+        return report
 
     def _import(self, imp: A.Import, path: Path, display: str, lines: dict) -> dict:
         dots = len(imp.module) - len(imp.module.lstrip("."))
