@@ -1,0 +1,96 @@
+"""The fuzz driver: correct engines pass, every non-equivalent mutant is killed, cases replay."""
+
+import json
+
+import numpy as np
+import pytest
+
+from novikoff.fuzz import (MUTANTS, bundled_lemmas, check_engine, data_gated, hunt_mutant,
+                           load_case, replay_case)
+from novikoff.fuzz._profiles import profile_from_env
+
+PROFILE = profile_from_env("ci")
+
+
+@pytest.fixture(scope="module")
+def lemmas():
+    return bundled_lemmas()
+
+
+def test_catalogue_has_at_least_twelve_real_mutants():
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS)
+    assert sum(m.equivalent is None for m in MUTANTS) >= 12
+
+
+@pytest.mark.parametrize("variant", ["classic", "margin", "hinge"])
+def test_invariants_hold_on_the_correct_engines(variant, lemmas, tmp_path):
+    result = check_engine(variant, lemmas, profile=PROFILE, directory=str(tmp_path))
+    assert result.ok, result.violations
+    assert result.runs > 0
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_each_mutant_is_killed_or_equivalent(mutant, lemmas, tmp_path):
+    result = hunt_mutant(mutant, lemmas, profile=PROFILE, directory=str(tmp_path))
+    if mutant.equivalent is not None:
+        assert not result.killed, f"{mutant.name} is listed as equivalent but was killed"
+        assert result.equivalent and result.reason
+        return
+    assert result.killed, f"{mutant.name} survived {result.examples} examples"
+    assert result.lemma and result.examples >= 1
+    # The case is saved losslessly and replays to a lemma violation.
+    case = load_case(result.case)
+    assert case.name == mutant.name and case.X.dtype == np.float64
+    assert replay_case(result.case, lemmas)
+
+
+@pytest.mark.parametrize("name", ["subtract_update", "learning_rate_2", "aliased_trace",
+                                  "previous_x"])
+def test_the_runtime_audit_agrees_on_saved_cases(name, lemmas, tmp_path):
+    from novikoff.runtime import audit
+    m = next(m for m in MUTANTS if m.name == name)
+    result = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    case = load_case(result.case)
+    rep = audit(case.X, case.y, case.order, case.W, w_star=case.w_star,
+                gamma=float(case.gamma), variant=case.variant,
+                lemmas=data_gated(lemmas, case.variant))
+    assert rep.lemma_violations > 0
+
+
+def test_saved_cases_are_lossless(lemmas, tmp_path):
+    m = next(m for m in MUTANTS if m.name == "float32_accumulation")
+    result = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    case = load_case(result.case)
+    with np.load(result.case) as z:
+        assert float.fromhex(str(z["gamma_hex"])) == float(case.gamma)
+        assert np.array_equal(z["X"], case.X) and np.array_equal(z["w"], case.W)
+
+
+def test_a_failure_found_once_is_replayed_first(lemmas, tmp_path):
+    # Use a mutant that needs several examples; the example database replays the failure.
+    m = next(m for m in MUTANTS if m.name == "update_always")
+    first = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    again = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    assert first.killed and again.killed
+    assert again.examples == 1 <= first.examples
+
+
+def test_fuzz_cli_json(tmp_path, capsys):
+    from novikoff.cli import main
+    code = main(["fuzz", "--json", "--mutant", "subtract_update", "--mutant",
+                 "strict_mistake_test", "--dir", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    names = {m["name"]: m for m in out["mutants"]}
+    assert names["subtract_update"]["killed"] and names["subtract_update"]["lemma"] == "progress"
+    assert names["strict_mistake_test"]["equivalent"] and not names["strict_mistake_test"]["killed"]
+    assert set(names["subtract_update"]) >= {"name", "killed", "equivalent", "lemma", "examples"}
+    assert out["runs_per_second"] > 0
+    assert out["tightness"]["orthonormal"] == 1.0
+    assert out["best_tightness"] == 1.0
+
+
+def test_fuzz_cli_unknown_mutant(capsys):
+    from novikoff.cli import main
+    assert main(["fuzz", "--mutant", "nope"]) == 2
+    assert "unknown mutant 'nope'" in capsys.readouterr().err
