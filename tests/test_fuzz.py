@@ -94,3 +94,34 @@ def test_fuzz_cli_unknown_mutant(capsys):
     from novikoff.cli import main
     assert main(["fuzz", "--mutant", "nope"]) == 2
     assert "unknown mutant 'nope'" in capsys.readouterr().err
+
+
+def test_users_own_perceptron_example(lemmas):
+    # The example of docs/fuzzing.md, with a user's perceptron written from scratch.
+    from hypothesis import given, strategies as st
+
+    from novikoff.fuzz import lemma_violations
+    from novikoff.strategies import orderings, separable_datasets
+
+    def my_perceptron_trace(X, y, order):
+        w, out = np.zeros(X.shape[1]), []
+        for i in order:
+            if y[i] * (w @ X[i]) <= 0:
+                w = w + y[i] * X[i]
+            out.append(w.copy())
+        return np.array(out)
+
+    @given(separable_datasets(max_n=30, max_dim=5), st.data())
+    def test_my_perceptron(ds, data):
+        order = data.draw(orderings(n=ds.n))
+        W = my_perceptron_trace(ds.X, ds.y, order)
+        assert not lemma_violations(ds, order, W, "classic", lemmas)
+
+    test_my_perceptron()
+
+
+@pytest.mark.slow
+def test_deep_campaign(tmp_path):
+    from novikoff.fuzz import run_fuzz
+    report = run_fuzz("deep", directory=str(tmp_path))
+    assert report.ok, report.as_dict()
