@@ -242,12 +242,9 @@ MUTANTS: tuple = (
     Mutant("margin_threshold_gamma", "margin perceptron updating when y<w, x> <= gamma ||w||",
            _margin_like(lambda g, nw: g * nw), variant="margin", data="unit"),
     Mutant("margin_no_norm", "margin perceptron updating when y<w, x> <= gamma/2 (no ||w||)",
-           _margin_like(lambda g, nw: g / 2), variant="margin", data="unit",
-           equivalent="for unit rows, ||w|| >= 1 after the first update unless an update "
-                      "shrinks it; where ||w|| >= 1 the test is stricter than the margin "
-                      "perceptron's, and where ||w|| < 1 the extra updates keep "
-                      "||w_(k+1)||^2 <= ||w_k||^2 + gamma + 1 < (2/gamma)^2: every update is "
-                      "one the norm_bound and progress proofs allow"),
+           _margin_like(lambda g, nw: g / 2), variant="margin", data="unit"),
+    # Not equivalent: where ||w|| < 1 it updates with y<w, x> up to gamma/2 > (gamma/2)||w||,
+    # which breaks norm_step; the deep profile finds it (~570 examples), ci does not yet.
     Mutant("td_over_dataset", "hinge bound with TD_gamma summed over the dataset once, not over "
            "the examples presented", classic, variant="hinge", data="nonseparable",
            td="dataset"),
