@@ -135,7 +135,7 @@ def _positions():
     return out
 
 
-@pytest.mark.parametrize("where,text", _positions())
+@pytest.mark.parametrize("where,text", _positions(), ids=lambda v: v[:24] if len(v) < 40 else "")
 def test_payloads_do_not_run(tmp_path, monkeypatch, where, text):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "evil.proof"
