@@ -1,0 +1,227 @@
+"""Audit a perceptron run made by any implementation, from its trace.
+
+Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited at each step,
+``w`` (T, d) the weights after each visit (w before the first visit is 0).  A visit where the
+weights change is an *update*; k counts updates.
+
+Two kinds of findings:
+
+* ``rule``: the visit does not follow the variant's update rule (an update where the rule says
+  none, a missed update, or a step that is not y*x).  Decisions within the rounding bound of
+  the prediction are accepted either way, and a step may differ from fl(w + y*x) by the rounding
+  of a correct implementation.
+* ``lemma``: a lemma statement evaluated on the trace's own weights is certainly false.  Lemmas
+  are checked whatever the rule findings: a variant that legitimately differs from the textbook
+  rule still has its invariants checked, as long as its setting's assumptions hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, gam
+from ._engine import VARIANTS, make_monitor
+from ._separator import max_margin_separator
+from ._validate import check_choice, check_data, check_gamma, check_order, check_vector
+
+__all__ = ["AuditReport", "audit", "audit_files"]
+
+
+@dataclass
+class AuditReport:
+    visits: int
+    updates: int
+    gamma: float | None
+    R: float | None
+    checks: int
+    rule_violations: int
+    lemma_violations: int
+    violations: list = field(default_factory=list)
+    monitor: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict:
+        return {"violations": self.violations, "visits": self.visits, "updates": self.updates,
+                "rule_violations": self.rule_violations,
+                "lemma_violations": self.lemma_violations, "checks": self.checks,
+                "gamma": self.gamma, "R": self.R,
+                "monitored": (self.monitor or {}).get("monitored", []),
+                "not_monitorable": (self.monitor or {}).get("not_monitorable", [])}
+
+
+def _rowdot(A, B):
+    return np.einsum("ij,ij->i", A, B)
+
+
+def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", lemmas=None,
+          proofs=None, include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
+    """Check an external trace against the update rule and every monitored lemma."""
+    X, y = check_data(X, y)
+    n, d = X.shape
+    variant = check_choice("variant", variant, VARIANTS)
+    order = check_order(order, n, "order")
+    W = np.asarray(w)
+    if W.ndim != 2 or W.shape != (order.shape[0], d) or W.dtype.kind not in "biuf":
+        raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {order.shape} "
+                              f"and X: shape {X.shape} (expected ({order.shape[0]}, {d}))")
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    if not np.isfinite(W).all():
+        t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
+        raise InvalidArgument(f"w[{t}, {j}]={W[t, j]!r} is not finite")
+    gamma = check_gamma(gamma)
+    ws = max_margin_separator(X, y) if w_star is None else check_vector("w_star", w_star, d)
+    stats = data_stats(X, y, ws)
+    gamma = certify_margin(X, y, ws, stats, gamma)
+    T = order.shape[0]
+    Wb = np.vstack([np.zeros((1, d)), W[:-1]])
+    Xv, yv = X[order], y[order]
+    g = gam(d) * SAFETY
+    p = _rowdot(Wb, Xv)
+    e_p = g * _rowdot(np.abs(Wb), np.abs(Xv))
+    changed = (W != Wb).any(axis=1)
+    findings = []
+    # ---------------------------------------------------------------- the update rule
+    if variant == "classic":
+        thr, e_thr = np.zeros(T), np.zeros(T)
+    else:
+        nb2 = _rowdot(Wb, Wb)
+        nb = np.sqrt(nb2)
+        thr = gamma / 2 * nb
+        e_thr = gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g))) + 4 * U * thr
+    s = yv * p - thr
+    must = s < -(e_p + e_thr)
+    must_not = s > (e_p + e_thr)
+    if variant == "margin":
+        must |= ~Wb.any(axis=1)
+        must_not &= Wb.any(axis=1)
+    ref = Wb + yv[:, None] * Xv
+    dev = np.abs(W - ref)
+    wrong = changed & (dev > 2 * U * np.abs(ref)).any(axis=1)
+    rule = [("missed", t) for t in np.flatnonzero(must & ~changed)]
+    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed)]
+    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not)]
+    rule.sort(key=lambda r: r[1])
+    ks = np.cumsum(changed) - changed  # updates before each visit
+    cond = "y<w,x> <= 0" if variant == "classic" else "w = 0 or y<w,x> <= (gamma/2)||w||"
+    for what, t in rule[:max_rule]:
+        i = int(order[t])
+        if what == "missed":
+            msg = (f"visit {t} (example {i}): the rule updates ({cond}: y<w,x> = "
+                   f"{yv[t] * p[t]!r}) but w did not change")
+        elif what == "spurious":
+            msg = (f"visit {t} (example {i}): w changed but the rule does not update "
+                   f"(y<w,x> = {yv[t] * p[t]!r})")
+        else:
+            j = int(np.argmax(dev[t]))
+            msg = (f"visit {t} (example {i}): the step w[t] - w[t-1] is not y*x (coordinate "
+                   f"{j}: {W[t, j]!r} instead of {ref[t, j]!r})")
+        findings.append({"kind": "rule", "lemma": None, "visit": int(t), "k": int(ks[t]),
+                         "example": i, "message": msg})
+    # ---------------------------------------------------------------- the lemmas
+    monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                           on_violation="collect")
+    keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
+                        need_td=monitor.needs("TD[k]", "TD[k+1]"))
+    monitor.check_constants(keeper.constants())
+    monitor.check_examples(keeper.examples(), n)
+    up = np.flatnonzero(changed)
+    K = up.size
+    A, B, x, yy = Wb[up], W[up], Xv[up], yv[up]
+    idx = order[up]
+    # Drift a correct float implementation may have: D_k = u * sum_{t<=k} ||w~[t]||.
+    nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+    D1 = U * np.cumsum(nB) * SAFETY
+    D0 = np.concatenate(([0.0], D1[:-1]))
+    nA = np.concatenate(([0.0], nB[:-1]))
+    nx = stats.nx_up(idx)
+    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
+
+    def slot(U_, V_, extra):
+        v = _rowdot(U_, V_)
+        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
+
+    ks_u = np.arange(K, dtype=float)
+    env_u = dict(keeper.constants())
+    env_u.update({
+        "k": (ks_u, None), "M": (ks_u, None), "y": (yy, None),
+        "<w_star, x>": (stats.m[idx], stats.e_m(idx)), "<x, x>": (stats.nx2[idx],
+                                                                 stats.e_nx2(idx)),
+        "<w_star, w[k]>": slot(A, np.broadcast_to(ws, A.shape), ws_n * D0),
+        "<w_star, w[k+1]>": slot(B, np.broadcast_to(ws, B.shape), ws_n * D1),
+        "<w[k], w[k]>": slot(A, A, D0 * (2 * nA + D0)),
+        "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
+        "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
+        "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
+    })
+    env_s = {key: env_u[key] for key in ("k", "M", "<w_star, w[k]>", "<w[k], w[k]>")}
+    env_s.update(keeper.constants())
+    if keeper.need_td:
+        h, e_h = keeper.hinge(order)
+        P = np.concatenate(([0.0], np.cumsum(h)))
+        eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:])))) * SAFETY
+        env_u["TD[k]"] = env_s["TD[k]"] = (P[up], eP[up])
+        env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
+    monitor.check_chunk(env_u, env_s, 0, K, examples=idx, visits=up)
+    wf = W[-1]
+    Df = float(D1[-1]) if K else 0.0
+    nf = float(np.sqrt(wf @ wf))
+    final = dict(keeper.constants())
+    kk = np.array([float(K)])
+    final.update({"k": (kk, None), "M": (kk, None),
+                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
+                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
+                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
+                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    if keeper.need_td:
+        final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
+    monitor.check_final_state(final, K, visit=T)
+    lemma_found = []
+    for v in monitor.violations:
+        lemma_found.append({"kind": "lemma", "lemma": v.lemma, "visit": v.visit, "k": v.k,
+                            "example": v.example, "message": v.message()})
+    findings = sorted(findings + lemma_found,
+                      key=lambda f: (f["visit"] if f["visit"] is not None else -1))
+    return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
+                       rule_violations=len(rule), lemma_violations=len(lemma_found),
+                       violations=findings, monitor=monitor.summary())
+
+
+def _load_array(path, key: str | None, what: str):
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        if path.suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        with np.load(path, allow_pickle=False) as f:
+            if key is None:
+                return {k: f[k] for k in f.files}
+            if key not in f.files:
+                raise InvalidArgument(f"{what}={str(path)!r} has no array {key!r} "
+                                      f"(it has {sorted(f.files)})")
+            return f[key]
+    except (OSError, ValueError) as err:
+        raise InvalidArgument(f"{what}={str(path)!r} is not readable ({err})") from None
+
+
+def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
+    """audit() on files: data .npz (X, y), trace .npz (order, w), optional w_star .npy/.npz."""
+    X = _load_array(data, "X", "data")
+    y = _load_array(data, "y", "data")
+    order = _load_array(trace, "order", "trace")
+    w = _load_array(trace, "w", "trace")
+    ws = None
+    if w_star is not None:
+        ws = _load_array(w_star, None, "w_star")
+        if isinstance(ws, dict):
+            if len(ws) != 1:
+                raise InvalidArgument(f"w_star={str(w_star)!r} holds {sorted(ws)}: expected one "
+                                      f"array")
+            ws = next(iter(ws.values()))
+    return audit(X, y, order, w, w_star=ws, **kwargs)

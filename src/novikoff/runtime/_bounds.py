@@ -1,0 +1,372 @@
+"""Run quantities with rounding-error bounds (Higham's gamma_n analysis), kept incrementally.
+
+Semantics.  The *mathematical run* is the exact-arithmetic perceptron making the same updates as
+the float run: w[k] = sum of y*x over the first k updates.  Every slot the monitor reads is a float
+together with a bound on its distance to that exact value, so a lemma is reported violated only
+when it is false for every value within the bounds.
+
+Bounds used (u = 2**-53, gamma_n = n*u / (1 - n*u)):
+
+* a dot product of length d, in any summation order (BLAS, FMA, numba): |fl(<a,b>) - <a,b>| <=
+  gamma_d * sum|a_i b_i| <= gamma_d * ||a|| ||b||;
+* a sum of squares: |fl(||a||^2) - ||a||^2| <= gamma_d * ||a||^2;
+* a running sum s_{j+1} = fl(s_j + c_j): the errors of the c_j plus u*|s_{j+1}| per addition;
+* the weights the engine holds, w~[k], drift from w[k] by at most D_k = u * sum_{t<=k} ||w~[t]||
+  (each update w~ <- fl(w~ + y*x) rounds every coordinate by at most u*|w~_j|), which enters the
+  logged prediction fl(<w~[k], x>) as D_k * ||x||.
+
+The bounds are themselves computed in floating point; they are inflated by ``SAFETY`` (relative
+1e-6, far above the O(n*u) relative error of computing them) so that they stay bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InvalidArgument
+
+__all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper"]
+
+U = 2.0 ** -53
+SAFETY = 1.0 + 1e-6
+
+
+def gam(n: int) -> float:
+    """Higham's gamma_n = n*u / (1 - n*u)."""
+    return n * U / (1.0 - n * U)
+
+
+def _up(x):
+    return np.nextafter(x, np.inf)
+
+
+def _down(x):
+    return np.nextafter(x, -np.inf)
+
+
+class DataStats:
+    """Per-example <w_star, x_i> and ||x_i||^2 with error bounds; R and gamma certified.
+
+    The error bounds are cheap functions of ||x_i||^2, computed for the examples that need them
+    (those of the updates) rather than stored for the whole data set.
+    """
+
+    def __init__(self, m, nx2, s, d, R_hint=None):
+        self.m = m  # fl(<w_star, x_i>)
+        self.nx2 = nx2  # fl(||x_i||^2)
+        self.d = d
+        g = gam(d) * SAFETY
+        self.g = g
+        self.s = float(s)  # fl(||w_star||^2)
+        self.e_s = float(g * s * (1.0 + 2 * g))
+        self.ws_up = float(np.sqrt(self.s + self.e_s) * (1.0 + 4 * U))
+        # |fl(||x||^2) - ||x||^2| <= gamma_d ||x||^2 <= gamma_d/(1 - gamma_d) fl(||x||^2); the
+        # factors (1 + 4u) cover the rounding of the square roots and products below.
+        self._ge = g * (1.0 + 2 * g)
+        self._cn = float(np.sqrt(1.0 + self._ge) * (1.0 + 4 * U))
+        self._ce = float(g * self.ws_up * (1.0 + 4 * U))
+        top = float(nx2.max()) if R_hint is None else R_hint
+        self.R = float(np.sqrt(top) * self._cn) if nx2.size else 0.0  # R >= every ||x_i||
+        self.E = self.R * self._ce  # >= every e_m(i)
+        self.gamma = None  # certified: gamma <= y_i <w_star, x_i> for every i
+        self.gamma_exact = False  # gamma is the exact minimum (not only a lower bound)
+
+    def e_nx2(self, idx=slice(None)):
+        return self.nx2[idx] * self._ge
+
+    def nx_up(self, idx=slice(None)):
+        """Certified upper bounds of ||x_i||."""
+        return np.sqrt(self.nx2[idx]) * self._cn
+
+    def e_m(self, idx=slice(None)):
+        """Bounds on |fl(<w_star, x_i>) - <w_star, x_i>| (gamma_d ||w_star|| ||x_i||)."""
+        return self.nx_up(idx) * self._ce
+
+
+def data_stats(X, y, w_star, m=None, nx2=None, nx2_max=None) -> DataStats:
+    """Compute (or take precomputed) <w_star, x_i>, ||x_i||^2 and their error bounds."""
+    if nx2 is None:
+        nx2 = np.einsum("ij,ij->i", X, X)
+    if m is None:
+        m = X @ w_star
+    return DataStats(m, nx2, float(w_star @ w_star), X.shape[1], nx2_max)
+
+
+def check_rows(X, nx2, name: str = "X", scan=None) -> None:
+    """Raise InvalidArgument for a non-finite entry, a zero row or an overflowing row of X.
+
+    ||x||^2 is finite and positive exactly when x is finite, non-zero and not huge, so the
+    squared norms the engine computes anyway validate every entry.  scan: the (bad index,
+    max) of a previous scan of nx2, if any.
+    """
+    from ._kernels import scan_norms
+    bad, _ = scan_norms(nx2) if scan is None else scan
+    if bad < 0:
+        return
+    i = bad
+    row = X[i]
+    nonfinite = np.flatnonzero(~np.isfinite(row))
+    if nonfinite.size:
+        j = int(nonfinite[0])
+        raise InvalidArgument(f"{name}[{i}, {j}]={row[j]!r} is not finite")
+    if not row.any():
+        raise InvalidArgument(f"{name}[{i}] is a zero row (no margin can separate it)")
+    if not np.isfinite(nx2[i]):
+        raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 overflows (entries up to "
+                              f"{float(np.abs(row).max())!r}); rescale the data")
+    raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 underflows to 0 (entries up to "
+                          f"{float(np.abs(row).max())!r}); rescale the data")
+
+
+# Refining ties exactly costs O(rows * d) Fraction products; beyond this it is not attempted.
+_EXACT_BUDGET = 2_000_000
+
+
+def exact_dot(a, b) -> Fraction:
+    """<a, b> of two float vectors, exactly (integer arithmetic on the binary significands)."""
+    ma, ea = np.frexp(np.asarray(a, dtype=np.float64))
+    mb, eb = np.frexp(np.asarray(b, dtype=np.float64))
+    keep = (ma != 0) & (mb != 0)
+    if not keep.any():
+        return Fraction(0)
+    # a = (ma * 2**53) * 2**(ea - 53) with an integer significand, exactly.
+    ia = (ma[keep] * 2.0 ** 53).astype(np.int64).tolist()
+    ib = (mb[keep] * 2.0 ** 53).astype(np.int64).tolist()
+    ex = (ea[keep] + eb[keep]).tolist()
+    low = min(ex)
+    total = sum(x * z << (e - low) for x, z, e in zip(ia, ib, ex))
+    shift = low - 106
+    return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
+
+
+def _exact_margin(X, y, w_star, i) -> Fraction:
+    return int(y[i]) * exact_dot(X[i], w_star)
+
+
+def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
+    """The trusted check: gamma = min_i y_i <w_star, x_i> > 0, or gamma <= it when gamma is given.
+
+    Float margins decide every example whose error bound is clear of the threshold; the others
+    (ties, near-zero margins) are decided in exact rational arithmetic.  Returns a certified gamma
+    (the exact minimum rounded down when gamma is None) and sets stats.gamma.
+    """
+    from ._kernels import margins_near
+    n, d = X.shape
+    E = stats.E
+    if gamma is None:
+        # Rows that could hold the minimum: y*m within 2E of the smallest y*m.
+        cand, ym_min = margins_near(stats.m, y, None, 2 * E)
+        if cand.size * max(d, 1) <= _EXACT_BUDGET:
+            exact = {int(i): _exact_margin(X, y, w_star, int(i)) for i in cand}
+            i_min = min(exact, key=exact.get)
+            g_exact = exact[i_min]
+            if g_exact <= 0:
+                raise InvalidArgument(
+                    f"w_star does not separate the data: y[{i_min}]*<w_star, X[{i_min}]> = "
+                    f"{float(g_exact)!r} <= 0 (the hinge-loss bound needs a given gamma: "
+                    f"use the non-separable mode)")
+            gf = float(g_exact)
+            if Fraction(gf) > g_exact:
+                gf = float(_down(gf))
+            stats.gamma, stats.gamma_exact = gf, Fraction(gf) == g_exact
+            return gf
+        i_min = int(cand[np.argmin(y[cand] * stats.m[cand])])
+        if ym_min - E <= 0:
+            raise InvalidArgument(
+                f"w_star does not separate the data (within rounding): y[{i_min}]*<w_star, "
+                f"X[{i_min}]> = {float(ym_min)!r} <= {E:.3g}")
+        stats.gamma = float(_down(ym_min - E))
+        return stats.gamma
+    gamma = float(gamma)
+    # Rows with y*m < gamma + E are unsure; those with y*m < gamma - E certainly violate.
+    unsure, ym_min = margins_near(stats.m, y, gamma, E)
+    if unsure.size:
+        ym = y[unsure] * stats.m[unsure]
+        worst = int(unsure[np.argmin(ym)])
+        if float(y[worst] * stats.m[worst]) + E < gamma:
+            i, v = worst, float(y[worst] * stats.m[worst])
+            what = "does not separate the data" if v <= 0 else "has a smaller margin than gamma"
+            raise InvalidArgument(
+                f"w_star {what}: y[{i}]*<w_star, X[{i}]> = {v!r} < gamma={gamma!r}")
+    if unsure.size * max(d, 1) > _EXACT_BUDGET:
+        raise InvalidArgument(f"gamma={gamma!r}: too many examples ({unsure.size}) are within "
+                              f"rounding error of the margin to certify it exactly")
+    g = Fraction(gamma)
+    for i in unsure:
+        e = _exact_margin(X, y, w_star, int(i))
+        if e < g:
+            raise InvalidArgument(
+                f"w_star has a smaller margin than gamma: y[{i}]*<w_star, X[{i}]> = "
+                f"{float(e)!r} < gamma={gamma!r} (exactly)")
+    stats.gamma, stats.gamma_exact = gamma, True
+    return gamma
+
+
+def _hinge_err(hv, e_m):
+    """Error of max(0, gamma - y*m): none where gamma - y*m is certainly negative (loss 0)."""
+    e = e_m + U * np.abs(hv)
+    return np.where(hv + e < 0, 0.0, e)
+
+
+@dataclass
+class Bookkeeper:
+    """Incremental <w_star, w[k]>, ||w[k]||^2 and TD with error bounds, chunk by chunk."""
+
+    stats: DataStats
+    y: np.ndarray
+    d: int
+    order: np.ndarray | None = None  # the presentation cycle (for TD)
+    gamma: float | None = None
+    need_td: bool = False
+    # Separable with a certified gamma: every hinge loss is exactly 0, so TD is exactly 0.
+    zero_loss: bool = False
+    # running state after the last update seen: k, values and bounds
+    k: int = 0
+    a: float = 0.0
+    e_a: float = 0.0
+    q: float = 0.0
+    e_q: float = 0.0
+    D: float = 0.0  # ||w~[k] - w[k]|| bound
+    N: float = 0.0  # sum of ||x|| upper bounds over the updates: ||w[k]|| <= N
+    n: int = 0
+    _P: np.ndarray | None = field(default=None, repr=False)
+    _eP: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.need_td and not self.zero_loss:
+            self._prepare_td()
+
+    # -------------------------------------------------------------- TD (hinge over presentations)
+    def _prepare_td(self):
+        st, order = self.stats, self.order
+        gm = self.gamma
+        hv = gm - self.y[order] * st.m[order]
+        h = np.maximum(hv, 0.0)
+        e_h = _hinge_err(hv, st.e_m(order))
+        P = np.concatenate(([0.0], np.cumsum(h)))
+        eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:]))))
+        self._P, self._eP = P, eP * SAFETY
+
+    def td(self, visits):
+        """TD before the given (global) visit indices, with error bounds."""
+        if self.zero_loss:
+            z = np.zeros(np.shape(visits))
+            return z, None
+        L = self._P.size - 1
+        visits = np.asarray(visits, dtype=np.int64)
+        e, r = np.divmod(visits, L)
+        v = e * self._P[L] + self._P[r]
+        err = (e * self._eP[L] + self._eP[r] + 2 * U * np.abs(v)) * SAFETY
+        return v, err
+
+    def hinge(self, examples):
+        """max(0, gamma - y<w_star, x>) of the given examples, with error bounds."""
+        if self.zero_loss:
+            return np.zeros(np.shape(examples)), None
+        st = self.stats
+        hv = self.gamma - self.y[examples] * st.m[examples]
+        return np.maximum(hv, 0.0), _hinge_err(hv, st.e_m(examples)) * SAFETY
+
+    # -------------------------------------------------------------- updates
+    def chunk(self, idx, p, visits=None):
+        """Environments (update env, state env) for updates with examples idx and predictions p.
+
+        State j of the chunk is the state before its update j.  Advances the running state.
+        """
+        st = self.stats
+        L = idx.size
+        yv = self.y[idx].astype(float)
+        m, nx2, nxu = st.m[idx], st.nx2[idx], st.nx_up(idx)
+        e_m, e_nx2 = nxu * st._ce, nx2 * st._ge
+        g = gam(self.d)
+        # <w_star, w>: exact increments y*m up to e_m.
+        a1 = self.a + np.cumsum(yv * m)
+        a0 = np.concatenate(([self.a], a1[:-1]))
+        e_a1 = self.e_a + np.cumsum(e_m + U * np.abs(a1))
+        e_a0 = np.concatenate(([self.e_a], e_a1[:-1]))
+        # ||w||^2: q1 = q0 + (2*y*p + ||x||^2); the prediction's error needs ||w~|| and D, which
+        # in turn depend on the error of q: bound them a priori first, then refine once.
+        c = 2.0 * yv * p + nx2
+        q1 = self.q + np.cumsum(c)
+        q0 = np.concatenate(([self.q], q1[:-1]))
+        N1 = self.N + np.cumsum(nxu)
+        N0 = np.concatenate(([self.N], N1[:-1]))
+        js = np.arange(self.k, self.k + L, dtype=float)
+        # a priori: ||w~[j]|| <= (1 + u)^j * N_j (triangle inequality, coordinatewise rounding)
+        W0 = N0 * (1.0 + 2 * U * (js + 1.0))
+        W1 = N1 * (1.0 + 2 * U * (js + 2.0))
+        D1 = self.D + U * np.cumsum(W1)
+        D0 = np.concatenate(([self.D], D1[:-1]))
+        e_q0, e_q1, e_p = self._q_bounds(c, q1, W0, D0, nxu, e_nx2, g)
+        # refine with ||w~[j]|| <= sqrt(q_j + e_q_j) + D_j
+        W0r = np.minimum(W0, np.sqrt(np.maximum(q0 + e_q0, 0.0)) * (1 + 2 * U) + D0)
+        W1r = np.minimum(W1, np.sqrt(np.maximum(q1 + e_q1, 0.0)) * (1 + 2 * U) + D1)
+        D1 = self.D + U * np.cumsum(W1r)
+        D0 = np.concatenate(([self.D], D1[:-1]))
+        e_q0, e_q1, e_p = self._q_bounds(c, q1, W0r, D0, nxu, e_nx2, g)
+        S = SAFETY
+        env_u = {
+            "k": (js, None), "M": (js, None), "y": (yv, None),
+            "<w_star, x>": (m, e_m), "<x, x>": (nx2, e_nx2),
+            "<w_star, w[k]>": (a0, e_a0 * S), "<w_star, w[k+1]>": (a1, e_a1 * S),
+            "<w[k], w[k]>": (q0, e_q0 * S), "<w[k+1], w[k+1]>": (q1, e_q1 * S),
+            "<x, w[k]>": (p, e_p * S), "d": self.hinge(idx),
+        }
+        pn = p + yv * nx2
+        env_u["<x, w[k+1]>"] = (pn, (e_p + e_nx2 + U * np.abs(pn)) * S)
+        cross = q0 + yv * p
+        env_u["<w[k], w[k+1]>"] = (cross, (e_q0 + e_p + U * np.abs(cross)) * S)
+        env_s = {"k": (js, None), "M": (js, None), "<w_star, w[k]>": (a0, e_a0 * S),
+                 "<w[k], w[k]>": (q0, e_q0 * S)}
+        const = self.constants()
+        env_u.update(const)
+        env_s.update(const)
+        if self.need_td and visits is not None:
+            td0, e_td0 = self.td(visits)
+            h, e_h = self.hinge(idx)
+            td1 = td0 + h
+            env_u["TD[k]"] = (td0, e_td0)
+            env_u["TD[k+1]"] = (td1, None if self.zero_loss else
+                                (e_td0 + e_h + U * np.abs(td1)) * S)
+            env_s["TD[k]"] = (td0, e_td0)
+        # advance
+        self.k += L
+        if L:
+            self.a, self.e_a = float(a1[-1]), float(e_a1[-1])
+            self.q, self.e_q = float(q1[-1]), float(e_q1[-1])
+            self.D, self.N = float(D1[-1]), float(N1[-1])
+        return env_u, env_s
+
+    def _q_bounds(self, c, q1, W0, D0, nxu, e_nx2, g):
+        e_p = g * W0 * nxu + D0 * nxu
+        e_c = 2.0 * e_p + e_nx2 + U * np.abs(c)
+        e_q1 = self.e_q + np.cumsum(e_c + U * np.abs(q1))
+        e_q0 = np.concatenate(([self.e_q], e_q1[:-1]))
+        return e_q0, e_q1, e_p
+
+    def final_state(self, total_visits=None):
+        """The state env after the last update (one point)."""
+        kk = np.array([float(self.k)])
+        env = {"k": (kk, None), "M": (kk, None),
+               "<w_star, w[k]>": (np.array([self.a]), np.array([self.e_a * SAFETY])),
+               "<w[k], w[k]>": (np.array([self.q]), np.array([self.e_q * SAFETY]))}
+        env.update(self.constants())
+        if self.need_td and total_visits is not None:
+            v, e = self.td(np.array([total_visits]))
+            env["TD[k]"] = (v, e)
+        return env
+
+    def constants(self) -> dict:
+        st = self.stats
+        one = lambda v, e=None: (np.array([float(v)]), None if e is None else np.array([e]))  # noqa
+        return {"gamma": one(self.gamma), "R": one(st.R), "<w_star, w_star>": one(st.s, st.e_s)}
+
+    def examples(self) -> dict:
+        st = self.stats
+        env = self.constants()
+        env.update({"y": (self.y.astype(float), None), "<w_star, x>": (st.m, st.e_m()),
+                    "<x, x>": (st.nx2, st.e_nx2()), "d": self.hinge(np.arange(self.n))})
+        return env

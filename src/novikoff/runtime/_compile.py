@@ -1,0 +1,706 @@
+"""Compile kernel formulas into runtime checks (untrusted: it only ever *evaluates* statements).
+
+A statement is walked once into a small tree of closures; no text is ever evaluated.  The leaves
+are *slots*, the run quantities that the binding convention gives to the setting's symbols:
+
+=====================  ===================================================================
+slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
+=====================  ===================================================================
+``k``, ``M``           number of updates before this one
+``gamma``, ``R``       margin of (w_star, data), radius max ||x_i|| (given or certified)
+``y``                  label of the example
+``d``                  its hinge loss max(0, gamma - y<w_star, x>)
+``TD[k]``, ``TD[k+1]`` hinge sum max(0, gamma - y<w_star, x>) over presentations before/after
+``<u, v>``             inner product of u, v in {w_star, x, w[k], w[k+1]}; ``w[0]`` is zero
+=====================  ===================================================================
+
+Every slot is given as ``(value, error bound)``; a closure returns ``(value, lo, hi)`` where
+``[lo, hi]`` is guaranteed to contain the exact value (interval arithmetic, rounded outwards), so a
+relation is decided three ways: certainly true, certainly false (a violation), or undetermined
+(within the rounding tolerance: never reported as a violation).  The exact backend evaluates the
+same tree on rationals (square roots as shrinking rational intervals).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import sympy as sp
+
+from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
+from ..kernel.terms import Inner, Norm, expand_norms
+
+__all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS"]
+
+# The binding convention: symbol name -> the kinds of declaration it may have.
+KINDS = {
+    "k": ("nat",), "M": ("nat", "real"), "d": ("real",),
+    "gamma": ("real",), "R": ("real",), "y": ("label", "real"),
+    "x": ("vector",), "w_star": ("vector",), "w": ("vector_sequence",), "TD": ("real_sequence",),
+}
+PER_UPDATE = frozenset({"x", "y", "d"})
+VECTOR_ATOMS = ("w_star", "x", "w[k]", "w[k+1]")
+CONSTANT_SLOTS = frozenset({"gamma", "R", "<w_star, w_star>"})
+STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
+EXAMPLE_SLOTS = frozenset({"y", "d", "<w_star, x>", "<x, x>"})
+
+
+class Unbindable(Exception):
+    """A statement mentions something the binding convention cannot give a value."""
+
+
+def inner_slot(a: str, b: str) -> str:
+    a, b = sorted((a, b), key=VECTOR_ATOMS.index)
+    return f"<{a}, {b}>"
+
+
+# --------------------------------------------------------------------------- float: mid-radius
+
+# Each closure returns (value, radius): the exact value lies within radius of the float value.
+# Every operation adds its own rounding, u*|result| (u = 2**-53); the radii are themselves
+# computed in floating point, so a decision inflates their sum by SAFETY (relative 1e-6, far
+# above the O(u) relative error of a few operations on non-negative radii).
+
+_U = 2.0 ** -53
+SAFETY = 1.0 + 1e-6
+
+
+def _f_const(c: Fraction):
+    v = float(c)
+    r = 0.0 if Fraction(v) == c else float(abs(Fraction(v) - c)) * 2.0
+    return lambda env: (v, r)
+
+
+def _f_slot(key: str):
+    def slot(env):
+        v, e = env[key]
+        return v, (0.0 if e is None else e)
+    return slot
+
+
+def _f_add(fs):
+    def add(env):
+        v, r = fs[0](env)
+        for f in fs[1:]:
+            v2, r2 = f(env)
+            v = v + v2
+            r = r + r2 + _U * np.abs(v)
+        return v, r
+    return add
+
+
+def _f_mul(fs):
+    def mul(env):
+        v, r = fs[0](env)
+        for f in fs[1:]:
+            v2, r2 = f(env)
+            r = np.abs(v) * r2 + np.abs(v2) * r + r * r2
+            v = v * v2
+            r = r + _U * np.abs(v)
+        return v, r
+    return mul
+
+
+def _f_recip(f):
+    def recip(env):
+        v, r = f(env)
+        a = np.abs(v)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = 1.0 / v
+            rq = r / (a * (a - r)) + _U * np.abs(q)
+        # Where the divisor may be zero the value is undefined: never a violation.
+        return q, np.where(a > r, rq, np.nan)
+    return recip
+
+
+def _f_ipow(f, n: int):
+    def ipow(env):
+        v, r = f(env)
+        pv, pr = v, r
+        for _ in range(n - 1):
+            pr = np.abs(pv) * r + np.abs(v) * pr + pr * r
+            pv = pv * v
+            pr = pr + _U * np.abs(pv)
+        return pv, pr
+    return ipow
+
+
+def _f_sqrt(f, gram: bool):
+    def sqrt(env):
+        v, r = f(env)
+        with np.errstate(invalid="ignore"):
+            hi = v + r
+            if not gram:  # the square root of something certainly negative is undefined
+                hi = np.where(hi < 0, np.nan, hi)
+            # A Gram form is >= 0: clamping drops only impossible (negative) values.
+            sl = np.sqrt(np.maximum(v - r, 0.0))
+            sh = np.sqrt(np.maximum(hi, 0.0))
+            sv = np.sqrt(np.maximum(v, 0.0))
+            return sv, np.maximum(sv - sl, sh - sv) + 2 * _U * sh
+    return sqrt
+
+
+def _f_abs(f):
+    def abs_(env):
+        v, r = f(env)
+        return np.abs(v), r
+    return abs_
+
+
+def _f_minmax(fs, op):
+    def mm(env):
+        v, r = fs[0](env)
+        for f in fs[1:]:
+            v2, r2 = f(env)
+            v, r = op(v, v2), np.maximum(r, r2)
+        return v, r
+    return mm
+
+
+def _f_decide(rel: str, fl, fr):
+    """(value_l, value_r, certainly_true, certainly_false, tolerance) of lhs REL rhs."""
+    def decide(env):
+        vl, rl = fl(env)
+        vr, rr = fr(env)
+        D = vl - vr
+        T = (rl + rr) * SAFETY + 2 * _U * np.abs(D)
+        if rel == ">=":
+            t, f = D >= T, D < -T
+        elif rel == ">":
+            t, f = D > T, D <= -T
+        elif rel == "<=":
+            t, f = D <= -T, D > T
+        elif rel == "<":
+            t, f = D < -T, D >= T
+        else:
+            point = (D == 0) & (T == 0)
+            apart = np.abs(D) > T
+            t, f = (point, apart) if rel == "=" else (apart, point)
+        return vl, vr, t, f, T
+    return decide
+
+
+# --------------------------------------------------------------------------- exact intervals
+
+def _isqrt_interval(q: Fraction, bits: int):
+    """Rational lo <= sqrt(q) <= hi with hi - lo about 2**-bits (exact for perfect squares)."""
+    if q <= 0:
+        return Fraction(0), Fraction(0)
+    n, d = q.numerator, q.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd * rd == d:
+        r = Fraction(rn, rd)
+        return r, r
+    scale = 1 << (2 * bits)
+    s = math.isqrt(n * scale // d)
+    return Fraction(s, 1 << bits), Fraction(s + 1, 1 << bits)
+
+
+def _x_const(c: Fraction):
+    return lambda env, bits: (c, c)
+
+
+def _x_slot(key: str):
+    def slot(env, bits):
+        v = env[key]
+        if isinstance(v, tuple):  # ('sqrt', q): an irrational constant such as R
+            return _isqrt_interval(v[1], bits)
+        return v, v
+    return slot
+
+
+def _x_add(fs):
+    def add(env, bits):
+        lo, hi = fs[0](env, bits)
+        for f in fs[1:]:
+            lo2, hi2 = f(env, bits)
+            lo, hi = lo + lo2, hi + hi2
+        return lo, hi
+    return add
+
+
+def _x_mul(fs):
+    def mul(env, bits):
+        lo, hi = fs[0](env, bits)
+        for f in fs[1:]:
+            lo2, hi2 = f(env, bits)
+            if lo == hi and lo2 == hi2:
+                lo = hi = lo * lo2
+            else:
+                c = (lo * lo2, lo * hi2, hi * lo2, hi * hi2)
+                lo, hi = min(c), max(c)
+        return lo, hi
+    return mul
+
+
+def _x_recip(f):
+    def recip(env, bits):
+        lo, hi = f(env, bits)
+        if lo <= 0 <= hi:
+            return None, None
+        return 1 / hi, 1 / lo
+    return recip
+
+
+def _x_ipow(f, n: int):
+    def ipow(env, bits):
+        lo, hi = f(env, bits)
+        if lo is None:
+            return None, None
+        a, b = lo ** n, hi ** n
+        if n % 2 or lo >= 0:
+            return a, b
+        if hi <= 0:
+            return b, a
+        return Fraction(0), max(a, b)
+    return ipow
+
+
+def _x_sqrt(f, gram: bool):
+    def sqrt(env, bits):
+        lo, hi = f(env, bits)
+        if lo is None or (not gram and hi < 0):
+            return None, None
+        if lo == hi:
+            return _isqrt_interval(lo, bits)
+        return _isqrt_interval(max(lo, Fraction(0)), bits)[0], _isqrt_interval(hi, bits)[1]
+    return sqrt
+
+
+def _x_abs(f):
+    def abs_(env, bits):
+        lo, hi = f(env, bits)
+        if lo is None:
+            return None, None
+        if lo < 0 < hi:
+            return Fraction(0), max(-lo, hi)
+        return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+    return abs_
+
+
+def _x_minmax(fs, op):
+    def mm(env, bits):
+        lo, hi = fs[0](env, bits)
+        for f in fs[1:]:
+            lo2, hi2 = f(env, bits)
+            if lo is None or lo2 is None:
+                return None, None
+            lo, hi = op(lo, lo2), op(hi, hi2)
+        return lo, hi
+    return mm
+
+
+def _x_none_safe(f):
+    # Propagate "undefined" (None) through +, * without special cases in each closure.
+    def safe(env, bits):
+        try:
+            return f(env, bits)
+        except TypeError:
+            return None, None
+    return safe
+
+
+# --------------------------------------------------------------------------- the walk
+
+@dataclass
+class _Walker:
+    kinds: dict | None
+    slots: set = field(default_factory=set)
+
+    # -- names
+    def _check_kind(self, name: str) -> None:
+        if name not in KINDS:
+            raise Unbindable(f"no run quantity is bound to {name!r}")
+        if self.kinds is not None and name in self.kinds and self.kinds[name] not in KINDS[name]:
+            raise Unbindable(f"{name} is declared {self.kinds[name]!r} but the run binds it "
+                             f"as {' or '.join(KINDS[name])}")
+
+    def _index(self, idx: sp.Expr) -> str | None:
+        """'k', 'k+1' or '0'."""
+        if idx.is_Integer:
+            if idx == 0:
+                return "0"
+            raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+        names = {s.name for s in idx.free_symbols}
+        if names != {"k"}:
+            raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+        k = next(iter(idx.free_symbols))
+        off = sp.expand(idx - k)
+        if off == 0:
+            return "k"
+        if off == 1:
+            return "k+1"
+        raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+
+    def vector(self, a) -> str | None:
+        """The vector atom's name in VECTOR_ATOMS, or None for the zero vector w[0]."""
+        if isinstance(a, sp.Symbol):
+            self._check_kind(a.name)
+            if a.name not in ("x", "w_star"):
+                raise Unbindable(f"{a.name} is not a vector of the run")
+            return a.name
+        if isinstance(a, sp.core.function.AppliedUndef):
+            name = a.func.__name__
+            self._check_kind(name)
+            if name != "w":
+                raise Unbindable(f"{name} is not a vector sequence of the run")
+            i = self._index(a.args[0])
+            return None if i == "0" else f"w[{i}]"
+        raise Unbindable(f"{a} is not a vector atom")
+
+    def slot(self, key: str):
+        self.slots.add(key)
+        return key
+
+    # -- expressions: an IR of tuples, ('const', Fraction), ('slot', key), ('add', [..]),
+    #    ('mul', [..]), ('recip', a), ('ipow', a, n), ('sqrt', a, gram), ('abs', a),
+    #    ('max', [..]), ('min', [..]); closures and programs are built from it.
+    def expr(self, e: sp.Expr):
+        if e.is_Rational:
+            return ("const", Fraction(int(e.p), int(e.q)))
+        if isinstance(e, sp.Float):
+            return ("const", Fraction(float(e)))
+        if isinstance(e, Inner):
+            u, v = (self.vector(a) for a in e.args)
+            if u is None or v is None:
+                return ("const", Fraction(0))
+            return ("slot", self.slot(inner_slot(u, v)))
+        if isinstance(e, Norm):
+            return ("sqrt", self.expr(e.gram()), True)
+        if isinstance(e, sp.Symbol):
+            self._check_kind(e.name)
+            if e.name in ("x", "w_star", "w", "TD"):
+                raise Unbindable(f"{e.name} is used as a scalar")
+            return ("slot", self.slot(e.name))
+        if isinstance(e, sp.core.function.AppliedUndef):
+            name = e.func.__name__
+            self._check_kind(name)
+            if name != "TD":
+                raise Unbindable(f"{name}[...] is not a real sequence of the run")
+            i = self._index(e.args[0])
+            if i == "0":
+                return ("const", Fraction(0))
+            return ("slot", self.slot(f"TD[{i}]"))
+        if isinstance(e, sp.Add):
+            return ("add", tuple(self.expr(a) for a in e.args))
+        if isinstance(e, sp.Mul):
+            return ("mul", tuple(self.expr(a) for a in e.args))
+        if isinstance(e, sp.Pow):
+            return self.power(e)
+        if isinstance(e, sp.Abs):
+            return ("abs", self.expr(e.args[0]))
+        if isinstance(e, (sp.Max, sp.Min)):
+            return ("max" if isinstance(e, sp.Max) else "min",
+                    tuple(self.expr(a) for a in e.args))
+        raise Unbindable(f"cannot evaluate {type(e).__name__} ({e})")
+
+    def power(self, e: sp.Pow):
+        base, ex = e.args
+        if not ex.is_Rational:
+            raise Unbindable(f"exponent {ex} is not a rational number")
+        p, q = int(ex.p), int(ex.q)
+        node = self.expr(base)
+        if q == 2:
+            node = ("sqrt", node, False)
+        elif q != 1:
+            raise Unbindable(f"exponent {ex}: only integers and halves are supported")
+        if abs(p) != 1:
+            node = ("ipow", node, abs(p))
+        if p < 0:
+            node = ("recip", node)
+        return node
+
+    # -- formulas: ('rel', rel, float decide, exact lhs, exact rhs, formula, ir lhs, ir rhs),
+    #    ('imp', premises, conclusion), ('or', disjuncts)
+    def formula(self, fm):
+        if isinstance(fm, Relation):
+            il, ir = self.expr(fm.lhs), self.expr(fm.rhs)
+            fl, xl = _closures(il)
+            fr, xr = _closures(ir)
+            return ("rel", fm.rel, _f_decide(fm.rel, fl, fr), xl, xr, fm, il, ir)
+        if isinstance(fm, VectorEq):
+            rel = Relation("=", fm.as_quadratic(), sp.Integer(0))
+            return self.formula(rel)
+        if isinstance(fm, Implication):
+            return ("imp", [self.formula(p) for p in fm.premises], self.formula(fm.conclusion))
+        if isinstance(fm, Disjunction):
+            return ("or", [self.formula(d) for d in fm.disjuncts])
+        raise Unbindable(f"cannot monitor a {type(fm).__name__}")
+
+
+def _closures(node):
+    """(float closure, exact closure) of an IR node."""
+    tag = node[0]
+    if tag == "const":
+        return _f_const(node[1]), _x_const(node[1])
+    if tag == "slot":
+        return _f_slot(node[1]), _x_slot(node[1])
+    if tag in ("add", "mul", "max", "min"):
+        parts = [_closures(a) for a in node[1]]
+        fs, xs = [p[0] for p in parts], [p[1] for p in parts]
+        if tag == "add":
+            return _f_add(fs), _x_none_safe(_x_add(xs))
+        if tag == "mul":
+            return _f_mul(fs), _x_none_safe(_x_mul(xs))
+        if tag == "max":
+            return _f_minmax(fs, np.maximum), _x_minmax(xs, max)
+        return _f_minmax(fs, np.minimum), _x_minmax(xs, min)
+    f, x = _closures(node[1])
+    if tag == "recip":
+        return _f_recip(f), _x_none_safe(_x_recip(x))
+    if tag == "ipow":
+        return _f_ipow(f, node[2]), _x_none_safe(_x_ipow(x, node[2]))
+    if tag == "sqrt":
+        return _f_sqrt(f, node[2]), _x_none_safe(_x_sqrt(x, node[2]))
+    if tag == "abs":
+        return _f_abs(f), _x_abs(x)
+    raise ValueError(f"unknown IR node {tag!r}")
+
+
+# --------------------------------------------------------------------------- checks
+
+@dataclass
+class Verdict:
+    """A vectorised three-valued verdict, with the values of the deciding relation."""
+
+    true: np.ndarray
+    false: np.ndarray
+    lhs: np.ndarray
+    rhs: np.ndarray
+    tol: np.ndarray
+    held: np.ndarray | None = None  # where a `given` lemma's premises certainly hold
+
+    @property
+    def in_force(self) -> np.ndarray:
+        return np.ones(self.true.shape, bool) if self.held is None else self.held
+
+
+def _bool(x, shape):
+    return np.broadcast_to(np.asarray(x, dtype=bool), shape)
+
+
+def _eval_float(node, env, shape):
+    tag = node[0]
+    if tag == "rel":
+        vl, vr, t, f, tol = node[2](env)
+        b = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
+        return Verdict(_bool(t, shape), _bool(f, shape), b(vl), b(vr), b(tol))
+    if tag == "imp":
+        prem = [_eval_float(p, env, shape) for p in node[1]]
+        concl = _eval_float(node[2], env, shape)
+        all_true = np.logical_and.reduce([p.true for p in prem]) if prem else np.ones(shape, bool)
+        any_false = np.logical_or.reduce([p.false for p in prem]) if prem else np.zeros(shape,
+                                                                                         bool)
+        return Verdict(any_false | concl.true, all_true & concl.false, concl.lhs, concl.rhs,
+                       concl.tol, all_true)
+    ds = [_eval_float(d, env, shape) for d in node[1]]
+    true = np.logical_or.reduce([d.true for d in ds])
+    false = np.logical_and.reduce([d.false for d in ds])
+    return Verdict(true, false, ds[0].lhs, ds[0].rhs, ds[0].tol)
+
+
+_EXACT_BITS = (64, 256, 1024)
+
+
+def _decide_exact(rel, l, r):
+    (ll, lh), (rl, rh) = l, r
+    if ll is None or rl is None:
+        return None
+    if rel in (">=", ">"):
+        if (ll >= rh) if rel == ">=" else (ll > rh):
+            return True
+        if (lh < rl) if rel == ">=" else (lh <= rl):
+            return False
+    elif rel in ("<=", "<"):
+        if (lh <= rl) if rel == "<=" else (lh < rl):
+            return True
+        if (ll > rh) if rel == "<=" else (ll >= rh):
+            return False
+    else:
+        if ll == lh == rl == rh:
+            return rel == "="
+        if lh < rl or rh < ll:
+            return rel == "!="
+    return None
+
+
+def _sympy_value(v):
+    if isinstance(v, tuple):
+        return sp.sqrt(sp.Rational(v[1].numerator, v[1].denominator))
+    v = Fraction(v)
+    return sp.Rational(v.numerator, v.denominator)
+
+
+def _eval_exact(node, env, subs):
+    """True, False or None (undetermined) for one point, in rational arithmetic."""
+    tag = node[0]
+    if tag == "rel":
+        _, rel, _, xl, xr, fm = node[:6]
+        for bits in _EXACT_BITS:
+            r = _decide_exact(rel, xl(env, bits), xr(env, bits))
+            if r is not None:
+                return r, xl(env, bits)[0], xr(env, bits)[0], True
+        # A tie between irrational values: let SymPy decide the substituted numbers.
+        diff = sp.simplify(expand_norms(fm.lhs - fm.rhs).xreplace(subs()))
+        if diff.is_number and diff.is_comparable:
+            sign = 0 if diff == 0 else (1 if diff > 0 else -1)
+            ok = {"=": sign == 0, "!=": sign != 0, "<": sign < 0, "<=": sign <= 0,
+                  ">": sign > 0, ">=": sign >= 0}[rel]
+            return ok, xl(env, 1024)[0], xr(env, 1024)[0], True
+        return None, xl(env, 1024)[0], xr(env, 1024)[0], True
+    if tag == "imp":
+        prem = [_eval_exact(p, env, subs)[0] for p in node[1]]
+        c = _eval_exact(node[2], env, subs)
+        held = all(p is True for p in prem)
+        if any(p is False for p in prem):
+            return True, c[1], c[2], False
+        if held:
+            return c[0], c[1], c[2], True
+        return (True if c[0] is True else None), c[1], c[2], False
+    ds = [_eval_exact(d, env, subs) for d in node[1]]
+    if any(d[0] is True for d in ds):
+        return True, ds[0][1], ds[0][2], True
+    if all(d[0] is False for d in ds):
+        return False, ds[0][1], ds[0][2], True
+    return None, ds[0][1], ds[0][2], True
+
+
+@dataclass
+class Check:
+    """A compiled formula: which slots it reads, where it is evaluated, how to decide it."""
+
+    formula: object
+    slots: frozenset
+    where: str  # 'constant', 'example', 'state' or 'update'
+    tree: tuple = field(repr=False)
+
+    def evaluate(self, env: dict, shape) -> Verdict:
+        """Decide the formula at every point of env (slot -> (values, error bounds))."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _eval_float(self.tree, env, shape)
+
+    def evaluate_exact(self, env: dict):
+        """(verdict, lhs, rhs, premises held) at one point; env: slot -> Fraction/('sqrt', q)."""
+        def subs():
+            out = {}
+            for atom in _atoms(self.formula):
+                key = _atom_key(atom)
+                if key is not None and key in env:
+                    out[atom] = _sympy_value(env[key])
+                elif key is None:
+                    out[atom] = sp.Integer(0)
+            return out
+        return _eval_exact(self.tree, env, subs)
+
+    def evaluate_exact_points(self, env: dict, length: int) -> Verdict:
+        """Decide the formula exactly at each of `length` points (env values: lists or scalars)."""
+        results = []
+        for i in range(length):
+            point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
+            results.append(self.evaluate_exact(point))
+        return _points_verdict(results)
+
+
+def _points_verdict(results):
+    true = np.array([r[0] is True for r in results], dtype=bool)
+    false = np.array([r[0] is False for r in results], dtype=bool)
+    lhs = np.array([float(r[1]) if r[1] is not None else np.nan for r in results])
+    rhs = np.array([float(r[2]) if r[2] is not None else np.nan for r in results])
+    held = np.array([r[3] for r in results], dtype=bool)
+    return Verdict(true, false, lhs, rhs, np.zeros(len(results)), held)
+
+
+def _atoms(fm):
+    if isinstance(fm, Relation):
+        exprs = [fm.lhs, fm.rhs]
+    elif isinstance(fm, VectorEq):
+        exprs = [fm.as_quadratic()]
+    elif isinstance(fm, Implication):
+        return set().union(*(_atoms(p) for p in fm.premises), _atoms(fm.conclusion))
+    else:
+        return set().union(*(_atoms(d) for d in fm.disjuncts))
+    out = set()
+    for e in exprs:
+        e = expand_norms(e)
+        out |= e.atoms(Inner)
+        out |= {a for a in e.atoms(sp.Symbol)}
+        out |= {a for a in e.atoms(sp.core.function.AppliedUndef)}
+    return out
+
+
+def _atom_key(atom):
+    w = _Walker(None)
+    try:
+        if isinstance(atom, Inner):
+            u, v = (w.vector(a) for a in atom.args)
+            return None if u is None or v is None else inner_slot(u, v)
+        if isinstance(atom, sp.Symbol):
+            return atom.name
+        if isinstance(atom, sp.core.function.AppliedUndef) and atom.func.__name__ == "TD":
+            i = w._index(atom.args[0])
+            return None if i == "0" else f"TD[{i}]"
+    except Unbindable:
+        return "?"
+    return "?"
+
+
+def _slot_atoms(slot: str) -> list:
+    return slot[1:-1].split(", ") if slot.startswith("<") else []
+
+
+def slot_names(slots) -> set:
+    """The setting names behind slots: '<x, w[k]>' -> {'x', 'w'}, 'TD[k]' -> {'TD'}."""
+    out = set()
+    for s in slots:
+        for part in (_slot_atoms(s) or [s]):
+            out.add(part.split("[")[0])
+    return out
+
+
+def classify(slots) -> str:
+    """Where a formula reading these slots is evaluated (see the module docstring)."""
+    per_update = "y" in slots or "d" in slots or any("x" in _slot_atoms(s) for s in slots)
+    next_index = any("k+1" in s for s in slots)
+    state = any(s in STATE_SLOTS for s in slots) or any("w[k]" in s for s in slots)
+    if next_index or (per_update and state):
+        return "update"
+    if per_update:
+        return "example"
+    if state:
+        return "state"
+    return "constant"
+
+
+_CACHE: dict = {}
+
+
+def compile_formula(formula, kinds: dict | None = None) -> Check:
+    """Compile a kernel formula; raise Unbindable when a symbol has no run quantity.
+
+    Compiled checks are immutable and cached (formulas are immutable and hashable), so every
+    lemma of a setting shares the compiled assumptions, and a monitor is cheap to rebuild.
+    """
+    try:
+        key = (formula, None if kinds is None else frozenset(kinds.items()))
+        hit = _CACHE.get(key)
+    except TypeError:  # an unhashable formula: compile it every time
+        key, hit = None, None
+    if hit is not None:
+        if isinstance(hit, Unbindable):
+            raise Unbindable(str(hit))
+        return hit
+    walker = _Walker(kinds)
+    try:
+        tree = walker.formula(formula)
+    except Unbindable as err:
+        if key is not None and len(_CACHE) < 4096:
+            _CACHE[key] = err
+        raise
+    slots = frozenset(walker.slots)
+    check = Check(formula, slots, classify(slots), tree)
+    if key is not None and len(_CACHE) < 4096:
+        _CACHE[key] = check
+    return check

@@ -1,0 +1,304 @@
+"""Monitored perceptron engines: classic (online or cyclic), margin, non-separable runs.
+
+The loop itself (``_kernels``) only logs, per update, the example, the visit and the prediction;
+the monitor evaluates every compiled lemma vectorised over each chunk of that log, with the
+incremental bookkeeping of ``_bounds`` (O(1) per update).  Every update is checked; the first
+violation (in run order) is the one reported.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats
+from ._kernels import BUDGET, CONVERGED, END, FULL, K, NLOG, T, run_visits, scan_norms
+from ._lemmas import load_lemmas
+from ._monitor import Monitor
+from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
+                        check_vector)
+
+__all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
+
+VARIANTS = ("classic", "margin")
+_LOG = 1 << 16
+
+
+@dataclass
+class RunResult:
+    """What a monitored run did and what its monitor checked."""
+
+    variant: str
+    cyclic: bool
+    n: int
+    d: int
+    mistakes: int
+    epochs: int
+    visits: int
+    converged: bool
+    w: np.ndarray
+    w_star: np.ndarray | None
+    gamma: float | None
+    R: float | None
+    separable: bool
+    exact: bool
+    checks: int
+    monitor: dict | None
+    bounds: dict = field(default_factory=dict)  # lemma -> value of its bound on k at the end
+    updates: np.ndarray | None = None  # example index of each update (when checks are on)
+    td: float | None = None
+    seconds: float = 0.0
+
+    @property
+    def bound(self) -> float | None:
+        """The tightest mistake bound among the monitored lemmas of the form k <= ..."""
+        vals = [v for v in self.bounds.values() if v is not None and np.isfinite(v)]
+        return min(vals) if vals else None
+
+    @property
+    def ratio(self) -> float | None:
+        b = self.bound
+        return self.mistakes / b if b else None
+
+    def as_dict(self) -> dict:
+        return {"variant": self.variant, "cyclic": self.cyclic, "n": self.n, "d": self.d,
+                "mistakes": self.mistakes, "epochs": self.epochs, "visits": self.visits,
+                "converged": self.converged, "gamma": self.gamma, "R": self.R,
+                "separable": self.separable, "exact": self.exact, "bound": self.bound,
+                "bounds": self.bounds, "ratio": self.ratio, "checks": self.checks,
+                "td": self.td, "seconds": self.seconds, "monitor": self.monitor}
+
+
+def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
+                 on_violation="raise") -> Monitor:
+    """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files."""
+    if lemmas is None:
+        lemmas = load_lemmas(proofs)
+    return Monitor.from_lemmas(lemmas, include_unverified=include_unverified,
+                               on_violation=on_violation)
+
+
+def _bound_lemmas(monitor: Monitor):
+    """Monitored state lemmas that bound the number of updates: k <= e (or M <= e, k < e)."""
+    import sympy as sp
+
+    from ..kernel.formulas import Relation
+    out = []
+    for inv in monitor.invariants:
+        st = inv.lemma.statement
+        if inv.where == "state" and isinstance(st, Relation) and st.rel in ("<=", "<") and \
+                isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M"):
+            out.append(inv)
+    return out
+
+
+def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> float:
+    """The gamma minimising a monitored hinge bound k <= f(gamma, TD, ...) over one pass."""
+    hinge = [inv for inv in _bound_lemmas(monitor) if "TD[k]" in inv.check.slots]
+    if not hinge:
+        raise InvalidArgument("gamma=None: no monitored hinge-loss lemma (k <= ... TD[k] ...) "
+                              "to choose gamma from; give gamma")
+    inv = hinge[0]
+    counts = np.bincount(order, minlength=n).astype(float)
+    margins = y * stats.m
+    cand, td = hinge_candidates(margins, counts)
+    const = {"R": (np.array([stats.R]), None), "<w_star, w_star>": (np.array([stats.s]), None),
+             "d": (np.array([float(d)]), None), "n": (np.array([float(n)]), None)}
+    best, best_val = None, np.inf
+    for _ in range(4):  # evaluate the lemma's right side, then refine around its minimum
+        C = cand.size
+        env = dict(const, gamma=(cand, None), **{"TD[k]": (td, None)})
+        for key in ("k", "M", "<w_star, w[k]>", "<w[k], w[k]>"):
+            env[key] = (np.zeros(C), None)
+        rhs = inv.check.evaluate(env, (C,)).rhs
+        rhs = np.where(np.isfinite(rhs), rhs, np.inf)
+        j = int(np.argmin(rhs))
+        if rhs[j] < best_val:
+            best, best_val = float(cand[j]), float(rhs[j])
+        grid = np.linspace(cand[max(j - 1, 0)], cand[min(j + 1, C - 1)], 257)
+        cand = np.unique(np.concatenate([grid[grid > 0], [best]]))
+        td = _td_at(margins, counts, cand)
+    if best is None:
+        raise InvalidArgument(f"gamma=None: the hinge bound of {inv.name} is nowhere finite")
+    return best
+
+
+def _td_at(margins, counts, gammas):
+    order = np.argsort(margins)
+    sm, sc = margins[order], counts[order]
+    C = np.concatenate(([0.0], np.cumsum(sc)))
+    S = np.concatenate(([0.0], np.cumsum(sc * sm)))
+    j = np.searchsorted(sm, gammas, side="left")
+    return np.maximum(gammas * C[j] - S[j], 0.0)
+
+
+def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, rows=True):
+    X, y = check_data(X, y, rows=rows)
+    n, d = X.shape
+    variant = check_choice("variant", variant, VARIANTS)
+    order = np.arange(n, dtype=np.int64) if order is None else check_order(order, n)
+    gamma = check_gamma(gamma)
+    max_epochs = check_positive_int("max_epochs", max_epochs)
+    if w_star is not None:
+        w_star = check_vector("w_star", w_star, d)
+    return X, y, n, d, variant, order, gamma, max_epochs, w_star
+
+
+def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
+        cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
+        include_unverified: bool = False, separable: bool = True, checks: bool = True,
+        exact: bool = False, on_violation: str = "raise", progress=None,
+        all_examples: bool = False, validate: bool = True, backend: str = "auto",
+        chunk_visits: int = 1 << 22) -> RunResult:
+    """Run a perceptron on (X, y), checking every monitored lemma at every update.
+
+    variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
+    y<w,x> <= (gamma/2)||w||).  cyclic: repeat passes over ``order`` until a pass makes no update
+    (or max_epochs passes); otherwise one pass over ``order`` (an index sequence, repeats
+    allowed).  w_star/gamma: given, or a max-margin separator certified by min y<w*,x> = gamma > 0.
+    separable=False: non-separable data, monitored by the hinge-loss lemmas with TD for (w*, gamma)
+    (gamma chosen to minimise the hinge bound when not given).  lemmas: objects of load_lemmas (or
+    runtime.Lemma); by default the verified lemmas of ``proofs`` or of the bundled library.
+    Lemmas about one example (x, y) are checked on the example of every update, or on every
+    example of the data with all_examples=True (O(n) more work).
+    Raises LemmaViolation at the first violated lemma (on_violation='raise'), InvalidArgument on
+    bad input.  validate=False skips checking the entries of X when checks are off (the
+    benchmark's bare engine); with checks on they are always checked.
+    """
+    t_start = time.perf_counter()
+    # With checks on, the entries of X are validated by the squared norms the first pass
+    # computes anyway (check_rows), unless something needs valid data before the run.
+    later = (checks and not exact and w_star is not None and separable and
+             not (variant == "margin" and gamma is None))
+    X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
+        X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
+        rows=validate and not later)
+    monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                           on_violation=on_violation) if checks else None
+    if monitor is not None:
+        monitor.example_scope = "all" if all_examples else "updates"
+    need_wstar = checks or (variant == "margin" and gamma is None) or not separable
+    precomputed = False
+    stats = None
+    if need_wstar and w_star is None:
+        w_star = max_margin_separator(X, y) if separable else soft_margin_separator(X, y)
+    if exact:
+        from ._exact import run_exact
+        if not separable and gamma is None:
+            gamma = choose_hinge_gamma(monitor, data_stats(X, y, w_star), y, order, n, d) \
+                if monitor else None
+            if gamma is None:
+                raise InvalidArgument("gamma=None: give gamma for a non-separable run")
+        return run_exact(X, y, w_star=w_star, gamma=gamma, variant=variant, order=order,
+                         cyclic=cyclic, max_epochs=max_epochs, monitor=monitor,
+                         separable=separable, progress=progress, t_start=t_start)
+    if need_wstar and (variant == "margin" and gamma is None or not separable):
+        stats = data_stats(X, y, w_star)
+        precomputed = True
+        if separable:
+            gamma = certify_margin(X, y, w_star, stats, gamma)
+        elif gamma is None:
+            gamma = choose_hinge_gamma(monitor, stats, y, order, n, d) if monitor else None
+            if gamma is None:
+                raise InvalidArgument("gamma=None: give gamma for a non-separable run")
+        stats.gamma = gamma
+    if variant == "margin" and gamma is None:
+        raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
+    L = order.shape[0]
+    if cyclic:
+        if max_epochs is None and not separable:
+            max_epochs = 100
+        t_end = max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2
+    else:
+        t_end = L
+    w = np.zeros(d)
+    ws = w_star if w_star is not None else np.zeros(d)
+    cap = _LOG if checks else 0
+    log_i = np.empty(cap, np.int64)
+    log_t = np.empty(cap, np.int64)
+    log_p = np.empty(cap, np.float64)
+    fused = checks and not precomputed
+    seen = np.zeros(n if fused else 0, np.bool_)
+    stat_m = np.empty(n if fused else 0)
+    stat_q = np.empty(n if fused else 0)
+    st = np.zeros(4, np.int64)
+    qw = np.zeros(1)
+    half_gamma = (gamma / 2.0) if gamma is not None else 0.0
+    keeper = None
+    updates = []
+
+    def start_monitoring():
+        nonlocal keeper, stats, gamma
+        if stats is None:
+            missing = np.flatnonzero(~seen)
+            if missing.size:
+                stat_m[missing] = X[missing] @ ws
+                stat_q[missing] = np.einsum("ij,ij->i", X[missing], X[missing])
+            scan = scan_norms(stat_q)
+            check_rows(X, stat_q, scan=scan)
+            stats = data_stats(X, y, ws, m=stat_m, nx2=stat_q, nx2_max=scan[1])
+            gamma = certify_margin(X, y, ws, stats, gamma)
+        keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
+                            need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)
+        monitor.check_constants(keeper.constants())
+        if monitor.example_scope == "all" and any(inv.where == "example"
+                                                  for inv in monitor.invariants):
+            monitor.check_examples(keeper.examples(), n)
+
+    def flush():
+        nlog = int(st[NLOG])
+        if nlog == 0:
+            return
+        idx, vis, p = log_i[:nlog].copy(), log_t[:nlog].copy(), log_p[:nlog].copy()
+        j0 = keeper.k
+        env_u, env_s = keeper.chunk(idx, p, vis)
+        updates.append(idx)
+        st[NLOG] = 0
+        monitor.check_chunk(env_u, env_s, j0, nlog, examples=idx, visits=vis)
+
+    if checks and precomputed:
+        start_monitoring()
+    status = None
+    while True:
+        status = run_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic,
+                            variant == "margin", log_i, log_t, log_p, seen, stat_m, stat_q,
+                            bool(fused and keeper is None), int(chunk_visits), backend=backend)
+        done = status in (CONVERGED, END)
+        if checks:
+            if keeper is None and (int(st[T]) >= L or done):
+                start_monitoring()
+            if keeper is not None:
+                flush()
+            elif status == FULL:  # first pass not finished: grow the log
+                log_i = np.concatenate([log_i, np.empty_like(log_i)])
+                log_t = np.concatenate([log_t, np.empty_like(log_t)])
+                log_p = np.concatenate([log_p, np.empty_like(log_p)])
+        if progress is not None:
+            progress(int(st[T]), int(st[K]), -(-int(st[T]) // L))
+        if done:
+            break
+        assert status in (FULL, BUDGET)
+    visits = int(st[T])
+    td_total = None
+    bounds = {}
+    if checks:
+        final = keeper.final_state(visits)
+        monitor.check_final_state(final, keeper.k, visit=visits)
+        if "TD[k]" in final:
+            td_total = float(final["TD[k]"][0][0])
+        for inv in _bound_lemmas(monitor):
+            if inv.inapplicable is None:
+                bounds[inv.name] = float(inv.check.evaluate(final, (1,)).rhs[0])
+    return RunResult(
+        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=int(st[K]),
+        epochs=-(-visits // L), visits=visits, converged=status == CONVERGED, w=w,
+        w_star=w_star, gamma=gamma, R=stats.R if stats is not None else None,
+        separable=separable, exact=False, checks=monitor.checks if monitor else 0,
+        monitor=monitor.summary() if monitor else None, bounds=bounds,
+        updates=np.concatenate(updates) if updates else (np.zeros(0, np.int64) if checks
+                                                         else None),
+        td=td_total, seconds=time.perf_counter() - t_start)

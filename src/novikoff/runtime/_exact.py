@@ -1,0 +1,158 @@
+"""The perceptron in exact rational arithmetic (fractions.Fraction): for small data and replays.
+
+Every float of the data is a rational number, so the run below is the mathematical perceptron on
+exactly the given data: decisions are exact (the margin rule's square root is decided by squaring)
+and every lemma is decided exactly (square roots as shrinking rational intervals, ties by SymPy).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ._monitor import Monitor
+
+__all__ = ["run_exact", "exact_sqrt"]
+
+
+def exact_sqrt(q: Fraction):
+    """sqrt(q) as a Fraction when q is a perfect square, else the marker ('sqrt', q)."""
+    n, d = q.numerator, q.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd * rd == d:
+        return Fraction(rn, rd)
+    return ("sqrt", q)
+
+
+def _dot(a, b) -> Fraction:
+    return sum((u * v for u, v in zip(a, b) if u and v), Fraction(0))
+
+
+def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monitor: Monitor | None,
+              separable, progress=None, t_start=None):
+    """The exact twin of runtime.run (same arguments, already validated); returns a RunResult."""
+    from ._engine import RunResult, _bound_lemmas
+
+    t_start = time.perf_counter() if t_start is None else t_start
+    n, d = X.shape
+    Xf = [[Fraction(float(v)) for v in row] for row in X]
+    yi = [int(v) for v in y]
+    ws = [Fraction(float(v)) for v in w_star] if w_star is not None else None
+    nx2 = [_dot(row, row) for row in Xf]
+    m = [_dot(ws, row) for row in Xf] if ws is not None else None
+    g = Fraction(gamma) if gamma is not None else None
+    if ws is not None and separable:
+        margins = [yi[i] * m[i] for i in range(n)]
+        i_min = min(range(n), key=margins.__getitem__)
+        if margins[i_min] <= 0:
+            raise InvalidArgument(f"w_star does not separate the data: y[{i_min}]*<w_star, "
+                                  f"X[{i_min}]> = {float(margins[i_min])!r} <= 0 (exactly)")
+        if g is None:
+            g = margins[i_min]
+        elif g > margins[i_min]:
+            raise InvalidArgument(f"w_star has a smaller margin than gamma: y[{i_min}]*"
+                                  f"<w_star, X[{i_min}]> = {float(margins[i_min])!r} < "
+                                  f"gamma={float(g)!r} (exactly)")
+    if variant == "margin" and g is None:
+        raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
+    R = exact_sqrt(max(nx2))
+    L = len(order)
+    if cyclic:
+        if max_epochs is None and not separable:
+            max_epochs = 100
+        t_end = max_epochs * L if max_epochs else None
+    else:
+        t_end = L
+    w = [Fraction(0)] * d
+    q = Fraction(0)  # ||w||^2
+    a = Fraction(0)  # <w_star, w>
+    td = Fraction(0)
+    hinge = ([max(Fraction(0), g - yi[i] * m[i]) for i in range(n)]
+             if monitor is not None and g is not None and m is not None else None)
+    log = []  # (example, visit, p, k, a, q, td before)
+    t, k, em, status = 0, 0, 0, None
+    half_g = g / 2 if g is not None else None
+    while True:
+        if t_end is not None and t >= t_end:
+            status = "end"
+            break
+        r = t % L
+        if r == 0:
+            em = 0
+        i = int(order[r])
+        x, lab = Xf[i], yi[i]
+        p = _dot(w, x)
+        if variant == "margin":
+            yp = lab * p
+            fire = q == 0 or yp <= 0 or yp * yp <= half_g * half_g * q
+        else:
+            fire = lab * p <= 0
+        if fire:
+            log.append((i, t, p, k, a, q, td))
+            w = [wj + lab * xj for wj, xj in zip(w, x)]
+            q = q + 2 * lab * p + nx2[i]
+            if m is not None:
+                a = a + lab * m[i]
+            k += 1
+            em += 1
+        if hinge is not None:
+            td += hinge[i]
+        t += 1
+        if progress is not None and t % 4096 == 0:
+            progress(t, k, -(-t // L))
+        if cyclic and r == L - 1 and em == 0:
+            status = "converged"
+            break
+    bounds = {}
+    if monitor is not None:
+        monitor.exact = True
+        const = {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws)}
+        loss = hinge if hinge is not None else [Fraction(0)] * n
+        monitor.check_constants(const)
+        ex = dict(const)
+        ex.update({"y": [Fraction(v) for v in yi], "<w_star, x>": m, "<x, x>": nx2,
+                   "d": loss})
+        monitor.check_examples(ex, n)
+        if log:
+            idx = [e[0] for e in log]
+            cols = list(zip(*log))
+            ks = [Fraction(v) for v in cols[3]]
+            ys = [Fraction(yi[i]) for i in idx]
+            ps, a0, q0, td0 = list(cols[2]), list(cols[4]), list(cols[5]), list(cols[6])
+            a1 = a0[1:] + [a]
+            q1 = q0[1:] + [q]
+            env_u = dict(const, k=ks, M=ks, y=ys)
+            env_u.update({
+                "<w_star, x>": [m[i] for i in idx], "<x, x>": [nx2[i] for i in idx],
+                "<w_star, w[k]>": a0, "<w_star, w[k+1]>": a1, "<w[k], w[k]>": q0,
+                "<w[k+1], w[k+1]>": q1, "<x, w[k]>": ps,
+                "<x, w[k+1]>": [p + yy * nx2[i] for p, yy, i in zip(ps, ys, idx)],
+                "<w[k], w[k+1]>": [qq + yy * p for qq, yy, p in zip(q0, ys, ps)],
+                "d": [loss[i] for i in idx]})
+            env_s = dict(const, k=ks, M=ks)
+            env_s.update({"<w_star, w[k]>": a0, "<w[k], w[k]>": q0})
+            if hinge is not None:
+                env_u["TD[k]"] = td0
+                env_u["TD[k+1]"] = [v + hinge[i] for v, i in zip(td0, idx)]
+                env_s["TD[k]"] = td0
+            monitor.check_chunk(env_u, env_s, 0, len(log), examples=np.array(idx),
+                                visits=np.array(cols[1]))
+        final = dict(const, k=Fraction(k), M=Fraction(k))
+        final.update({"<w_star, w[k]>": a, "<w[k], w[k]>": q, "TD[k]": td})
+        monitor.check_final_state(final, k, visit=t)
+        for inv in _bound_lemmas(monitor):
+            if inv.inapplicable is None:
+                bounds[inv.name] = float(monitor._eval(inv.check, final, (1,)).rhs[0])
+    R_float = float(R) if isinstance(R, Fraction) else math.sqrt(R[1])
+    return RunResult(
+        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=k, epochs=-(-t // L), visits=t,
+        converged=status == "converged", w=np.array([float(v) for v in w]),
+        w_star=w_star, gamma=float(g) if g is not None else None, R=R_float,
+        separable=separable, exact=True, checks=monitor.checks if monitor else 0,
+        monitor=monitor.summary() if monitor else None, bounds=bounds,
+        updates=np.array([e[0] for e in log], dtype=np.int64),
+        td=float(td) if hinge is not None else None, seconds=time.perf_counter() - t_start)

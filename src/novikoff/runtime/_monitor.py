@@ -1,0 +1,585 @@
+"""The monitor: lemma statements compiled into checks, evaluated over a run's update log.
+
+A lemma is checked only where its setting's assumptions hold: every assumption is compiled like
+the statement and evaluated at the same points, and from the first point where one is certainly
+false the lemma no longer applies to the run (a margin-perceptron run breaks the classic
+``mistake`` assumption, so the classic lemmas stop applying, and only then).  That is reported,
+never silently skipped; so is a lemma whose symbols the run cannot bind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import sympy as sp
+
+from ..errors import InvalidArgument, InvariantViolation
+from ..kernel.formulas import VectorEq
+from ..kernel.logic import rewrite_vectors
+from ._compile import PER_UPDATE, Check, Unbindable, compile_formula, slot_names
+
+__all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma"]
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A lemma to monitor: a kernel statement, its setting's assumptions, where it comes from."""
+
+    name: str
+    statement: object
+    hypotheses: tuple = ()  # ((name, kernel formula), ...)
+    kinds: dict | None = None
+    verified: bool = True
+    file: str = ""
+    line: int = 0
+    per_update: frozenset | None = None  # the setting's per-update names (None: x, y, d)
+    setting: str = ""
+    text: str = ""  # the statement as written in the .proof file
+
+    @property
+    def shown(self) -> str:
+        return self.text or str(self.statement)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "<python>"
+
+
+def _hypotheses_of(obj) -> tuple:
+    """The assumptions a lemma object relies on, as ((name, formula), ...)."""
+    for attr in ("hypotheses", "depends_on", "assumptions"):
+        found = getattr(obj, attr, None)
+        if found is not None and not callable(found):
+            break
+    else:
+        setting = getattr(obj, "setting", None)
+        found = getattr(setting, "assumptions", None) if setting is not None else None
+    if found is None:
+        return ()
+    if isinstance(found, dict):
+        return tuple((str(k), v) for k, v in found.items())
+    out = []
+    for i, item in enumerate(found):
+        if isinstance(item, tuple) and len(item) == 2:
+            out.append((str(item[0]), item[1]))
+        elif hasattr(item, "formula"):
+            out.append((str(getattr(item, "name", f"h{i}")), item.formula))
+        elif hasattr(item, "statement"):
+            out.append((str(getattr(item, "name", f"h{i}")), item.statement))
+        else:
+            out.append((f"h{i}", item))
+    return tuple(out)
+
+
+def as_lemma(obj) -> Lemma:
+    """Adapt a lemma from novikoff.language.load_lemmas (or a Lemma) to the monitor."""
+    if isinstance(obj, Lemma):
+        return obj
+    setting = getattr(obj, "setting", None)
+    kinds = getattr(setting, "kinds", None) if setting is not None else None
+    per = getattr(setting, "per_update", None) if setting is not None else None
+    return Lemma(name=str(obj.name), statement=obj.statement, hypotheses=_hypotheses_of(obj),
+                 kinds=dict(kinds) if kinds else None,
+                 verified=bool(getattr(obj, "verified", True)),
+                 file=str(getattr(obj, "file", "") or ""), line=int(getattr(obj, "line", 0) or 0),
+                 per_update=frozenset(str(v) for v in per) if per is not None else None,
+                 setting=str(getattr(setting, "name", "") or ""),
+                 text=str(getattr(obj, "text", "") or ""))
+
+
+def _bindable_vector(atom) -> bool:
+    if isinstance(atom, sp.Symbol):
+        return atom.name in ("x", "w_star")
+    return getattr(getattr(atom, "func", None), "__name__", None) == "w"
+
+
+def _expand_definitions(lem: Lemma):
+    """Substitute the setting's definitions of vectors the run does not hold (z0 := x - ...).
+
+    Returns the statement and the remaining assumptions (the definitions are used up).
+    """
+    defs = {f.atom: f.rhs for _, f in lem.hypotheses
+            if isinstance(f, VectorEq) and not _bindable_vector(f.atom)}
+    if not defs:
+        return lem.statement, lem.hypotheses
+    for _ in range(len(defs)):  # resolve chains (a := b + ..., b := ...)
+        for atom, rhs in list(defs.items()):
+            new = rhs
+            for a, c in rhs.terms:
+                if a in defs and a != atom:
+                    new = new - type(rhs).atom(a).scale(c) + defs[a].scale(c)
+            defs[atom] = new
+    hyps = tuple((n, rewrite_vectors(f, defs)) for n, f in lem.hypotheses
+                 if not (isinstance(f, VectorEq) and f.atom in defs))
+    return rewrite_vectors(lem.statement, defs), hyps
+
+
+def _check_per_update(lem: Lemma, check: Check, what: str) -> None:
+    """x, y, d are bound to the example of each update: the setting must say so."""
+    if lem.per_update is None or check.where not in ("update", "state"):
+        return
+    for name in sorted(slot_names(check.slots) & PER_UPDATE):
+        if name not in lem.per_update:
+            raise Unbindable(f"{what}mentions {name}, which setting {lem.setting or '?'} does not "
+                             f"declare 'per update': it cannot be bound to each update's example")
+
+
+_LEMMA_CACHE: dict = {}
+
+
+def _compile_lemma(lem: Lemma):
+    """(statement check, ((name, assumption check), ...)) or the reason it cannot be bound."""
+    try:
+        key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
+               frozenset(lem.kinds.items()), lem.per_update, lem.setting)
+        hit = _LEMMA_CACHE.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    try:
+        statement, hypotheses = _expand_definitions(lem)
+        check = compile_formula(statement, lem.kinds)
+        _check_per_update(lem, check, "the statement ")
+        hyps = []
+        for hname, formula in hypotheses:
+            try:
+                h = compile_formula(formula, lem.kinds)
+                _check_per_update(lem, h, "")
+            except Unbindable as err:
+                raise Unbindable(f"assumption {hname}: {err}") from None
+            hyps.append((hname, h))
+        out = (check, tuple(hyps))
+    except Unbindable as err:
+        out = str(err)
+    if key is not None and len(_LEMMA_CACHE) < 4096:
+        _LEMMA_CACHE[key] = out
+    return out
+
+
+@dataclass
+class Violation:
+    """One certainly-false evaluation of a lemma's statement."""
+
+    lemma: str
+    statement: str
+    where: str  # 'update', 'state', 'example' or 'constant'
+    lhs: float
+    rhs: float
+    slack: float
+    tolerance: float
+    k: int | None = None
+    example: int | None = None
+    visit: int | None = None
+    source: str = ""
+    loose: tuple = ()  # assumptions that held only within rounding before this point
+
+    def message(self) -> str:
+        at = []
+        if self.k is not None:
+            at.append(f"k={self.k}")
+        if self.visit is not None:
+            at.append(f"visit {self.visit}")
+        if self.example is not None:
+            at.append(f"example {self.example}")
+        place = {"update": "at update", "state": "in the state", "example": "on",
+                 "constant": "for the run's constants"}[self.where]
+        note = (f" (assumptions {', '.join(self.loose)} held only within rounding)"
+                if self.loose else "")
+        return (f"lemma {self.lemma} ({self.source}) violated {place} {', '.join(at)}: "
+                f"{self.statement}: lhs = {self.lhs!r}, rhs = {self.rhs!r}, "
+                f"slack = {self.slack:.6g}, tolerance = {self.tolerance:.3g}{note}")
+
+    def as_dict(self) -> dict:
+        return {"kind": "lemma", "lemma": self.lemma, "statement": self.statement,
+                "where": self.where, "k": self.k, "example": self.example,
+                "visit": self.visit, "lhs": self.lhs, "rhs": self.rhs, "slack": self.slack,
+                "tolerance": self.tolerance, "source": self.source,
+                "loose_assumptions": list(self.loose), "message": self.message()}
+
+
+class LemmaViolation(InvariantViolation):
+    """A lemma's statement is certainly false at a point of a run (beyond the rounding bound).
+
+    Attributes: ``lemma``, ``statement``, ``lhs``, ``rhs``, ``k``, ``example``, ``visit``,
+    ``slack`` (lhs - rhs oriented so that negative means violated), ``tolerance`` (the rounding
+    bound that was allowed), ``source`` (file:line) and ``violation`` (a Violation).
+    """
+
+    def __init__(self, violation: Violation):
+        self.violation = violation
+        for name in ("lemma", "statement", "lhs", "rhs", "k", "example", "visit", "slack",
+                     "tolerance", "source"):
+            setattr(self, name, getattr(violation, name))
+        super().__init__(violation.message())
+
+
+def _slack(rel: str, lhs, rhs):
+    if rel in (">=", ">"):
+        return lhs - rhs
+    if rel in ("<=", "<"):
+        return rhs - lhs
+    if rel == "=":
+        return -np.abs(lhs - rhs)
+    return np.abs(lhs - rhs)
+
+
+def _relation_of(check: Check):
+    node = check.tree
+    while node[0] != "rel":
+        node = node[2] if node[0] == "imp" else node[1][0]
+    return node[1]
+
+
+@dataclass
+class Invariant:
+    """A monitorable lemma: the compiled statement and its compiled assumptions."""
+
+    lemma: Lemma
+    check: Check
+    hypotheses: list  # [(name, Check)]
+    checks: int = 0  # points where the statement was in force and evaluated
+    undetermined: int = 0  # of those, within the rounding tolerance (neither true nor false)
+    violations: int = 0
+    first_violation: Violation | None = None
+    inapplicable: str | None = None  # why and from where the lemma stopped applying
+    fail_update: float = np.inf  # first update whose update/example assumptions fail
+    fail_state: float = np.inf  # first state whose state assumptions fail
+    fail_constant: bool = False
+    loose: dict = field(default_factory=dict)  # assumption -> first point it was undetermined
+
+    @property
+    def name(self) -> str:
+        return self.lemma.name
+
+    @property
+    def where(self) -> str:
+        return self.check.where
+
+    def status(self) -> dict:
+        return {"lemma": self.name, "statement": self.lemma.shown,
+                "source": self.lemma.where, "where": self.where, "checks": self.checks,
+                "undetermined": self.undetermined, "violations": self.violations,
+                "applies": self.inapplicable is None, "inapplicable": self.inapplicable,
+                "loose_assumptions": sorted(self.loose)}
+
+
+@dataclass
+class Monitor:
+    """Compiled lemmas and the bookkeeping of one monitored run.
+
+    Envs map slot names to ``(values, error bounds)`` (floats, vectorised) or, with exact=True,
+    to exact values (Fractions, lists of them, or ('sqrt', q)).
+    """
+
+    invariants: list = field(default_factory=list)
+    not_monitorable: list = field(default_factory=list)  # [(name, reason)]
+    on_violation: str = "raise"
+    violations: list = field(default_factory=list)
+    exact: bool = False
+    # Where lemmas about a single example are checked: on every example of the data
+    # (check_examples) or on the example of every update (check_chunk, O(updates)).
+    example_scope: str = "all"
+
+    def _eval(self, check: Check, env: dict, shape):
+        # Lemmas of one setting share their assumptions: evaluate each once per env.
+        memo = self._memo
+        key = (id(check), id(env))
+        if memo is not None and key in memo:
+            return memo[key]
+        if self.exact:
+            out = check.evaluate_exact_points(env, shape[0])
+        else:
+            out = check.evaluate(env, shape)
+        if memo is not None:
+            memo[key] = out
+        return out
+
+    _memo = None
+
+    def _fresh_memo(self):
+        self._memo = {}
+
+    def _prefetch(self, checks, env: dict, length: int) -> None:
+        """Evaluate many checks on one env at once (one numba program) into the memo."""
+        from ._program import HAVE_NUMBA, build_program
+        if self.exact or not HAVE_NUMBA or length == 0:
+            return
+        unique = list({id(c): c for c in checks}.values())
+        if not unique:
+            return
+        for c, verdict in zip(unique, build_program(unique).run(env, length)):
+            self._memo[(id(c), id(env))] = verdict
+
+    def _chunk_checks(self):
+        """The checks evaluated on update envs and on state envs by check_chunk."""
+        on_u, on_s = [], []
+        for inv in self.invariants:
+            if inv.fail_constant or inv.where == "constant":
+                continue
+            if inv.where == "example":
+                if self.example_scope == "updates":
+                    on_u.append(inv.check)
+                    on_u += [h for _, h in inv.hypotheses if h.where in ("example", "constant")]
+                continue
+            (on_u if inv.where == "update" else on_s).append(inv.check)
+            for _, h in inv.hypotheses:
+                if h.where in ("update", "example"):
+                    on_u.append(h)
+                elif h.where == "state":
+                    on_s.append(h)
+        return on_u, on_s
+
+    @classmethod
+    def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
+                    on_violation: str = "raise") -> "Monitor":
+        """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped."""
+        if on_violation not in ("raise", "collect"):
+            raise InvalidArgument(f"on_violation={on_violation!r}")
+        mon = cls(on_violation=on_violation)
+        for obj in lemmas:
+            lem = as_lemma(obj)
+            if not lem.verified and not include_unverified:
+                mon.not_monitorable.append((lem.name, "not verified (include_unverified=True "
+                                                      "monitors it anyway)"))
+                continue
+            compiled = _compile_lemma(lem)
+            if isinstance(compiled, str):
+                mon.not_monitorable.append((lem.name, compiled))
+                continue
+            mon.invariants.append(Invariant(lem, compiled[0], list(compiled[1])))
+        return mon
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def slots(self) -> frozenset:
+        out = set()
+        for inv in self.invariants:
+            out |= inv.check.slots
+            for _, h in inv.hypotheses:
+                out |= h.slots
+        return frozenset(out)
+
+    def needs(self, *slots) -> bool:
+        have = self.slots
+        return any(s in have for s in slots)
+
+    @property
+    def checks(self) -> int:
+        return sum(inv.checks for inv in self.invariants)
+
+    def summary(self) -> dict:
+        return {"monitored": [inv.status() for inv in self.invariants],
+                "not_monitorable": [{"lemma": n, "reason": r} for n, r in self.not_monitorable],
+                "checks": self.checks,
+                "violations": [v.as_dict() for v in self.violations]}
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _assume(self, inv, hname, verdict, j0, ok=None):
+        """Note where an assumption held only within rounding; return where it certainly fails.
+
+        Vector definitions (w[k+1] = w[k] + y*x) are exempt from the note: in floating point
+        they can only ever hold within rounding.
+        """
+        key = ("summary", id(verdict), None if ok is None else id(ok))
+        hit = self._memo.get(key) if self._memo is not None else None
+        if hit is None:
+            loose = ~verdict.true & ~verdict.false
+            if ok is not None:
+                loose &= ok
+            first = np.flatnonzero(loose)
+            hit = (-1 if first.size == 0 else int(first[0]),)
+            if self._memo is not None:
+                self._memo[key] = hit
+        if hit[0] >= 0 and hname not in inv.loose:
+            h = dict(inv.hypotheses).get(hname)
+            if h is None or not isinstance(h.formula, VectorEq):
+                inv.loose[hname] = j0 + hit[0]
+        return verdict.false
+
+    def _first_false(self, verdict) -> int:
+        key = ("first", id(verdict))
+        hit = self._memo.get(key) if self._memo is not None else None
+        if hit is None:
+            bad = np.flatnonzero(verdict.false)
+            hit = -1 if bad.size == 0 else int(bad[0])
+            if self._memo is not None:
+                self._memo[key] = hit
+        return hit
+
+    def _judge(self, inv, verdict, ok):
+        """Count the evaluated points; return the indices of violations."""
+        force = ok & verdict.in_force
+        inv.checks += int(force.sum())
+        inv.undetermined += int((force & ~verdict.true & ~verdict.false).sum())
+        return np.flatnonzero(verdict.false & ok)
+
+    def _report(self, inv: Invariant, verdict, i: int, where: str, point: int, *, k=None,
+                example=None, visit=None) -> Violation:
+        rel = _relation_of(inv.check)
+        lhs, rhs = float(verdict.lhs[i]), float(verdict.rhs[i])
+        loose = tuple(sorted(n for n, j in inv.loose.items() if j <= point))
+        return Violation(inv.name, inv.lemma.shown, where, lhs, rhs,
+                         float(_slack(rel, lhs, rhs)), float(verdict.tol[i]), k=k,
+                         example=example, visit=visit, source=inv.lemma.where, loose=loose)
+
+    def _record(self, found: list) -> None:
+        """found: [(order key, invariant, Violation, count)]; raise on the earliest."""
+        if not found:
+            return
+        found.sort(key=lambda f: f[0])
+        for _, inv, v, count in found:
+            inv.violations += count
+            if inv.first_violation is None:
+                inv.first_violation = v
+                self.violations.append(v)
+        if self.on_violation == "raise":
+            raise LemmaViolation(found[0][2])
+
+    def check_constants(self, env: dict) -> None:
+        """Constant-only lemmas and assumptions, once per run."""
+        self._fresh_memo()
+        self._prefetch([inv.check for inv in self.invariants if inv.where == "constant"] +
+                       [h for inv in self.invariants for _, h in inv.hypotheses
+                        if h.where == "constant"], env, 1)
+        found = []
+        for inv in self.invariants:
+            for hname, h in inv.hypotheses:
+                if h.where == "constant" and self._assume(inv, hname, self._eval(h, env, (1,)),
+                                                          0)[0]:
+                    inv.fail_constant = True
+                    inv.inapplicable = f"assumption {hname} fails for the run's constants"
+            if inv.where == "constant" and not inv.fail_constant:
+                ver = self._eval(inv.check, env, (1,))
+                if self._judge(inv, ver, np.ones(1, bool)).size:
+                    found.append(((0, 0), inv, self._report(inv, ver, 0, "constant", 0), 1))
+        self._record(found)
+
+    def check_examples(self, env: dict, n: int, index=None) -> None:
+        """Example lemmas at every example (env arrays of length n)."""
+        self._fresh_memo()
+        found = []
+        for inv in self.invariants:
+            if inv.where != "example" or inv.fail_constant or self.example_scope != "all":
+                continue
+            ok = np.ones(n, bool)
+            for hname, h in inv.hypotheses:
+                if h.where in ("example", "constant"):
+                    ok &= ~self._assume(inv, hname, self._eval(h, env, (n,)), 0)
+            ver = self._eval(inv.check, env, (n,))
+            bad = self._judge(inv, ver, ok)
+            if bad.size:
+                i = int(bad[0])
+                ex = int(index[i]) if index is not None else i
+                found.append(((i, 0), inv, self._report(inv, ver, i, "example", 0, example=ex),
+                              int(bad.size)))
+        self._record(found)
+
+    def check_chunk(self, env_u: dict, env_s: dict, j0: int, length: int, *, examples=None,
+                    visits=None) -> None:
+        """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
+        self._fresh_memo()
+        if length:
+            on_u, on_s = self._chunk_checks()
+            self._prefetch(on_u, env_u, length)
+            self._prefetch(on_s, env_s, length)
+        if length == 0:
+            return
+        js = np.arange(j0, j0 + length)
+        found = []
+        for inv in self.invariants:
+            if inv.fail_constant or inv.where == "constant":
+                continue
+            if inv.where == "example":
+                if self.example_scope == "updates":
+                    self._examples_at_updates(inv, env_u, j0, length, examples, visits, found)
+                continue
+            for hname, h in inv.hypotheses:
+                if h.where in ("update", "example"):
+                    ver = self._eval(h, env_u, (length,))
+                    self._assume(inv, hname, ver, j0)
+                    bad = self._first_false(ver)
+                    if bad >= 0 and j0 + bad < inv.fail_update:
+                        inv.fail_update = j0 + bad
+                        self._why(inv, hname, "update", inv.fail_update, examples, visits, j0)
+                elif h.where == "state":
+                    ver = self._eval(h, env_s, (length,))
+                    self._assume(inv, hname, ver, j0)
+                    bad = self._first_false(ver)
+                    if bad >= 0 and j0 + bad < inv.fail_state:
+                        inv.fail_state = j0 + bad
+                        self._why(inv, hname, "state", inv.fail_state, examples, visits, j0)
+            if inv.where == "update":
+                ok = (js < inv.fail_update) & (js + 1 < inv.fail_state)
+                env = env_u
+            else:
+                ok = (js <= inv.fail_update) & (js < inv.fail_state)
+                env = env_s
+            if not ok.any():
+                continue
+            ver = self._eval(inv.check, env, (length,))
+            bad = self._judge(inv, ver, ok)
+            if bad.size:
+                i = int(bad[0])
+                ex = int(examples[i]) if examples is not None and inv.where == "update" else None
+                vis = int(visits[i]) if visits is not None else None
+                v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex,
+                                 visit=vis)
+                found.append(((j0 + i, 1 if inv.where == "update" else 0), inv, v,
+                              int(bad.size)))
+        self._record(found)
+
+    def _examples_at_updates(self, inv, env_u, j0, length, examples, visits, found):
+        ok = np.ones(length, bool)
+        for hname, h in inv.hypotheses:
+            if h.where in ("example", "constant"):
+                ok &= ~self._assume(inv, hname, self._eval(h, env_u, (length,)), j0)
+        ver = self._eval(inv.check, env_u, (length,))
+        bad = self._judge(inv, ver, ok)
+        if bad.size:
+            i = int(bad[0])
+            ex = int(examples[i]) if examples is not None else None
+            vis = int(visits[i]) if visits is not None else None
+            found.append(((j0 + i, 0), inv, self._report(inv, ver, i, "example", j0 + i,
+                                                         k=j0 + i, example=ex, visit=vis),
+                          int(bad.size)))
+
+    def check_final_state(self, env_s: dict, K: int, visit=None) -> None:
+        """State lemmas after the last update (k = K)."""
+        self._fresh_memo()
+        self._prefetch([inv.check for inv in self.invariants if inv.where == "state"] +
+                       [h for inv in self.invariants for _, h in inv.hypotheses
+                        if h.where == "state"], env_s, 1)
+        found = []
+        for inv in self.invariants:
+            if inv.fail_constant or inv.where != "state":
+                continue
+            for hname, h in inv.hypotheses:
+                if h.where == "state" and K < inv.fail_state and \
+                        self._assume(inv, hname, self._eval(h, env_s, (1,)), K)[0]:
+                    inv.fail_state = K
+                    self._why(inv, hname, "state", K, None, None, K)
+            if not (K <= inv.fail_update and K < inv.fail_state):
+                continue
+            ver = self._eval(inv.check, env_s, (1,))
+            if self._judge(inv, ver, np.ones(1, bool)).size:
+                found.append(((K, 0), inv, self._report(inv, ver, 0, "state", K, k=K,
+                                                        visit=visit), 1))
+        self._record(found)
+
+    @staticmethod
+    def _why(inv, hname, where, j, examples, visits, j0):
+        if inv.inapplicable is not None and inv.fail_update < j and inv.fail_state < j:
+            return
+        if where == "update":
+            extra = ""
+            if examples is not None:
+                extra = f" (example {int(examples[j - j0])}"
+                extra += f", visit {int(visits[j - j0])})" if visits is not None else ")"
+            inv.inapplicable = f"assumption {hname} fails at update k={j}{extra}"
+        else:
+            inv.inapplicable = f"assumption {hname} fails in the state k={j}"

@@ -1,0 +1,298 @@
+"""The runtime's subcommands: ``novikoff run``, ``novikoff audit``, ``novikoff replay``.
+
+``register(subparsers)`` adds them to the ``novikoff`` command; each handler takes the parsed
+arguments and returns the exit code: 0 nothing violated, 1 a violation, 2 bad input (one line on
+stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidArgument, NovikoffError
+
+__all__ = ["register", "run_command", "audit_command", "replay_command"]
+
+
+def register(subparsers) -> None:
+    """Add run, audit and replay to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "run", help="run a perceptron with every lemma of proofs/ checked at every update",
+        description="Run a perceptron on DATA (.npz with X and y, .csv with the label last, or "
+                    "a bundled dataset: iris = setosa vs the rest, breast_cancer = benign vs "
+                    "malignant), checking the verified lemmas of the library at every update.")
+    p.add_argument("data", help="DATA.npz, DATA.csv, iris or breast_cancer")
+    p.add_argument("--w-star", metavar="W.npy", help="the separator w* (default: a max-margin "
+                                                     "separator, certified)")
+    p.add_argument("--variant", choices=("classic", "margin"), default="classic")
+    p.add_argument("--gamma", type=float, help="the margin (default: certified min y<w*,x>)")
+    p.add_argument("--order", metavar="ORDER", help="example order: a .npy/.txt file of "
+                   "indices (repeats allowed), or random[:SEED] (default: 0..n-1)")
+    p.add_argument("--online", action="store_true",
+                   help="one pass over the order instead of cycling until a clean pass")
+    p.add_argument("--max-epochs", type=int, default=1000,
+                   help="stop cycling after this many passes (default 1000)")
+    p.add_argument("--non-separable", action="store_true",
+                   help="data not separable by w*: monitor the hinge-loss bound (TD for w*, "
+                        "gamma; gamma minimises the bound when not given)")
+    p.add_argument("--exact", action="store_true", help="run in exact rational arithmetic")
+    p.add_argument("--bias", action="store_true", help="append a constant feature 1")
+    p.add_argument("--normalize", action="store_true", help="scale every row to unit norm")
+    p.add_argument("--all-examples", action="store_true",
+                   help="check lemmas about one example on every example (not only on the "
+                        "examples of updates)")
+    _common(p)
+    p.add_argument("--save", metavar="RUN.npz",
+                   help="save the run (always saved on a violation, by default to "
+                        "novikoff-run.npz)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(handler=run_command)
+
+    a = subparsers.add_parser(
+        "audit", help="check a trace of any perceptron implementation",
+        description="Check a run made by any implementation: data npz (X (n, d), y (n,) in "
+                    "{-1, +1}), trace npz (order (T,) the example visited at each step, w (T, "
+                    "d) the weights after each visit).  Reports violations of the update rule "
+                    "(kind 'rule') and of the lemmas (kind 'lemma').")
+    a.add_argument("--data", required=True, metavar="D.npz")
+    a.add_argument("--trace", required=True, metavar="T.npz")
+    a.add_argument("--w-star", metavar="W.npy")
+    a.add_argument("--variant", choices=("classic", "margin"), default="classic")
+    a.add_argument("--gamma", type=float)
+    _common(a)
+    a.set_defaults(handler=audit_command)
+
+    r = subparsers.add_parser(
+        "replay", help="re-run a saved run in exact rational arithmetic",
+        description="Re-run a run saved by `novikoff run` in exact rational arithmetic, to tell "
+                    "round-off from a real violation.")
+    r.add_argument("file", metavar="RUN.npz")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.set_defaults(handler=replay_command)
+
+
+def _common(p) -> None:
+    p.add_argument("--proofs", nargs="+", metavar="FILE.proof",
+                   help="lemma files to monitor (default: the bundled library)")
+    p.add_argument("--include-unverified", action="store_true",
+                   help="also monitor lemmas whose proof the kernel did not verify")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+# ------------------------------------------------------------------------------- helpers
+
+def _fail(message: str) -> int:
+    print(f"novikoff: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _guard(fn):
+    """Turn bad input into exit 2 with one line on stderr."""
+    def wrapped(args) -> int:
+        try:
+            return fn(args)
+        except InvalidArgument as err:
+            return _fail(str(err))
+        except NovikoffError as err:  # ProofSyntaxError and friends: the message is the report
+            return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
+        except (OSError, ValueError) as err:
+            return _fail(str(err))
+    wrapped.__name__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+def _load_vector(path, name: str):
+    path = Path(path)
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as f:
+                if len(f.files) != 1:
+                    raise InvalidArgument(f"{name}={str(path)!r} holds {sorted(f.files)}: "
+                                          f"expected one array")
+                return f[f.files[0]]
+        if path.suffix in (".txt", ".csv"):
+            return np.loadtxt(path, delimiter="," if path.suffix == ".csv" else None, ndmin=1)
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise InvalidArgument(f"{name}={str(path)!r} is not readable ({err})") from None
+
+
+def _order(spec, n: int):
+    if spec is None:
+        return None
+    if spec == "random" or spec.startswith("random:"):
+        seed = spec.partition(":")[2]
+        try:
+            rng = np.random.default_rng(int(seed) if seed else None)
+        except ValueError:
+            raise InvalidArgument(f"order={spec!r}: the seed is not an integer") from None
+        return rng.permutation(n)
+    return _load_vector(spec, "order")
+
+
+class _Progress:
+    """A one-line progress report on stderr for runs longer than a second (TTY only)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, visits: int, mistakes: int, epochs: int) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
+            return
+        self.last, self.shown = now, True
+        print(f"\r  epoch {epochs}  visits {visits:,}  mistakes {mistakes:,}  "
+              f"({now - self.start:.1f} s)", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.shown:
+            print("\r" + " " * 70 + "\r", end="", file=sys.stderr, flush=True)
+
+
+def _fmt(v, digits: int = 6) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+# ------------------------------------------------------------------------------- run
+
+@_guard
+def run_command(args) -> int:
+    """novikoff run DATA ..."""
+    from ._engine import run
+    from ._io import load_dataset, save_run
+    from ._monitor import LemmaViolation
+
+    X, y, name = load_dataset(args.data, bias=args.bias, normalize=args.normalize)
+    w_star = _load_vector(args.w_star, "w_star") if args.w_star else None
+    order = _order(args.order, X.shape[0])
+    config = {"variant": args.variant, "gamma": args.gamma, "cyclic": not args.online,
+              "max_epochs": args.max_epochs, "separable": not args.non_separable,
+              "include_unverified": args.include_unverified,
+              "proofs": [str(Path(p).resolve()) for p in args.proofs] if args.proofs else None}
+    progress = _Progress(not args.no_progress and not args.json)
+    violation = None
+    result = None
+    try:
+        result = run(X, y, w_star=w_star, order=order, exact=args.exact, progress=progress,
+                     all_examples=args.all_examples, **config)
+    except LemmaViolation as err:
+        violation = err.violation
+    finally:
+        progress.done()
+    saved = None
+    if args.save or violation is not None:
+        outcome = {"mistakes": result.mistakes if result else None,
+                   "violation": violation.as_dict() if violation else None}
+        saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
+                         config=config, outcome=outcome)
+    if args.json:
+        out = {"data": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
+               "violations": [violation.as_dict()] if violation else [],
+               "saved": str(saved) if saved else None}
+        if result is not None:
+            out.update(result.as_dict())
+        print(json.dumps(out, indent=2, default=_json_default))
+    elif violation is not None:
+        print(f"VIOLATION: {violation.message()}")
+        print(f"run saved to {saved}; `novikoff replay {saved}` re-runs it in exact "
+              f"arithmetic")
+    else:
+        _print_result(name, X, result, saved)
+    return 1 if violation is not None else 0
+
+
+def _json_default(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _print_result(name, X, res, saved) -> None:
+    mon = res.monitor or {}
+    monitored = mon.get("monitored", [])
+    applied = [m for m in monitored if m["applies"]]
+    mode = "cyclic" if res.cyclic else "online"
+    print(f"data       {name}: {X.shape[0]} examples, d = {X.shape[1]}")
+    print(f"run        {res.variant} perceptron, {mode}, {res.epochs} epoch(s), "
+          f"{res.visits:,} visits, {'converged' if res.converged else 'not converged'}"
+          f"{' (exact arithmetic)' if res.exact else ''}")
+    bound_by = min(res.bounds, key=res.bounds.get) if res.bounds else None
+    print(f"mistakes   {res.mistakes}")
+    print(f"bound      {_fmt(res.bound)}" + (f"  ({bound_by})" if bound_by else ""))
+    print(f"ratio      {_fmt(res.ratio, 4)}")
+    print(f"gamma      {_fmt(res.gamma)}   R {_fmt(res.R)}" +
+          (f"   TD {_fmt(res.td)}" if res.td else ""))
+    print(f"checks     {res.checks:,} invariant checks of {len(applied)} lemma(s), "
+          f"no violation")
+    for m in monitored:
+        if not m["applies"]:
+            print(f"  not applicable  {m['lemma']} ({m['source']}): {m['inapplicable']}")
+    for m in mon.get("not_monitorable", []):
+        print(f"  not monitored   {m['lemma']}: {m['reason']}")
+    if saved:
+        print(f"saved      {saved}")
+
+
+# ------------------------------------------------------------------------------- audit
+
+@_guard
+def audit_command(args) -> int:
+    """novikoff audit --data D.npz --trace T.npz ..."""
+    from ._audit import audit_files
+
+    report = audit_files(args.data, args.trace, w_star=args.w_star, variant=args.variant,
+                         gamma=args.gamma, proofs=args.proofs,
+                         include_unverified=args.include_unverified)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=_json_default))
+    else:
+        print(f"trace      {report.visits} visits, {report.updates} updates")
+        print(f"gamma      {_fmt(report.gamma)}   R {_fmt(report.R)}")
+        print(f"checks     {report.checks:,} invariant checks")
+        print(f"rule       {report.rule_violations} violation(s) of the update rule")
+        print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+        for v in report.violations:
+            print(f"  [{v['kind']}] {v['message']}")
+        for m in report.monitor.get("monitored", []):
+            if not m["applies"]:
+                print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
+    return 1 if report.violations else 0
+
+
+# ------------------------------------------------------------------------------- replay
+
+@_guard
+def replay_command(args) -> int:
+    """novikoff replay RUN.npz"""
+    from ._io import replay
+
+    progress = _Progress(not args.json)
+    try:
+        out = replay(args.file, progress=progress)
+    finally:
+        progress.done()
+    if args.json:
+        print(json.dumps(out, indent=2, default=_json_default))
+    else:
+        ex = out["exact"]
+        print(f"exact replay: {ex['mistakes']} mistakes (float run: "
+              f"{_fmt(out['mistakes_float'])}), {ex['checks']:,} exact checks")
+        print(f"verdict: {out['verdict']}")
+        for v in (ex.get("monitor") or {}).get("violations", []):
+            print(f"  {v['message']}")
+    return 1 if out["violated"] else 0
