@@ -73,7 +73,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
     W = np.ascontiguousarray(W, dtype=np.float64)
     if not np.isfinite(W).all():
         t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
-        raise InvalidArgument(f"w[{t}, {j}]={W[t, j]!r} is not finite")
+        raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
     gamma = check_gamma(gamma)
     ws = max_margin_separator(X, y) if w_star is None else check_vector("w_star", w_star, d)
     stats = data_stats(X, y, ws)
@@ -158,6 +158,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
         "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
         "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
         "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
+        "d": keeper.hinge(idx),
     })
     env_s = {key: env_u[key] for key in ("k", "M", "<w_star, w[k]>", "<w[k], w[k]>")}
     env_s.update(keeper.constants())
@@ -180,7 +181,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
                       [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
     if keeper.need_td:
         final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
-    monitor.check_final_state(final, K, visit=T)
+    monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = []
     for v in monitor.violations:
         lemma_found.append({"kind": "lemma", "lemma": v.lemma, "visit": v.visit, "k": v.k,

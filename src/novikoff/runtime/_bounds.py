@@ -111,7 +111,7 @@ def check_rows(X, nx2, name: str = "X", scan=None) -> None:
     nonfinite = np.flatnonzero(~np.isfinite(row))
     if nonfinite.size:
         j = int(nonfinite[0])
-        raise InvalidArgument(f"{name}[{i}, {j}]={row[j]!r} is not finite")
+        raise InvalidArgument(f"{name}[{i}, {j}]={row[j].item()!r} is not finite")
     if not row.any():
         raise InvalidArgument(f"{name}[{i}] is a zero row (no margin can separate it)")
     if not np.isfinite(nx2[i]):

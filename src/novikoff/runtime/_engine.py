@@ -230,6 +230,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     half_gamma = (gamma / 2.0) if gamma is not None else 0.0
     keeper = None
     updates = []
+    last_visit = [None]
 
     def start_monitoring():
         nonlocal keeper, stats, gamma
@@ -257,6 +258,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         j0 = keeper.k
         env_u, env_s = keeper.chunk(idx, p, vis)
         updates.append(idx)
+        last_visit[0] = int(vis[-1])
         st[NLOG] = 0
         monitor.check_chunk(env_u, env_s, j0, nlog, examples=idx, visits=vis)
 
@@ -287,7 +289,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     bounds = {}
     if checks:
         final = keeper.final_state(visits)
-        monitor.check_final_state(final, keeper.k, visit=visits)
+        monitor.check_final_state(final, keeper.k, visit=last_visit[0])
         if "TD[k]" in final:
             td_total = float(final["TD[k]"][0][0])
         for inv in _bound_lemmas(monitor):

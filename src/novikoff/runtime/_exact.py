@@ -143,7 +143,7 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
                                 visits=np.array(cols[1]))
         final = dict(const, k=Fraction(k), M=Fraction(k))
         final.update({"<w_star, w[k]>": a, "<w[k], w[k]>": q, "TD[k]": td})
-        monitor.check_final_state(final, k, visit=t)
+        monitor.check_final_state(final, k, visit=log[-1][1] if log else None)
         for inv in _bound_lemmas(monitor):
             if inv.inapplicable is None:
                 bounds[inv.name] = float(monitor._eval(inv.check, final, (1,)).rhs[0])

@@ -298,6 +298,7 @@ class Monitor:
         return out
 
     _memo = None
+    _prev_visit = None  # the visit of the last update checked (where state k+1 appears)
 
     def _fresh_memo(self):
         self._memo = {}
@@ -526,11 +527,18 @@ class Monitor:
             if bad.size:
                 i = int(bad[0])
                 ex = int(examples[i]) if examples is not None and inv.where == "update" else None
-                vis = int(visits[i]) if visits is not None else None
+                if visits is None:
+                    vis = None
+                elif inv.where == "update":
+                    vis = int(visits[i])
+                else:  # state k appears at the visit of update k-1
+                    vis = int(visits[i - 1]) if i > 0 else self._prev_visit
                 v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex,
                                  visit=vis)
                 found.append(((j0 + i, 1 if inv.where == "update" else 0), inv, v,
                               int(bad.size)))
+        if visits is not None and length:
+            self._prev_visit = int(visits[length - 1])
         self._record(found)
 
     def _examples_at_updates(self, inv, env_u, j0, length, examples, visits, found):
@@ -549,7 +557,7 @@ class Monitor:
                           int(bad.size)))
 
     def check_final_state(self, env_s: dict, K: int, visit=None) -> None:
-        """State lemmas after the last update (k = K)."""
+        """State lemmas after the last update (k = K; visit: that of update K-1)."""
         self._fresh_memo()
         self._prefetch([inv.check for inv in self.invariants if inv.where == "state"] +
                        [h for inv in self.invariants for _, h in inv.hypotheses

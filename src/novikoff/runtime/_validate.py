@@ -29,7 +29,7 @@ def _finite(name: str, arr: np.ndarray) -> None:
     if bad.any():
         where = np.argwhere(bad)[0]
         index = ", ".join(str(int(i)) for i in where)
-        raise InvalidArgument(f"{name}[{index}]={arr[tuple(where)]!r} is not finite")
+        raise InvalidArgument(f"{name}[{index}]={arr[tuple(where)].item()!r} is not finite")
 
 
 def check_data(X, y, *, names=("X", "y"), rows: bool = True):
