@@ -166,8 +166,8 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
             if g_exact <= 0:
                 raise InvalidArgument(
                     f"w_star does not separate the data: y[{i_min}]*<w_star, X[{i_min}]> = "
-                    f"{float(g_exact)!r} <= 0 (the hinge-loss bound needs a given gamma: "
-                    f"use the non-separable mode)")
+                    f"{float(g_exact)!r} <= 0 (for data it does not separate, use the "
+                    f"non-separable mode: the hinge-loss bound)")
             gf = float(g_exact)
             if Fraction(gf) > g_exact:
                 gf = float(_down(gf))

@@ -1,0 +1,138 @@
+"""`novikoff run | audit | replay`: output, JSON, exit codes 0/1/2, one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from novikoff.runtime.cli import register
+
+from test_runtime_audit import textbook_trace  # noqa: E402
+from test_runtime_engine import PERCEPTRON, separable  # noqa: E402
+
+
+def cli(argv, capsys):
+    parser = argparse.ArgumentParser(prog="novikoff")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    code = args.handler(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def data(tmp_path):
+    X, y, ws = separable(120, 4, 0.1, seed=1, unit=False)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    return tmp_path, X, y, ws
+
+
+def test_run_npz(data, capsys):
+    tmp, X, y, ws = data
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--w-star", str(tmp / "ws.npy")], capsys)
+    assert code == 0, err
+    for word in ("mistakes", "bound", "ratio", "gamma", "R ", "invariant checks",
+                 "mistake_bound", "converged"):
+        assert word in out
+    assert "not monitored   distance_to_hyperplane" in out
+
+
+def test_run_json(data, capsys):
+    tmp, X, y, ws = data
+    code, out, _ = cli(["run", str(tmp / "d.npz"), "--json", "--order", "random:3"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["violations"] == [] and doc["n"] == 120
+    assert doc["mistakes"] <= doc["bound"] and doc["checks"] > 0 and doc["gamma"] > 0
+    assert 0 < doc["ratio"] <= 1
+
+
+def test_run_csv_with_header_and_margin_variant(tmp_path, capsys):
+    X, y, ws = separable(80, 3, 0.2, seed=2)
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.hstack([X, y[:, None]]), delimiter=",", header="a,b,c,label",
+               comments="")
+    code, out, err = cli(["run", str(path), "--variant", "margin", "--gamma", "0.05",
+                          "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["variant"] == "margin"
+
+
+def test_run_bundled_dataset(capsys):
+    pytest.importorskip("sklearn")
+    code, out, err = cli(["run", "iris"], capsys)
+    assert code == 0, err
+    assert "iris: 150 examples" in out
+
+
+def test_run_non_separable(capsys):
+    pytest.importorskip("sklearn")
+    code, out, err = cli(["run", "breast_cancer", "--normalize", "--non-separable",
+                          "--max-epochs", "3", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["bounds"]["hinge_bound"] >= doc["mistakes"] and doc["td"] > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "nowhere.npz"], "data='nowhere.npz' is not a readable .npz file"),
+    (["run", "mnist"], "data='mnist' is not an .npz or .csv file nor a bundled dataset"),
+    (["run", "{d}", "--gamma", "-2"], "gamma=-2.0 is not a positive finite number"),
+    (["run", "{bad}"], "y[0]=0.0 is not a label in {-1, +1}"),
+    (["run", "{d}", "--order", "random:x"], "order='random:x': the seed is not an integer"),
+    (["audit", "--data", "{d}", "--trace", "{d}"], "trace="),
+    (["replay", "{d}"], "has no array 'order'"),
+    (["run", "{d}", "--proofs", "nope.proof"], "nope.proof' is not a file"),
+])
+def test_bad_input_exits_2_with_one_line(data, capsys, argv, message):
+    tmp, X, y, ws = data
+    np.savez(tmp / "bad.npz", X=X, y=np.zeros(len(y)))
+    argv = [a.format(d=tmp / "d.npz", bad=tmp / "bad.npz") for a in argv]
+    code, out, err = cli(argv, capsys)
+    assert code == 2
+    assert err.startswith("novikoff: error: ") and err.count("\n") == 1
+    assert message in err and "Traceback" not in err
+
+
+def test_violation_exit_1_save_and_replay(tmp_path, capsys):
+    proof = tmp_path / "wrong.proof"
+    proof.write_text(PERCEPTRON + textwrap.dedent("""
+        lemma too_fast: ||w[k]||^2 <= k*R^2/4
+        proof:
+          ||w[k]||^2 <= k*R^2/4
+        """), encoding="utf-8")
+    X, y, ws = separable(60, 3, 0.1, seed=3, unit=False)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    run_file = tmp_path / "run.npz"
+    code, out, _ = cli(["run", str(tmp_path / "d.npz"), "--proofs", str(proof),
+                        "--include-unverified", "--save", str(run_file), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 1 and doc["violations"][0]["lemma"] == "too_fast"
+    assert doc["saved"] == str(run_file) and run_file.exists()
+    code, out, _ = cli(["replay", str(run_file), "--json"], capsys)
+    rep = json.loads(out)
+    assert code == 1 and rep["verdict"].startswith("real")
+    code, out, _ = cli(["replay", str(run_file)], capsys)
+    assert code == 1 and "verdict: real" in out
+
+
+def test_audit_cli(tmp_path, capsys):
+    X, y, ws = separable(50, 3, 0.1, seed=4, unit=False)
+    order = np.tile(np.arange(50), 2)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.savez(tmp_path / "ok.npz", order=order, w=textbook_trace(X, y, order))
+    np.savez(tmp_path / "bug.npz", order=order,
+             w=textbook_trace(X, y, order, step=lambda w, x, yi: w + x))
+    base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy")]
+    code, out, _ = cli(base + ["--trace", str(tmp_path / "ok.npz")], capsys)
+    assert code == 0 and "0 violation(s) of the update rule" in out
+    code, out, _ = cli(base + ["--trace", str(tmp_path / "bug.npz"), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 1 and doc["rule_violations"] > 0
+    v = doc["violations"][0]
+    assert set(v) >= {"kind", "lemma", "visit", "k", "message"} and v["kind"] == "rule"
