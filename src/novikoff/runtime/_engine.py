@@ -78,8 +78,19 @@ def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
     """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files."""
     if lemmas is None:
         lemmas = load_lemmas(proofs)
-    return Monitor.from_lemmas(lemmas, include_unverified=include_unverified,
-                               on_violation=on_violation)
+    lemmas = list(lemmas)
+    # Compiling is cached per lemma; the monitor's skeleton is cached per list of lemmas.
+    key = (tuple(id(lem) for lem in lemmas), bool(include_unverified))
+    hit = _TEMPLATES.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], lemmas)):
+        template = Monitor.from_lemmas(lemmas, include_unverified=include_unverified)
+        if len(_TEMPLATES) > 64:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = hit = (lemmas, template)
+    return hit[1].fresh(on_violation=on_violation)
+
+
+_TEMPLATES: dict = {}
 
 
 def _bound_lemmas(monitor: Monitor):

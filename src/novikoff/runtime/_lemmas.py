@@ -41,9 +41,21 @@ def load_lemmas(paths=None) -> list:
             raise InvalidArgument(f"proofs={str(p)!r} is not a file")
     if not paths:
         return []
-    try:
-        from ..language import load_lemmas as _load
-    except ImportError as err:  # the front end is not there: say so, do not monitor nothing
-        raise NovikoffError(f"cannot load lemmas: novikoff.language.load_lemmas is not "
-                            f"available ({err})") from None
-    return list(_load([str(p) for p in paths]))
+    # Checking proofs takes a while: reuse the result while the files are unchanged.
+    # (Imports are resolved relative to a file's directory: watch every .proof file there.)
+    watched = sorted({q.resolve() for p in paths for q in [p, *p.parent.glob("*.proof")]})
+    key = (tuple(str(p.resolve()) for p in paths),
+           tuple((str(q), q.stat().st_mtime_ns, q.stat().st_size) for q in watched))
+    if key not in _LOADED:
+        try:
+            from ..language import load_lemmas as _load
+        except ImportError as err:  # the front end is not there: say so
+            raise NovikoffError(f"cannot load lemmas: novikoff.language.load_lemmas is not "
+                                f"available ({err})") from None
+        if len(_LOADED) > 16:
+            _LOADED.clear()
+        _LOADED[key] = tuple(_load([str(p) for p in paths]))
+    return list(_LOADED[key])
+
+
+_LOADED: dict = {}

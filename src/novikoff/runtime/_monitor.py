@@ -353,6 +353,16 @@ class Monitor:
             mon.invariants.append(Invariant(lem, compiled[0], list(compiled[1])))
         return mon
 
+    def fresh(self, *, on_violation: str | None = None) -> "Monitor":
+        """A monitor of the same compiled lemmas with no run state."""
+        on_violation = self.on_violation if on_violation is None else on_violation
+        if on_violation not in ("raise", "collect"):
+            raise InvalidArgument(f"on_violation={on_violation!r}")
+        return Monitor(invariants=[Invariant(i.lemma, i.check, list(i.hypotheses))
+                                   for i in self.invariants],
+                       not_monitorable=list(self.not_monitorable), on_violation=on_violation,
+                       exact=self.exact, example_scope=self.example_scope)
+
     # ------------------------------------------------------------------ queries
 
     @property
