@@ -54,8 +54,9 @@ class DataStats:
     (those of the updates) rather than stored for the whole data set.
     """
 
-    def __init__(self, m, nx2, s, d, R_hint=None):
+    def __init__(self, m, nx2, s, d, R_hint=None, ym_min=None):
         self.m = m  # fl(<w_star, x_i>)
+        self.ym_min = ym_min  # min_i y_i*m_i if already known
         self.nx2 = nx2  # fl(||x_i||^2)
         self.d = d
         g = gam(d) * SAFETY
@@ -86,13 +87,13 @@ class DataStats:
         return self.nx_up(idx) * self._ce
 
 
-def data_stats(X, y, w_star, m=None, nx2=None, nx2_max=None) -> DataStats:
+def data_stats(X, y, w_star, m=None, nx2=None, nx2_max=None, ym_min=None) -> DataStats:
     """Compute (or take precomputed) <w_star, x_i>, ||x_i||^2 and their error bounds."""
     if nx2 is None:
         nx2 = np.einsum("ij,ij->i", X, X)
     if m is None:
         m = X @ w_star
-    return DataStats(m, nx2, float(w_star @ w_star), X.shape[1], nx2_max)
+    return DataStats(m, nx2, float(w_star @ w_star), X.shape[1], nx2_max, ym_min)
 
 
 def check_rows(X, nx2, name: str = "X", scan=None) -> None:
@@ -158,7 +159,7 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
     E = stats.E
     if gamma is None:
         # Rows that could hold the minimum: y*m within 2E of the smallest y*m.
-        cand, ym_min = margins_near(stats.m, y, None, 2 * E)
+        cand, ym_min = margins_near(stats.m, y, None, 2 * E, stats.ym_min)
         if cand.size * max(d, 1) <= _EXACT_BUDGET:
             exact = {int(i): _exact_margin(X, y, w_star, int(i)) for i in cand}
             i_min = min(exact, key=exact.get)
@@ -182,7 +183,7 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
         return stats.gamma
     gamma = float(gamma)
     # Rows with y*m < gamma + E are unsure; those with y*m < gamma - E certainly violate.
-    unsure, ym_min = margins_near(stats.m, y, gamma, E)
+    unsure, ym_min = margins_near(stats.m, y, gamma, E, stats.ym_min)
     if unsure.size:
         ym = y[unsure] * stats.m[unsure]
         worst = int(unsure[np.argmin(ym)])

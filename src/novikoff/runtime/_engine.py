@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats
-from ._kernels import BUDGET, CONVERGED, END, FULL, K, NLOG, T, run_visits, scan_norms
+from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, K, NLOG, QMAX, T, YMIN, new_state,
+                       run_visits, scan_norms)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
@@ -236,8 +237,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     seen = np.zeros(n if fused else 0, np.bool_)
     stat_m = np.empty(n if fused else 0)
     stat_q = np.empty(n if fused else 0)
-    st = np.zeros(4, np.int64)
-    qw = np.zeros(1)
+    st, qw = new_state()
     half_gamma = (gamma / 2.0) if gamma is not None else 0.0
     keeper = None
     updates = []
@@ -246,13 +246,19 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     def start_monitoring():
         nonlocal keeper, stats, gamma
         if stats is None:
-            missing = np.flatnonzero(~seen)
-            if missing.size:
-                stat_m[missing] = X[missing] @ ws
-                stat_q[missing] = np.einsum("ij,ij->i", X[missing], X[missing])
-            scan = scan_norms(stat_q)
-            check_rows(X, stat_q, scan=scan)
-            stats = data_stats(X, y, ws, m=stat_m, nx2=stat_q, nx2_max=scan[1])
+            bad, qmax, ymin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN])
+            if not seen.all():  # examples the order never visited
+                missing = np.flatnonzero(~seen)
+                mm = X[missing] @ ws
+                mq = np.einsum("ij,ij->i", X[missing], X[missing])
+                stat_m[missing], stat_q[missing] = mm, mq
+                mbad, mmax = scan_norms(mq)
+                if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
+                    bad = int(missing[mbad])
+                qmax = max(qmax, mmax) if mbad < 0 else qmax
+                ymin = min(ymin, float((y[missing] * mm).min()))
+            check_rows(X, stat_q, scan=(bad, qmax))
+            stats = data_stats(X, y, ws, m=stat_m, nx2=stat_q, nx2_max=qmax, ym_min=ymin)
             gamma = certify_margin(X, y, ws, stats, gamma)
         keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
                             need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)

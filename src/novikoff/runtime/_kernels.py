@@ -18,11 +18,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "run_visits", "CONVERGED", "END", "FULL", "BUDGET", "T", "EM", "K",
-           "NLOG"]
+__all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
+           "EM", "K", "NLOG", "BAD", "QW", "QMAX", "YMIN"]
 
 CONVERGED, END, FULL, BUDGET = 0, 1, 2, 3
-T, EM, K, NLOG = 0, 1, 2, 3  # indices into the int state
+T, EM, K, NLOG, BAD = 0, 1, 2, 3, 4  # indices into the int state
+# The float state qw: ||w||^2 (margin rule), then max ||x||^2 and min y<w_star, x> over the
+# examples whose statistics the first pass computed (for the trusted checks).
+QW, QMAX, YMIN = 0, 1, 2
+
+
+def new_state():
+    """(int state, float state) for a run from w = 0."""
+    st = np.zeros(5, np.int64)
+    st[BAD] = -1
+    return st, np.array([0.0, 0.0, np.inf])
 
 try:  # numba is optional (pip install novikoff[fast])
     import numba as _nb
@@ -55,9 +65,17 @@ def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
             new = ~seen[rows]
             if new.any():
                 nr = rows[new]
-                stat_m[nr] = Xb[new] @ ws
-                stat_q[nr] = np.einsum("ij,ij->i", Xb[new], Xb[new])
+                bm = Xb[new] @ ws
+                bq = np.einsum("ij,ij->i", Xb[new], Xb[new])
+                stat_m[nr], stat_q[nr] = bm, bq
                 seen[nr] = True
+                badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
+                if badq.size and st[BAD] < 0:
+                    st[BAD] = nr[badq[0]]
+                good = bq[np.isfinite(bq)]
+                if good.size:
+                    qw[QMAX] = max(qw[QMAX], float(good.max()))
+                qw[YMIN] = min(qw[YMIN], float(np.nanmin(y[nr] * bm)) if bm.size else np.inf)
         p = Xb @ w
         yb = y[rows]
         if margin:
@@ -105,6 +123,9 @@ if HAVE_NUMBA:
         em = st[1]
         k = st[2]
         nlog = st[3]
+        bad = st[4]
+        qmax = qw[1]
+        ymin = qw[2]
         budget_end = t + chunk_visits
         while True:
             if t >= t_end:
@@ -134,6 +155,11 @@ if HAVE_NUMBA:
                     stat_m[i] = m
                     stat_q[i] = q
                     seen[i] = True
+                    # the trusted checks' reductions, while the row is at hand
+                    if not (q > 0.0 and q < np.inf) and bad < 0:
+                        bad = i
+                    qmax = max(qmax, q)
+                    ymin = min(ymin, y[i] * m)
                 else:
                     for j in range(d):
                         p += w[j] * X[i, j]
@@ -171,6 +197,9 @@ if HAVE_NUMBA:
         st[1] = em
         st[2] = k
         st[3] = nlog
+        st[4] = bad
+        qw[1] = qmax
+        qw[2] = ymin
         return status
 
 
@@ -215,16 +244,17 @@ def scan_norms(nx2: np.ndarray):
     return -1, float(nx2.max()) if nx2.size else 0.0
 
 
-def margins_near(m: np.ndarray, y: np.ndarray, gamma, tol: float):
+def margins_near(m: np.ndarray, y: np.ndarray, gamma, tol: float, lo=None):
     """Rows whose y*m is within tol above gamma (or above the minimum of y*m if gamma is None).
 
-    Returns (indices, min of y*m).
+    Returns (indices, min of y*m); lo: that minimum, if already known.
     """
     if HAVE_NUMBA:
-        idx, lo = _numba_margins_near(m, y, np.nan if gamma is None else float(gamma), tol)
+        idx, lo = _numba_margins_near(m, y, np.nan if gamma is None else float(gamma), tol,
+                                      np.nan if lo is None else float(lo))
         return idx, float(lo)
     ym = y * m
-    lo = float(ym.min())
+    lo = float(ym.min()) if lo is None else lo
     threshold = (lo if gamma is None else gamma) + tol
     return np.flatnonzero(ym <= threshold), lo
 
@@ -247,10 +277,11 @@ if HAVE_NUMBA:
         return -1, top
 
     @_nb.njit(cache=True)
-    def _numba_margins_near(m, y, gamma, tol):
-        lo = np.inf
-        for i in range(m.shape[0]):
-            lo = min(lo, y[i] * m[i])
+    def _numba_margins_near(m, y, gamma, tol, lo):
+        if np.isnan(lo):
+            lo = np.inf
+            for i in range(m.shape[0]):
+                lo = min(lo, y[i] * m[i])
         threshold = (lo if np.isnan(gamma) else gamma) + tol
         count = 0
         for i in range(m.shape[0]):
