@@ -29,12 +29,7 @@ def test_invariants_hold_on_the_correct_engines(variant, lemmas, tmp_path):
     assert result.runs > 0
 
 
-_HARD = {"margin_no_norm": "killed by norm_step in the deep profile only (needs ||w|| < 1)"}
-
-
-@pytest.mark.parametrize("mutant", [
-    pytest.param(m, marks=pytest.mark.xfail(reason=_HARD[m.name], strict=False))
-    if m.name in _HARD and PROFILE == "ci" else m for m in MUTANTS], ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_each_mutant_is_killed_or_equivalent(mutant, lemmas, tmp_path):
     result = hunt_mutant(mutant, lemmas, profile=PROFILE, directory=str(tmp_path))
     if mutant.equivalent is not None:
@@ -47,6 +42,27 @@ def test_each_mutant_is_killed_or_equivalent(mutant, lemmas, tmp_path):
     case = load_case(result.case)
     assert case.name == mutant.name and case.X.dtype == np.float64
     assert replay_case(result.case, lemmas)
+
+
+def test_norm_shrink_adversary_exposes_a_margin_test_without_the_norm(lemmas):
+    # A nearly opposite pair of one class shrinks ||w|| to 2g < 1; then x3 has
+    # (gamma/2)||w|| < y<w, x3> <= gamma/2: the test without ||w|| fires, the right one not.
+    from novikoff.fuzz import CORRECT, lemma_violations, mutant_named
+    from novikoff.strategies import NormShrinkAdversary, adversarial_run, certify, margin_fires
+    g = 0.125
+    s = (1 - g * g) ** 0.5
+    X = np.array([[g, s], [g, -s], [0.25, (1 - 0.0625) ** 0.5]])
+    ds = certify(X, np.ones(3), np.array([1.0, 0.0]), unit_rows=True)
+    bad = mutant_named("margin_no_norm")
+    order, W = adversarial_run(ds, NormShrinkAdversary(), learner=bad.learner,
+                               fires=margin_fires)
+    changed = np.any(np.diff(np.vstack([np.zeros(2), W]), axis=0) != 0, axis=1)
+    assert sorted(order[changed][:2].tolist()) == [0, 1]  # the opposite pair first
+    vs = lemma_violations(ds, order, W, "margin", lemmas)
+    assert vs and vs[0].lemma == "norm_step"
+    order, W = adversarial_run(ds, NormShrinkAdversary(), learner=CORRECT["margin"],
+                               fires=margin_fires)
+    assert not lemma_violations(ds, order, W, "margin", lemmas)
 
 
 @pytest.mark.parametrize("name", ["subtract_update", "learning_rate_2", "aliased_trace",

@@ -8,11 +8,13 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 import novikoff.strategies as ns
-from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, adversarial_run,
-                                 adversaries, certify, cyclic_run, epoch_orders,
-                                 exact_margins, nonseparable_datasets, orderings,
-                                 orthonormal_datasets, permutation_orders, planted_datasets,
-                                 repeat_orders, separable_datasets, tightness)
+from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, NormShrinkAdversary,
+                                 adversarial_run, adversaries, certify, classic_fires,
+                                 cyclic_run, epoch_orders, exact_margins, margin_fires,
+                                 nonseparable_datasets, orderings, orthonormal_datasets,
+                                 permutation_orders, planted_datasets, probing_adversaries,
+                                 repeat_orders, separable_datasets, textbook_learner,
+                                 tightness)
 
 
 def _exact_check(ds):
@@ -147,6 +149,81 @@ def test_adversaries_only_present_mistakes():
     check()
 
 
+def test_mirrored_rows_are_nearly_opposite_pairs_of_one_class():
+    seen = []
+
+    @settings(max_examples=40)
+    @given(planted_datasets(min_n=8, max_n=30, min_dim=2, max_dim=6, min_margin=1e-3,
+                            max_margin=0.1, unit_rows=True, mirrored_rows=True))
+    def check(ds):
+        assert ds.kind == "mirrored"
+        _exact_check(ds)
+        Z = ds.y[:, None] * ds.X
+        if len(np.unique(ds.X, axis=0)) > 2:
+            # Row 1 mirrors row 0: same label, signed rows nearly opposite unless row 0 had a
+            # large margin.
+            assert ds.y[1] == ds.y[0]
+            seen.append(float(np.min(Z @ Z.T)) < -0.5)
+    check()
+    assert seen and np.mean(seen) > 0.8
+
+
+def test_probing_adversaries_probe_once_at_each_new_w():
+    from novikoff.fuzz import CORRECT
+
+    @settings(max_examples=30)
+    @given(planted_datasets(min_n=4, max_n=15, min_dim=2, max_dim=4, min_margin=1e-3,
+                            max_margin=0.2, unit_rows=True, mirrored_rows=True),
+           st.one_of(adversaries(probing=True), probing_adversaries()))
+    def check(ds, adv):
+        assert adv.probing
+        g = float(ds.gamma_exact)
+        order, W = adversarial_run(ds, adv, learner=CORRECT["margin"], fires=margin_fires,
+                                   max_visits=300)
+        w, probed = np.zeros(ds.d), False
+        for t, i in enumerate(order):
+            fired = margin_fires(w, ds.X, ds.y, g)
+            if not fired[i]:
+                # A probe: the nearest example above the threshold, once per w; the correct
+                # learner declines it.
+                assert not probed
+                m = ds.y * (ds.X @ w)
+                assert m[i] == np.min(m[~fired])
+                edge = abs(m[i] - (g / 2) * np.sqrt(w @ w)) <= 1e-12  # rounding may tip it
+                assert np.array_equal(W[t], w) or edge
+                probed = True
+            else:
+                probed = probed and np.array_equal(W[t], w)
+            w = W[t]
+    check()
+
+
+def test_norm_shrink_adversary_starts_with_the_most_opposite_pair():
+    @settings(max_examples=30)
+    @given(planted_datasets(min_n=4, max_n=20, min_dim=2, max_dim=5, min_margin=1e-3,
+                            max_margin=0.2, unit_rows=True, mirrored_rows=True))
+    def check(ds):
+        order, W = adversarial_run(ds, NormShrinkAdversary(probing=False), max_visits=2)
+        Z = ds.y[:, None] * ds.X
+        if len(order) == 2:
+            best = np.min(np.einsum("ijk,ijk->ij", Z[:, None] + Z[None], Z[:, None] + Z[None]))
+            assert float(W[1] @ W[1]) <= best + 1e-12 or float(W[0] @ W[0]) <= best + 1e-12
+    check()
+
+
+def test_declined_examples_are_not_presented_again_at_the_same_w():
+    # A learner that never updates: each candidate is presented once, then the run ends.
+    def stubborn(X, y, *, gamma=None):
+        return lambda i: np.zeros(X.shape[1])
+
+    @settings(max_examples=20)
+    @given(separable_datasets(max_n=15, max_dim=4), adversaries(probing=True))
+    def check(ds, adv):
+        order, W = adversarial_run(ds, adv, learner=stubborn, max_visits=1000)
+        assert len(order) == len(set(order.tolist())) <= ds.n
+    check()
+
+
 def test_greedy_adversary_beats_random_orders_on_planted_data():
     rng = np.random.default_rng(0)
     greedy, rand = [], []
@@ -170,6 +247,8 @@ def test_greedy_adversary_beats_random_orders_on_planted_data():
     (planted_datasets, dict(min_margin=0.0), "min_margin=0.0"),
     (planted_datasets, dict(min_margin=0.5, max_margin=0.1), "min_margin=0.5"),
     (planted_datasets, dict(duplicate_rows="yes"), "duplicate_rows='yes'"),
+    (planted_datasets, dict(mirrored_rows=1), "mirrored_rows=1"),
+    (adversaries, dict(probing="yes"), "probing='yes'"),
     (separable_datasets, dict(kinds=["nope"]), "kinds=('nope',)"),
     (orthonormal_datasets, dict(max_m=0), "max_m=0"),
     (nonseparable_datasets, dict(noise=2), "noise=2"),

@@ -98,13 +98,22 @@ def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
     if family == "separable":
         return ns.separable_datasets(max_n=max_n, max_dim=max_dim)
     if family == "unit":
-        return st.one_of(ns.separable_datasets(max_n=max_n, max_dim=max_dim, unit_rows=True,
-                                               kinds=("planted", "near_degenerate",
-                                                      "duplicates", "high_dimension",
-                                                      "orthonormal")),
-                         ns.planted_datasets(max_n=max_n, min_dim=2, max_dim=max_dim,
-                                             min_margin=0.05, max_margin=0.5,
-                                             unit_rows=True))
+        # The margin perceptron's test scales with ||w||.  Two of the three branches are mirrored
+        # rows (nearly opposite pairs of one class, small or near-degenerate margins): an update
+        # on such a pair shrinks ||w|| below 1, the regime where norm_step_root's 1/(2||w||)
+        # term matters and where a test that forgets the ||w|| factor differs from the right
+        # one.
+        mirrored = dict(min_n=min(8, max_n), max_n=max_n, min_dim=2, max_dim=max_dim,
+                        unit_rows=True, mirrored_rows=True)
+        return st.one_of(
+            ns.planted_datasets(min_margin=1e-3, max_margin=0.2, **mirrored),
+            ns.planted_datasets(min_margin=1e-9, max_margin=1e-3, **mirrored),
+            st.one_of(ns.separable_datasets(max_n=max_n, max_dim=max_dim, unit_rows=True,
+                                            kinds=("planted", "near_degenerate", "duplicates",
+                                                   "high_dimension", "orthonormal",
+                                                   "mirrored")),
+                      ns.planted_datasets(max_n=max_n, min_dim=2, max_dim=max_dim,
+                                          min_margin=0.05, max_margin=0.5, unit_rows=True)))
     if family == "fine":
         # Entries that float32 cannot represent (the orthonormal construction at scale c).
         return st.one_of(ns.orthonormal_datasets(max_m=max_n, scaled=True),
@@ -120,11 +129,14 @@ def _fires(variant):
 
 @st.composite
 def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, max_dim=8):
-    """(dataset, order, W): a dataset, then either an ordering or an adaptive adversary."""
+    """(dataset, order, W): a dataset, then an ordering, an adaptive adversary, or the
+    norm-shrinking adversary (one of three branches); the adversaries probe the update test's
+    boundary."""
     ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
     gamma = float(ds.gamma_exact)
-    if draw(st.booleans()):
-        adv = draw(ns.adversaries())
+    how = draw(st.integers(0, 2))
+    if how:
+        adv = draw(ns.adversaries(probing=True) if how == 1 else ns.probing_adversaries())
         order, W = ns.adversarial_run(ds, adv, learner=learner, fires=_fires(variant),
                                       max_visits=min(20 * ds.n + 200, 2000))
         if len(order) == 0:

@@ -244,7 +244,8 @@ MUTANTS: tuple = (
     Mutant("margin_no_norm", "margin perceptron updating when y<w, x> <= gamma/2 (no ||w||)",
            _margin_like(lambda g, nw: g / 2), variant="margin", data="unit"),
     # Not equivalent: where ||w|| < 1 it updates with y<w, x> up to gamma/2 > (gamma/2)||w||,
-    # which breaks norm_step; the deep profile finds it (~570 examples), ci does not yet.
+    # which breaks norm_step.  Reaching ||w|| < 1 takes an update on a nearly opposite example
+    # (mirrored rows) and a test of the boundary (the probing norm-shrinking adversary).
     Mutant("td_over_dataset", "hinge bound with TD_gamma summed over the dataset once, not over "
            "the examples presented", classic, variant="hinge", data="nonseparable",
            td="dataset"),

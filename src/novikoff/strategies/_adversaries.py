@@ -1,9 +1,15 @@
 """Adaptive adversaries: choose the next example from the learner's current weights.
 
-An adversary only ever presents an example on which the learner's update test fires (a mistake
-for the classic perceptron), so every visit costs the learner an update; the run stops when no
-such example is left.  The number of updates divided by (R/gamma)^2 is the *tightness* of the
-run: 1.0 means Novikoff's bound is attained.
+An adversary presents examples on which the update test of the algorithm under test fires (a
+mistake for the classic perceptron), so every visit should cost the learner an update; the run
+stops when no such example is left.  The number of updates divided by (R/gamma)^2 is the
+*tightness* of the run: 1.0 means Novikoff's bound is attained.
+
+A *probing* adversary also tests the other side of the update test's boundary: once at each new
+weight vector it presents the example on which the test does not fire that lies nearest its
+threshold.  A correct learner leaves w unchanged there; a learner whose test is too loose
+updates, and the lemma invariants judge that update.  An example the learner declined (no
+update) is not presented again until the weights change.
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-__all__ = ["Adversary", "GreedyMarginAdversary", "NormGrowthAdversary", "FirstMistakeAdversary",
-           "RandomMistakeAdversary", "adversaries", "adversarial_run", "cyclic_run",
-           "tightness", "textbook_learner", "classic_fires", "margin_fires"]
+__all__ = ["Adversary", "GreedyMarginAdversary", "NormGrowthAdversary", "NormShrinkAdversary",
+           "FirstMistakeAdversary", "RandomMistakeAdversary", "adversaries",
+           "probing_adversaries", "adversarial_run", "cyclic_run", "tightness",
+           "textbook_learner", "classic_fires", "margin_fires"]
 
 
 def textbook_learner(X, y, *, gamma=None) -> Callable[[int], np.ndarray]:
@@ -50,9 +57,22 @@ class Adversary:
     """Choose the next example among the candidates (examples on which the update test fires)."""
 
     name: str = "adversary"
+    #: Also present, once at each new w, the example nearest above the update test's threshold.
+    probing: bool = False
 
     def choose(self, w, X, y, w_star, candidates: np.ndarray) -> int:
         raise NotImplementedError
+
+    def probe(self, w, X, y, w_star, outside: np.ndarray) -> int | None:
+        """Return the example of ``outside`` (the test does not fire) of smallest y<w, x>.
+
+        Every update test of the perceptron family fires below a threshold on y<w, x>, so this
+        is the example a test that is too loose would fire on first.
+        """
+        if not self.probing or outside.size == 0:
+            return None
+        m = y[outside] * (X[outside] @ w)
+        return int(outside[int(np.argmin(m))])
 
 
 @dataclass(frozen=True)
@@ -79,6 +99,36 @@ class NormGrowthAdversary(Adversary):
 
 
 @dataclass(frozen=True)
+class NormShrinkAdversary(Adversary):
+    """Keep ||w|| small: present the candidate through which ||w||^2 gets smallest soonest.
+
+    A candidate i is scored by the smallest ||w||^2 reachable through it in one or two updates,
+    min(||w + z_i||^2, min_j ||w + z_i + z_j||^2) with z = y x (j any example), then by
+    ||w + z_i||^2: from w = 0 it starts with the most nearly opposite pair of one class, and
+    it takes an update that shrinks ||w|| (2y<w, x> + ||x||^2 < 0) unless another leads lower.
+    The margin perceptron's test y<w, x> <= (gamma/2)||w|| scales with ||w||, so where
+    ||w|| < 1 a test that forgets the factor fires on examples the correct one declines.  With
+    ``probing`` (the default) the adversary also presents, once at each new w, the example
+    nearest above the update test's threshold (smallest y<w, x> among those on which it does
+    not fire).
+    """
+
+    name: str = "norm_shrink"
+    probing: bool = True
+
+    def choose(self, w, X, y, w_star, candidates):
+        Z = y[:, None] * X
+        sq = np.einsum("ij,ij->i", Z, Z)
+        zw = Z @ w
+        Zc = Z[candidates]
+        one = w @ w + 2 * zw[candidates] + sq[candidates]          # ||w + z_i||^2
+        two = (one[:, None] + 2 * (Zc @ Z.T) + 2 * zw[None, :] + sq[None, :])
+        # The smallest ||w||^2 reachable through i in one or two updates.
+        score = np.minimum(one, np.min(two, axis=1))
+        return int(candidates[np.lexsort((one, score))[0]])
+
+
+@dataclass(frozen=True)
 class FirstMistakeAdversary(Adversary):
     """Present the lowest-index candidate (a cyclic pass that skips correct examples)."""
 
@@ -102,12 +152,30 @@ class RandomMistakeAdversary(Adversary):
         return int(candidates[int(self._rng[0].integers(len(candidates)))])
 
 
-def adversaries() -> st.SearchStrategy[Adversary]:
-    """Any of the adaptive adversaries (random ones with a drawn seed)."""
+def adversaries(*, probing: bool = False) -> st.SearchStrategy[Adversary]:
+    """Any of the adaptive adversaries (random ones with a drawn seed).
+
+    They present only examples on which the update test fires; with ``probing``, they also
+    probe the test's boundary (see ``Adversary.probe``).
+    """
+    if not isinstance(probing, bool):
+        raise InvalidArgument(f"probing={probing!r} must be a bool")
     return st.one_of(
-        st.sampled_from([GreedyMarginAdversary(), NormGrowthAdversary(),
-                         FirstMistakeAdversary()]),
-        st.integers(0, 2 ** 32 - 1).map(lambda s: RandomMistakeAdversary(seed=s)))
+        st.sampled_from([GreedyMarginAdversary(probing=probing),
+                         NormGrowthAdversary(probing=probing),
+                         NormShrinkAdversary(probing=probing),
+                         FirstMistakeAdversary(probing=probing)]),
+        st.integers(0, 2 ** 32 - 1).map(
+            lambda s: RandomMistakeAdversary(probing=probing, seed=s)))
+
+
+def probing_adversaries() -> st.SearchStrategy[Adversary]:
+    """The adversary that tests an update test from both sides: ``NormShrinkAdversary``.
+
+    It drives ||w|| down (where a test scaled by ||w||, like the margin perceptron's, differs
+    most from one that is not) and probes the test's boundary at each new w.
+    """
+    return st.just(NormShrinkAdversary(probing=True))
 
 
 def adversarial_run(dataset, adversary: Adversary, *, learner=None, fires=classic_fires,
@@ -127,12 +195,23 @@ def adversarial_run(dataset, adversary: Adversary, *, learner=None, fires=classi
     step = (learner or textbook_learner)(X, y, gamma=dataset.gamma)
     w = np.zeros(dataset.d)
     order, W = [], []
+    declined = np.zeros(dataset.n, dtype=bool)  # presented at the current w, no update
     for _ in range(max_visits):
-        cand = np.flatnonzero(fires(w, X, y, dataset.gamma))
-        if cand.size == 0:
-            break
-        i = adversary.choose(w, X, y, ws, cand)
-        w = step(i)
+        fired = fires(w, X, y, dataset.gamma)
+        i = None
+        if adversary.probing and not declined.any():
+            i = adversary.probe(w, X, y, ws, np.flatnonzero(~fired))
+        if i is None:
+            cand = np.flatnonzero(fired & ~declined)
+            if cand.size == 0:
+                break
+            i = adversary.choose(w, X, y, ws, cand)
+        w2 = step(i)
+        if np.array_equal(w2, w):
+            declined[i] = True
+        else:
+            declined[:] = False
+        w = w2
         order.append(i)
         W.append(w)
     W = np.array(W) if W else np.zeros((0, dataset.d))

@@ -25,7 +25,7 @@ _BITS = 15            # raw entries are int16: [-2^15, 2^15)
 _SCALE_BITS = 4       # scaled rows: integer factors 1..2^4
 
 DATASET_KINDS = ("planted", "near_degenerate", "duplicates", "scaled", "high_dimension",
-                 "orthonormal")
+                 "orthonormal", "mirrored")
 
 
 def _check_int(name, value, lo=0):
@@ -65,16 +65,24 @@ def _separator(draw, d) -> tuple[np.ndarray, int]:
     return w, j
 
 
-def _labels_and_repair(Z, w, j, G, keep=None, tight=0):
+def _labels_and_repair(Z, w, j, G, keep=None, tight=0, mirror=0):
     """Label rows by the side of w they fall on, and move rows of margin < G onto margin >= G.
 
     A row is moved along axis j by ceil(deficit / |w_j|): an integer, so it stays on the grid.
     The first ``tight`` rows are moved onto the margin's edge, G <= y<w, x> < G + |w_j|, so the
     planted margin is the data's margin.  Rows with keep[i] True are left where they are (noise
-    for non-separable data).
+    for non-separable data).  Rows 1, 3, ..., 2*mirror - 1 are the negations of the rows before
+    them and keep their labels: the repair moves each onto the margin, so a row near the
+    hyperplane and its mirror are nearly opposite (signed) examples of the same class.
     """
+    odd = slice(1, 2 * mirror, 2)
+    if mirror:
+        Z[odd] = -Z[0:2 * mirror:2]
     m = Z @ w
     y = np.where(m < 0, -1, 1).astype(np.int64)
+    if mirror:
+        # The label of the row mirrored, i.e. the side opposite to where the mirror fell.
+        y[odd] = np.where(m[odd] > 0, -1, 1)
     deficit = G - y * m
     need = deficit > 0
     need[:tight] = True
@@ -110,8 +118,8 @@ def _build(Xi, ex, y, wi, ew, *, kind, gamma_int=None) -> CertifiedDataset:
 
 @st.composite
 def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
-             duplicate_rows=False, scaled_rows=False, unit_rows=False, noise=0.0,
-             kind="planted"):
+             duplicate_rows=False, scaled_rows=False, unit_rows=False, mirrored_rows=False,
+             noise=0.0, kind="planted"):
     n = draw(st.integers(min_n, max_n))
     d = draw(st.integers(min_dim, max_dim))
     w, j = _separator(draw, d)
@@ -132,7 +140,8 @@ def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
         u = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
         keep = u < int(round(frac * 256))
     tight = draw(st.integers(1, n)) if noise == 0 else 0
-    y = _labels_and_repair(Z, w, j, G, keep, tight)
+    mirror = draw(st.integers(1, n // 2)) if mirrored_rows and n >= 2 else 0
+    y = _labels_and_repair(Z, w, j, G, keep, tight, mirror)
     if keep is not None:
         # Zero rows are bad input, not noise: give a zero noise row a unit step along axis j.
         zero = keep & ~Z.any(axis=1)
@@ -174,12 +183,16 @@ def _unit_dataset(Z, y, w, G, d, noisy, kind):
 def planted_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1, max_dim: int = 8,
                      min_margin: float = 1e-3, max_margin: float = 0.5,
                      duplicate_rows: bool = False, scaled_rows: bool = False,
-                     unit_rows: bool = False) -> st.SearchStrategy[CertifiedDataset]:
+                     unit_rows: bool = False,
+                     mirrored_rows: bool = False) -> st.SearchStrategy[CertifiedDataset]:
     """Separable data with a planted separator w* and relative margin in [min_margin, max_margin].
 
     ``duplicate_rows`` draws rows from a small pool; ``scaled_rows`` multiplies rows by integer
     factors 1..16 (non-unit norms); ``unit_rows`` normalises rows and w* in floats (norm 1 up to
-    one rounding; the certificate is exact for the rounded data).
+    one rounding; the certificate is exact for the rounded data); ``mirrored_rows`` follows
+    some rows by their negation with the same label, moved back onto the margin along w*: pairs
+    of nearly opposite examples of one class (for small margins), on which an update can shrink
+    ||w|| (the margin perceptron's regime ||w|| < 1).
     """
     _check_range("min_n", min_n, "max_n", max_n)
     _check_range("min_dim", min_dim, "max_dim", max_dim)
@@ -187,15 +200,17 @@ def planted_datasets(*, min_n: int = 1, max_n: int = 50, min_dim: int = 1, max_d
     if max_dim > 4096:
         raise InvalidArgument(f"max_dim={max_dim!r} must be <= 4096 (exact int64 certificate)")
     for name, v in (("duplicate_rows", duplicate_rows), ("scaled_rows", scaled_rows),
-                    ("unit_rows", unit_rows)):
+                    ("unit_rows", unit_rows), ("mirrored_rows", mirrored_rows)):
         if not isinstance(v, bool):
             raise InvalidArgument(f"{name}={v!r} must be a bool")
     if unit_rows and scaled_rows:
         raise InvalidArgument(f"scaled_rows={scaled_rows!r} contradicts unit_rows={unit_rows!r}")
-    kind = ("duplicates" if duplicate_rows else "scaled" if scaled_rows else "planted")
+    kind = ("duplicates" if duplicate_rows else "scaled" if scaled_rows
+            else "mirrored" if mirrored_rows else "planted")
     return _planted(min_n=min_n, max_n=max_n, min_dim=min_dim, max_dim=max_dim,
                     min_margin=min_margin, max_margin=max_margin, duplicate_rows=duplicate_rows,
-                    scaled_rows=scaled_rows, unit_rows=unit_rows, kind=kind)
+                    scaled_rows=scaled_rows, unit_rows=unit_rows, mirrored_rows=mirrored_rows,
+                    kind=kind)
 
 
 @st.composite
@@ -233,7 +248,8 @@ def separable_datasets(*, max_n: int = 50, max_dim: int = 8, high_dim: int | Non
                        kinds=DATASET_KINDS,
                        unit_rows: bool = False) -> st.SearchStrategy[CertifiedDataset]:
     """Any kind of certified separable data: planted, near-degenerate margins, duplicate rows,
-    scaled rows, high dimension (d up to ``high_dim``, default 8*max_dim), orthonormal."""
+    scaled rows, high dimension (d up to ``high_dim``, default 8*max_dim), orthonormal,
+    mirrored rows (nearly opposite pairs of one class)."""
     _check_int("max_n", max_n, 1)
     _check_int("max_dim", max_dim, 1)
     if high_dim is None:
@@ -262,6 +278,10 @@ def separable_datasets(*, max_n: int = 50, max_dim: int = 8, high_dim: int | Non
                                            unit_rows=unit_rows, kind="high_dimension"),
         "orthonormal": lambda: _orthonormal(min_m=1, max_m=min(max_n, high_dim),
                                             scaled=not unit_rows),
+        "mirrored": lambda: _planted(min_n=min(2, max_n), max_n=max_n, min_dim=min(2, max_dim),
+                                     max_dim=max_dim, min_margin=1e-3, max_margin=0.25,
+                                     mirrored_rows=True, unit_rows=unit_rows,
+                                     kind="mirrored"),
     }
     return st.one_of(*(table[k]() for k in kinds))
 
