@@ -250,6 +250,10 @@ class Invariant:
     fail_constant: bool = False
     loose: dict = field(default_factory=dict)  # assumption -> first point it was undetermined
 
+    def __post_init__(self):
+        self.vector_definitions = frozenset(n for n, h in self.hypotheses
+                                            if isinstance(h.formula, VectorEq))
+
     @property
     def name(self) -> str:
         return self.lemma.name
@@ -390,40 +394,51 @@ class Monitor:
 
     # ------------------------------------------------------------------ evaluation
 
+    def _memoised(self, key, compute):
+        memo = self._memo
+        if memo is None:
+            return compute()
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = compute()
+        return hit
+
     def _assume(self, inv, hname, verdict, j0, ok=None):
         """Note where an assumption held only within rounding; return where it certainly fails.
 
         Vector definitions (w[k+1] = w[k] + y*x) are exempt from the note: in floating point
         they can only ever hold within rounding.
         """
-        key = ("summary", id(verdict), None if ok is None else id(ok))
-        hit = self._memo.get(key) if self._memo is not None else None
-        if hit is None:
-            loose = ~verdict.true & ~verdict.false
-            if ok is not None:
-                loose &= ok
-            first = np.flatnonzero(loose)
-            hit = (-1 if first.size == 0 else int(first[0]),)
-            if self._memo is not None:
-                self._memo[key] = hit
-        if hit[0] >= 0 and hname not in inv.loose:
-            h = dict(inv.hypotheses).get(hname)
-            if h is None or not isinstance(h.formula, VectorEq):
-                inv.loose[hname] = j0 + hit[0]
+        if hname not in inv.loose:
+            def first_loose():
+                loose = ~verdict.true & ~verdict.false
+                if ok is not None:
+                    loose &= ok
+                first = np.flatnonzero(loose)
+                return -1 if first.size == 0 else int(first[0])
+            j = self._memoised(("loose", id(verdict), None if ok is None else id(ok)),
+                               first_loose)
+            if j >= 0 and hname not in inv.vector_definitions:
+                inv.loose[hname] = j0 + j
         return verdict.false
 
     def _first_false(self, verdict) -> int:
-        key = ("first", id(verdict))
-        hit = self._memo.get(key) if self._memo is not None else None
-        if hit is None:
+        def first():
             bad = np.flatnonzero(verdict.false)
-            hit = -1 if bad.size == 0 else int(bad[0])
-            if self._memo is not None:
-                self._memo[key] = hit
-        return hit
+            return -1 if bad.size == 0 else int(bad[0])
+        return self._memoised(("first", id(verdict)), first)
 
     def _judge(self, inv, verdict, ok):
         """Count the evaluated points; return the indices of violations."""
+        if ok is None or ok.all():  # the common case: no assumption has failed
+            def counts():
+                force = verdict.in_force
+                und = force & ~verdict.true & ~verdict.false
+                return int(force.sum()), int(und.sum()), np.flatnonzero(verdict.false)
+            n, und, bad = self._memoised(("judge", id(verdict)), counts)
+            inv.checks += n
+            inv.undetermined += und
+            return bad
         force = ok & verdict.in_force
         inv.checks += int(force.sum())
         inv.undetermined += int((force & ~verdict.true & ~verdict.false).sum())
@@ -525,12 +540,14 @@ class Monitor:
                         inv.fail_state = j0 + bad
                         self._why(inv, hname, "state", inv.fail_state, examples, visits, j0)
             if inv.where == "update":
-                ok = (js < inv.fail_update) & (js + 1 < inv.fail_state)
+                last_ok = j0 + length - 1 < inv.fail_update and j0 + length < inv.fail_state
+                ok = None if last_ok else (js < inv.fail_update) & (js + 1 < inv.fail_state)
                 env = env_u
             else:
-                ok = (js <= inv.fail_update) & (js < inv.fail_state)
+                last_ok = j0 + length - 1 <= inv.fail_update and j0 + length - 1 < inv.fail_state
+                ok = None if last_ok else (js <= inv.fail_update) & (js < inv.fail_state)
                 env = env_s
-            if not ok.any():
+            if ok is not None and not ok.any():
                 continue
             ver = self._eval(inv.check, env, (length,))
             bad = self._judge(inv, ver, ok)

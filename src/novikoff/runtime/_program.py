@@ -150,98 +150,115 @@ def build_program(checks) -> Program:
 if HAVE_NUMBA:
     import numba as _nb
 
+    _BLOCK = 256
+
     @_nb.njit(cache=True)
     def _interpret(code, cv, cr, sv, sr, rels, length, nregs, safety, out_vl, out_vr, out_T,
                    out_t, out_f):
+        # Instruction-major over blocks of points: each instruction's dispatch is paid once per
+        # block and its inner loop over the points vectorises.
         u = 2.0 ** -53
-        rv = np.empty(nregs)
-        rr = np.empty(nregs)
+        B = _BLOCK
+        rv = np.empty((nregs, B))
+        rr = np.empty((nregs, B))
         n = code.shape[0]
-        for i in range(length):
+        for b0 in range(0, length, B):
+            nb = min(B, length - b0)
             for pc in range(n):
                 op = code[pc, 0]
                 dst = code[pc, 1]
                 a = code[pc, 2]
                 b = code[pc, 3]
                 if op == 0:
-                    rv[dst] = sv[a, i]
-                    rr[dst] = sr[a, i]
+                    for i in range(nb):
+                        rv[dst, i] = sv[a, b0 + i]
+                        rr[dst, i] = sr[a, b0 + i]
                 elif op == 1:
-                    rv[dst] = cv[a]
-                    rr[dst] = cr[a]
+                    for i in range(nb):
+                        rv[dst, i] = cv[a]
+                        rr[dst, i] = cr[a]
                 elif op == 2:
-                    v = rv[a] + rv[b]
-                    rr[dst] = rr[a] + rr[b] + u * abs(v)
-                    rv[dst] = v
+                    for i in range(nb):
+                        v = rv[a, i] + rv[b, i]
+                        rr[dst, i] = rr[a, i] + rr[b, i] + u * abs(v)
+                        rv[dst, i] = v
                 elif op == 3:
-                    va, vb, ra, rb = rv[a], rv[b], rr[a], rr[b]
-                    v = va * vb
-                    rr[dst] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v)
-                    rv[dst] = v
+                    for i in range(nb):
+                        va, vb, ra, rb = rv[a, i], rv[b, i], rr[a, i], rr[b, i]
+                        v = va * vb
+                        rr[dst, i] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v)
+                        rv[dst, i] = v
                 elif op == 4:
-                    va, ra = rv[a], rr[a]
-                    av = abs(va)
-                    if av > ra:
-                        q = 1.0 / va
-                        rv[dst] = q
-                        rr[dst] = ra / (av * (av - ra)) + u * abs(q)
-                    else:
-                        rv[dst] = np.nan
-                        rr[dst] = np.nan
+                    for i in range(nb):
+                        va, ra = rv[a, i], rr[a, i]
+                        av = abs(va)
+                        if av > ra:
+                            q = 1.0 / va
+                            rv[dst, i] = q
+                            rr[dst, i] = ra / (av * (av - ra)) + u * abs(q)
+                        else:
+                            rv[dst, i] = np.nan
+                            rr[dst, i] = np.nan
                 elif op == 5:
-                    va, ra = rv[a], rr[a]
-                    hi = va + ra
-                    if b == 0 and hi < 0:
-                        rv[dst] = np.nan
-                        rr[dst] = np.nan
-                    else:
-                        sl = np.sqrt(max(va - ra, 0.0))
-                        sh = np.sqrt(max(hi, 0.0))
-                        s = np.sqrt(max(va, 0.0))
-                        rv[dst] = s
-                        rr[dst] = max(s - sl, sh - s) + 2 * u * sh
+                    for i in range(nb):
+                        va, ra = rv[a, i], rr[a, i]
+                        hi = va + ra
+                        if b == 0 and hi < 0:
+                            rv[dst, i] = np.nan
+                            rr[dst, i] = np.nan
+                        else:
+                            sl = np.sqrt(max(va - ra, 0.0))
+                            sh = np.sqrt(max(hi, 0.0))
+                            sq = np.sqrt(max(va, 0.0))
+                            rv[dst, i] = sq
+                            rr[dst, i] = max(sq - sl, sh - sq) + 2 * u * sh
                 elif op == 6:
-                    rv[dst] = abs(rv[a])
-                    rr[dst] = rr[a]
+                    for i in range(nb):
+                        rv[dst, i] = abs(rv[a, i])
+                        rr[dst, i] = rr[a, i]
                 elif op == 7:
-                    rv[dst] = max(rv[a], rv[b])
-                    rr[dst] = max(rr[a], rr[b])
+                    for i in range(nb):
+                        rv[dst, i] = max(rv[a, i], rv[b, i])
+                        rr[dst, i] = max(rr[a, i], rr[b, i])
                 elif op == 8:
-                    rv[dst] = min(rv[a], rv[b])
-                    rr[dst] = max(rr[a], rr[b])
+                    for i in range(nb):
+                        rv[dst, i] = min(rv[a, i], rv[b, i])
+                        rr[dst, i] = max(rr[a, i], rr[b, i])
                 else:
-                    va, ra = rv[a], rr[a]
-                    pv, pr = va, ra
-                    for _ in range(b - 1):
-                        pr = abs(pv) * ra + abs(va) * pr + pr * ra
-                        pv = pv * va
-                        pr = pr + u * abs(pv)
-                    rv[dst] = pv
-                    rr[dst] = pr
+                    for i in range(nb):
+                        va, ra = rv[a, i], rr[a, i]
+                        pv, pr = va, ra
+                        for _ in range(b - 1):
+                            pr = abs(pv) * ra + abs(va) * pr + pr * ra
+                            pv = pv * va
+                            pr = pr + u * abs(pv)
+                        rv[dst, i] = pv
+                        rr[dst, i] = pr
             for q in range(rels.shape[0]):
-                l, r, c = rels[q, 0], rels[q, 1], rels[q, 2]
-                vl, vr = rv[l], rv[r]
-                D = vl - vr
-                T = (rr[l] + rr[r]) * safety + 2 * u * abs(D)
-                out_vl[q, i] = vl
-                out_vr[q, i] = vr
-                out_T[q, i] = T
-                if c == 0:
-                    t, f = D >= T, D < -T
-                elif c == 1:
-                    t, f = D > T, D <= -T
-                elif c == 2:
-                    t, f = D <= -T, D > T
-                elif c == 3:
-                    t, f = D < -T, D >= T
-                else:
-                    point = D == 0 and T == 0
-                    apart = abs(D) > T
-                    if c == 4:
-                        t, f = point, apart
+                lr, rg, c = rels[q, 0], rels[q, 1], rels[q, 2]
+                for i in range(nb):
+                    vl, vr = rv[lr, i], rv[rg, i]
+                    D = vl - vr
+                    T = (rr[lr, i] + rr[rg, i]) * safety + 2 * u * abs(D)
+                    out_vl[q, b0 + i] = vl
+                    out_vr[q, b0 + i] = vr
+                    out_T[q, b0 + i] = T
+                    if c == 0:
+                        t, f = D >= T, D < -T
+                    elif c == 1:
+                        t, f = D > T, D <= -T
+                    elif c == 2:
+                        t, f = D <= -T, D > T
+                    elif c == 3:
+                        t, f = D < -T, D >= T
                     else:
-                        t, f = apart, point
-                out_t[q, i] = t
-                out_f[q, i] = f
+                        point = D == 0 and T == 0
+                        apart = abs(D) > T
+                        if c == 4:
+                            t, f = point, apart
+                        else:
+                            t, f = apart, point
+                    out_t[q, b0 + i] = t
+                    out_f[q, b0 + i] = f
 else:  # pragma: no cover - without numba the monitor uses the numpy closures
     _interpret = None
