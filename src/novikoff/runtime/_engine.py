@@ -311,7 +311,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
             td_total = float(final["TD[k]"][0][0])
         for inv in _bound_lemmas(monitor):
             if inv.inapplicable is None:
-                bounds[inv.name] = float(inv.check.evaluate(final, (1,)).rhs[0])
+                bounds[inv.name] = float(monitor._eval(inv.check, final, (1,)).rhs[0])
     return RunResult(
         variant=variant, cyclic=cyclic, n=n, d=d, mistakes=int(st[K]),
         epochs=-(-visits // L), visits=visits, converged=status == CONVERGED, w=w,
