@@ -158,12 +158,7 @@ def _atom(ts: _Tokens):
             ts.error(f"expected an expression, found the keyword {t.value!r}", t)
         ts.next()
         if t.value in FUNCTIONS and ts.at("("):
-            ts.next()
-            args = [_expr(ts)]
-            while ts.at(","):
-                ts.next()
-                args.append(_expr(ts))
-            ts.expect(")", "')'")
+            args = _arguments(ts)
             if len(args) != FUNCTIONS[t.value]:
                 ts.error(f"{t.value} takes {FUNCTIONS[t.value]} argument(s), not {len(args)}", t)
             return A.Call(t.value, tuple(args), pos)
@@ -201,6 +196,17 @@ def _atom(ts: _Tokens):
         ts.next()
         return A.Call("sqrt", (_postfix(ts),), pos)
     ts.error(f"expected an expression, found {t.value!r}", t)
+
+
+def _arguments(ts: _Tokens) -> tuple:
+    """'(' expr {',' expr} ')'."""
+    ts.expect("(", "'('")
+    args = [_expr(ts)]
+    while ts.at(","):
+        ts.next()
+        args.append(_expr(ts))
+    ts.expect(")", "')'")
+    return tuple(args)
 
 
 def _relation(ts: _Tokens, text: str = "") -> A.Rel:
@@ -604,15 +610,7 @@ class _Parser:
                                               ("algebra", "ih")):
             ts.error("expected the name of a fact to cite", t)
         ts.next()
-        args = ()
-        if ts.at("("):
-            ts.next()
-            items = [_expr(ts)]
-            while ts.at(","):
-                ts.next()
-                items.append(_expr(ts))
-            ts.expect(")", "')'")
-            args = tuple(items)
+        args = _arguments(ts) if ts.at("(") else ()
         return A.Cite(t.value, args, A.Pos(t.line, t.col))
 
 
