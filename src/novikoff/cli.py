@@ -11,8 +11,16 @@ from pathlib import Path
 
 __all__ = ["main", "exit_code"]
 
-# Subcommands that live beside their subsystems; each module has register(subparsers).
-_SUBCOMMAND_MODULES = ("novikoff.runtime.cli", "novikoff.fuzz.cli")
+# Subcommands that live beside their subsystems; each module has register(subparsers).  A module
+# is imported only when one of its commands is asked for: `novikoff check` must not pay for numpy.
+_SUBCOMMANDS = {
+    "run": ("novikoff.runtime.cli", "run a perceptron with every lemma of proofs/ checked at "
+                                    "every update"),
+    "audit": ("novikoff.runtime.cli", "check a trace of any perceptron implementation"),
+    "replay": ("novikoff.runtime.cli", "re-run a saved run in exact rational arithmetic"),
+    "fuzz": ("novikoff.fuzz.cli", "fuzz the lemma invariants and the catalogue of buggy "
+                                  "perceptrons"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +62,8 @@ def _check(args) -> int:
     return exit_code(reports)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the module of `command` (if any) is imported."""
     parser = _Parser(prog="novikoff", description=__doc__)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     check = sub.add_parser("check", help="check .proof files (default: the bundled proofs/)")
@@ -65,17 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print only the steps that are not verified")
     check.set_defaults(handler=_check)
-    for module in _SUBCOMMAND_MODULES:
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:
-            continue
-        mod.register(sub)
+    wanted = _SUBCOMMANDS.get(command, (None,))[0]
+    if wanted is not None:
+        importlib.import_module(wanted).register(sub)
+    for name, (module, text) in _SUBCOMMANDS.items():
+        if module != wanted:
+            sub.add_parser(name, help=text)
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
