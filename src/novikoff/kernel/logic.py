@@ -230,7 +230,8 @@ def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) 
     target = rewrite_vectors(goal, defs)
     hyps_t = tuple(hyps)
 
-    vacuity = _satisfiable(hyps_t, timeout_ms)
+    all_hyps = frozenset(sig.declarations).union(*(t.hyps for t in premises))
+    vacuity = _contradictory(all_hyps, timeout_ms)
     if vacuity.answer == "valid":
         return Decision("failed", "vacuous", None, vacuity, None, hyps_t,
                         "the hypotheses in force contradict each other, so the step is vacuous")
@@ -243,7 +244,6 @@ def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) 
             return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
                             None, verdict, obligation, hyps_t, "")
 
-    all_hyps = set(sig.declarations).union(*(t.hyps for t in premises))
     if (isinstance(target, Relation) and target.rel == "="
             and normal_form(target.lhs - target.rhs, sig.labels) == 0):
         return Decision("verified", "goal", _make(all_hyps, goal), None, target, hyps_t)
@@ -255,15 +255,26 @@ def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) 
                     verdict.reason)
 
 
-_SAT_CACHE: dict = {}
+_CONSISTENT: list = []  # hypothesis sets found satisfiable (so are their subsets)
 
 
-def _satisfiable(hyps: tuple, timeout_ms: int) -> Verdict:
-    """Verdict 'valid' means the hypotheses are contradictory."""
-    key = (frozenset(hyps), timeout_ms)
-    if key not in _SAT_CACHE:
-        _SAT_CACHE[key] = entails(hyps, None, timeout_ms)
-    return _SAT_CACHE[key]
+def _contradictory(hyps: frozenset, timeout_ms: int) -> Verdict:
+    """Verdict 'valid' when the hypotheses contradict each other.
+
+    A premise's conclusion follows from its hypotheses, so a step's hypotheses are consistent
+    exactly when the union of its premises' hypotheses and the declarations is: that union is
+    what is checked, and a set known consistent answers for all its subsets.
+    """
+    if any(hyps <= known for known in _CONSISTENT):
+        return Verdict("invalid")
+    formulas = [h.formula if isinstance(h, Supposition) else h for h in hyps]
+    defs = _vector_definitions(formulas)
+    verdict = entails([rewrite_vectors(f, defs) for f in formulas
+                       if not isinstance(f, VectorEq)], None, timeout_ms)
+    if verdict.answer == "invalid":
+        _CONSISTENT.append(hyps)
+        del _CONSISTENT[:-256]
+    return verdict
 
 
 # ---------------------------------------------------------------------------- structural rules
