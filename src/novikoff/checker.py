@@ -18,6 +18,7 @@ import sympy as sp
 from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
+from .kernel.formulas import free_symbols
 from .kernel.solver import atom_name
 from .language import ast as A
 from .language.elaborate import Scope, elaborate_setting
@@ -482,7 +483,9 @@ class _LemmaCheck:
 
     def _missing(self, goal, premises, instances, cited, facts, vectors) -> list:
         """Named facts in scope that would make the step hold (a minimal set)."""
-        candidates = [(name, thm) for name, thm in facts.items() if name not in cited]
+        mentioned = free_symbols(goal)
+        candidates = [(name, thm) for name, thm in facts.items()
+                      if name not in cited and free_symbols(thm.concl) & mentioned]
         named = [] if "cauchy_schwarz" in cited else [("cauchy_schwarz", inst) for inst in
                                                       self._default_instances(
                                                           "cauchy_schwarz", vectors)]
