@@ -327,3 +327,22 @@ def test_save_and_replay_in_exact_arithmetic(tmp_path, lemmas):
     out = replay(path, lemmas=lemmas)
     assert out["mistakes_exact"] == res.mistakes and not out["violated"]
     assert out["verdict"].startswith("agree")
+
+
+def test_everything_works_without_numba(monkeypatch, lemmas):
+    """The pure numpy fallback: same run, same checks, violations still caught."""
+    import novikoff.runtime._kernels as kernels
+    import novikoff.runtime._program as program
+    X, y, ws = separable(300, 5, 0.05, seed=14, unit=False)
+    ref = run(X, y, w_star=ws, lemmas=lemmas)
+    monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
+    monkeypatch.setattr(program, "HAVE_NUMBA", False)
+    res = run(X, y, w_star=ws, lemmas=lemmas)
+    assert (res.mistakes, res.checks, res.bounds) == (ref.mistakes, ref.checks, ref.bounds)
+    lem = Lemma("too_much", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
+    with pytest.raises(LemmaViolation):
+        run(X, y, w_star=ws, lemmas=[lem])
+    with pytest.raises(Exception, match="X\\[3, 0\\]=nan"):
+        X2 = X.copy()
+        X2[3, 0] = np.nan
+        run(X2, y, w_star=ws, lemmas=lemmas)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import InvalidArgument, NovikoffError
@@ -10,21 +9,11 @@ from ..errors import InvalidArgument, NovikoffError
 __all__ = ["default_proof_paths", "load_lemmas"]
 
 
-def _library_dirs():
-    env = os.environ.get("NOVIKOFF_PROOFS")
-    if env:
-        yield Path(env)
-    here = Path(__file__).resolve()
-    yield here.parents[1] / "proofs"  # installed as package data
-    yield here.parents[3] / "proofs"  # a source checkout (src layout)
-
-
 def default_proof_paths() -> list:
-    """The .proof files of the bundled library (NOVIKOFF_PROOFS overrides the directory)."""
-    for directory in _library_dirs():
-        if directory.is_dir():
-            return sorted(directory.glob("*.proof"))
-    return []
+    """The .proof files of the bundled library (the checker's proofs/, $NOVIKOFF_PROOFS)."""
+    from ..checker import bundled_proofs_dir
+    directory = bundled_proofs_dir()
+    return sorted(directory.glob("*.proof")) if directory.is_dir() else []
 
 
 def load_lemmas(paths=None) -> list:
