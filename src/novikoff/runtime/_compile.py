@@ -505,8 +505,8 @@ def _eval_float(node, env, shape):
 _EXACT_BITS = (64, 256, 1024)
 
 
-def _decide_exact(rel, l, r):
-    (ll, lh), (rl, rh) = l, r
+def _decide_exact(rel, left, right):
+    (ll, lh), (rl, rh) = left, right
     if ll is None or rl is None:
         return None
     if rel in (">=", ">"):

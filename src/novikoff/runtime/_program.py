@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compile import SAFETY, _U, Verdict
+from ._compile import SAFETY, Verdict
 from ._kernels import HAVE_NUMBA
 
 __all__ = ["Program", "build_program", "HAVE_NUMBA"]
