@@ -14,11 +14,15 @@ slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
 ``<u, v>``             inner product of u, v in {w_star, x, w[k], w[k+1]}; ``w[0]`` is zero
 =====================  ===================================================================
 
-Every slot is given as ``(value, error bound)``; a closure returns ``(value, lo, hi)`` where
-``[lo, hi]`` is guaranteed to contain the exact value (interval arithmetic, rounded outwards), so a
-relation is decided three ways: certainly true, certainly false (a violation), or undetermined
-(within the rounding tolerance: never reported as a violation).  The exact backend evaluates the
-same tree on rationals (square roots as shrinking rational intervals).
+Every slot is given as ``(value, error bound)``; a float closure returns ``(value, radius)``, the
+exact value lying within radius of the value (mid-radius arithmetic: each operation adds its own
+rounding), so a relation is decided three ways: certainly true, certainly false (a violation), or
+undetermined (within the rounding tolerance: never reported as a violation).  The exact closures
+evaluate the same tree on rationals (square roots as shrinking rational intervals, ties by SymPy
+on the substituted numbers).  ``_program`` runs the same arithmetic for many checks at once.
+
+The statement is walked once into an IR of tuples (``Walker.expr``); closures and programs are
+built from the IR.  Nothing is ever parsed or evaluated as text.
 """
 
 from __future__ import annotations
@@ -43,9 +47,7 @@ KINDS = {
 }
 PER_UPDATE = frozenset({"x", "y", "d"})
 VECTOR_ATOMS = ("w_star", "x", "w[k]", "w[k+1]")
-CONSTANT_SLOTS = frozenset({"gamma", "R", "<w_star, w_star>"})
 STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
-EXAMPLE_SLOTS = frozenset({"y", "d", "<w_star, x>", "<x, x>"})
 
 
 class Unbindable(Exception):
