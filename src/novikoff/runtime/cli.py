@@ -96,6 +96,10 @@ def _guard(fn):
     def wrapped(args) -> int:
         try:
             return fn(args)
+        except BrokenPipeError:  # the reader went away (| head): not an error of ours
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         except InvalidArgument as err:
             return _fail(str(err))
         except NovikoffError as err:  # ProofSyntaxError and friends: the message is the report
