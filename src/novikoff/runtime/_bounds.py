@@ -284,14 +284,18 @@ class Bookkeeper:
         e_m, e_nx2 = nxu * st._ce, nx2 * st._ge
         g = gam(self.d)
         # <w_star, w>: exact increments y*m up to e_m.
-        a1 = self.a + np.cumsum(yv * m)
+        # a1 = fl(a + fl(partial sum)): each partial sum rounds by u*|partial sum|, and adding
+        # the carried value a rounds once more, by u*|a1|.
+        Sa = np.cumsum(yv * m)
+        a1 = self.a + Sa
         a0 = np.concatenate(([self.a], a1[:-1]))
-        e_a1 = self.e_a + np.cumsum(e_m + U * np.abs(a1))
+        e_a1 = self.e_a + np.cumsum(e_m + U * np.abs(Sa)) + U * np.abs(a1)
         e_a0 = np.concatenate(([self.e_a], e_a1[:-1]))
         # ||w||^2: q1 = q0 + (2*y*p + ||x||^2); the prediction's error needs ||w~|| and D, which
         # in turn depend on the error of q: bound them a priori first, then refine once.
         c = 2.0 * yv * p + nx2
-        q1 = self.q + np.cumsum(c)
+        Sq = np.cumsum(c)
+        q1 = self.q + Sq
         q0 = np.concatenate(([self.q], q1[:-1]))
         N1 = self.N + np.cumsum(nxu)
         N0 = np.concatenate(([self.N], N1[:-1]))
@@ -301,13 +305,13 @@ class Bookkeeper:
         W1 = N1 * (1.0 + 2 * U * (js + 2.0))
         D1 = self.D + U * np.cumsum(W1)
         D0 = np.concatenate(([self.D], D1[:-1]))
-        e_q0, e_q1, e_p = self._q_bounds(c, q1, W0, D0, nxu, e_nx2, g)
+        e_q0, e_q1, e_p = self._q_bounds(c, Sq, q1, W0, D0, nxu, e_nx2, g)
         # refine with ||w~[j]|| <= sqrt(q_j + e_q_j) + D_j
         W0r = np.minimum(W0, np.sqrt(np.maximum(q0 + e_q0, 0.0)) * (1 + 2 * U) + D0)
         W1r = np.minimum(W1, np.sqrt(np.maximum(q1 + e_q1, 0.0)) * (1 + 2 * U) + D1)
         D1 = self.D + U * np.cumsum(W1r)
         D0 = np.concatenate(([self.D], D1[:-1]))
-        e_q0, e_q1, e_p = self._q_bounds(c, q1, W0r, D0, nxu, e_nx2, g)
+        e_q0, e_q1, e_p = self._q_bounds(c, Sq, q1, W0r, D0, nxu, e_nx2, g)
         S = SAFETY
         env_u = {
             "k": (js, None), "M": (js, None), "y": (yv, None),
@@ -341,10 +345,10 @@ class Bookkeeper:
             self.D, self.N = float(D1[-1]), float(N1[-1])
         return env_u, env_s
 
-    def _q_bounds(self, c, q1, W0, D0, nxu, e_nx2, g):
+    def _q_bounds(self, c, Sq, q1, W0, D0, nxu, e_nx2, g):
         e_p = g * W0 * nxu + D0 * nxu
         e_c = 2.0 * e_p + e_nx2 + U * np.abs(c)
-        e_q1 = self.e_q + np.cumsum(e_c + U * np.abs(q1))
+        e_q1 = self.e_q + np.cumsum(e_c + U * np.abs(Sq)) + U * np.abs(q1)
         e_q0 = np.concatenate(([self.e_q], e_q1[:-1]))
         return e_q0, e_q1, e_p
 

@@ -1,0 +1,93 @@
+"""The rounding-error bounds are bounds: float bookkeeping vs the exact mathematical run."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from novikoff.runtime._bounds import Bookkeeper, certify_margin, data_stats, exact_dot
+
+
+def _exact(v):
+    return [Fraction(float(a)) for a in v]
+
+
+def _dot(a, b):
+    return sum((x * y for x, y in zip(a, b)), Fraction(0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bookkeeping_bounds_contain_the_exact_values(seed):
+    rng = np.random.default_rng(seed)
+    n, d = 60, 7
+    # a wide dynamic range makes the rounding errors large
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-6, 7, size=(n, d))
+    ws = rng.standard_normal(d)
+    y = np.sign(X @ ws)
+    y[y == 0] = 1
+    stats = data_stats(X, y, ws)
+    gamma = certify_margin(X, y, ws, stats)
+    keeper = Bookkeeper(stats, y, d, order=np.arange(n), gamma=gamma, n=n, need_td=True,
+                        zero_loss=False)
+    Xe, wse = [_exact(r) for r in X], _exact(ws)
+    w = np.zeros(d)           # the weights a float engine holds
+    we = [Fraction(0)] * d    # the mathematical run's weights
+    g = Fraction(3 * gamma)  # a gamma above the margin: some hinge losses are positive
+    keeper.gamma = float(g)
+    keeper._prepare_td()
+    loss = [max(Fraction(0), g - int(y[i]) * _dot(wse, Xe[i])) for i in range(n)]
+    td = Fraction(0)
+    log = []
+    for t in range(3 * n):    # three passes, updates on mistakes
+        i = t % n
+        p = float(w @ X[i])
+        if y[i] * p <= 0:
+            log.append((i, t, p, list(we), td))
+            w += y[i] * X[i]
+            we = [a + int(y[i]) * b for a, b in zip(we, Xe[i])]
+        td += loss[i]
+    assert len(log) > 10
+    checked = 0
+    for c0 in range(0, len(log), 7):  # several chunks: the carried state is checked too
+        part = log[c0:c0 + 7]
+        idx = np.array([e[0] for e in part])
+        env_u, env_s = keeper.chunk(idx, np.array([e[2] for e in part]),
+                                    np.array([e[1] for e in part]))
+        for j, (i, _, _, wk, tdk) in enumerate(part):
+            wk1 = [a + int(y[i]) * b for a, b in zip(wk, Xe[i])]
+            exact = {"<w_star, w[k]>": _dot(wse, wk), "<w_star, w[k+1]>": _dot(wse, wk1),
+                     "<w[k], w[k]>": _dot(wk, wk), "<w[k+1], w[k+1]>": _dot(wk1, wk1),
+                     "<x, w[k]>": _dot(Xe[i], wk), "<x, w[k+1]>": _dot(Xe[i], wk1),
+                     "<w[k], w[k+1]>": _dot(wk, wk1), "<w_star, x>": _dot(wse, Xe[i]),
+                     "<x, x>": _dot(Xe[i], Xe[i]), "TD[k]": tdk, "TD[k+1]": tdk + loss[i],
+                     "d": loss[i]}
+            for key, ex in exact.items():
+                v, e = env_u[key]
+                err = Fraction(0) if e is None else Fraction(float(e[j]))
+                assert abs(Fraction(float(v[j])) - ex) <= err, key
+                checked += 1
+    assert checked > 100
+
+
+def test_exact_dot_is_exact():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        a = rng.standard_normal(9) * 10.0 ** rng.integers(-300, 300, 9)
+        b = rng.standard_normal(9) * 10.0 ** rng.integers(-8, 8, 9)
+        assert exact_dot(a, b) == _dot(_exact(a), _exact(b))
+
+
+def test_certified_constants():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 5))
+    ws = rng.standard_normal(5)
+    y = np.sign(X @ ws)
+    stats = data_stats(X, y, ws)
+    gamma = certify_margin(X, y, ws, stats)
+    exact_margins = [int(y[i]) * exact_dot(X[i], ws) for i in range(200)]
+    assert Fraction(gamma) <= min(exact_margins)
+    assert min(exact_margins) - Fraction(gamma) <= Fraction(1, 10 ** 15) * abs(gamma)
+    norms2 = [exact_dot(X[i], X[i]) for i in range(200)]
+    assert Fraction(stats.R) ** 2 >= max(norms2)
