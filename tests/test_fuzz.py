@@ -107,8 +107,13 @@ def test_fuzz_cli_json(tmp_path, capsys):
     assert names["strict_mistake_test"]["equivalent"] and not names["strict_mistake_test"]["killed"]
     assert set(names["subtract_update"]) >= {"name", "killed", "equivalent", "lemma", "examples"}
     assert out["runs_per_second"] > 0
-    assert out["tightness"]["orthonormal"] == 1.0
+    t = out["tightness"]
+    assert t["orthonormal"] == 1.0
     assert out["best_tightness"] == 1.0
+    assert t["datasets"] > 0 and t["runs_each"] >= 1
+    assert t["adaptive_better"] + t["adaptive_equal"] + t["adaptive_worse"] == t["datasets"]
+    assert t["adaptive_mean"] <= t["adaptive_best_mean"] <= t["adaptive"] <= 1.0
+    assert t["random_mean"] <= t["random_best_mean"] <= t["random"] <= 1.0
 
 
 def test_fuzz_cli_unknown_mutant(capsys):

@@ -240,6 +240,34 @@ def test_greedy_adversary_beats_random_orders_on_planted_data():
     assert np.mean(greedy) > np.mean(rand)
 
 
+def test_most_mistakes_adversary_beats_random_orders_run_for_run():
+    # The same number of runs of each on every dataset: seeded tie-breaks for the adversary,
+    # random permutations (cyclic to convergence) for the orders; updates, not visits, count.
+    from novikoff.strategies import MostMistakesAdversary
+    rng = np.random.default_rng(0)
+    adv, rand = [], []
+
+    def updates(W, d):
+        return int(np.sum(np.any(np.diff(np.vstack([np.zeros(d), W]), axis=0) != 0, axis=1)))
+
+    @settings(max_examples=40)
+    @given(planted_datasets(min_n=10, max_n=30, min_dim=2, max_dim=5, min_margin=0.01,
+                            max_margin=0.2))
+    def check(ds):
+        if ds.bound < 4:
+            return
+        a = [updates(adversarial_run(ds, MostMistakesAdversary(seed=s))[1], ds.d)
+             for s in range(3)]
+        r = [updates(cyclic_run(ds, rng.permutation(ds.n))[1], ds.d) for _ in range(3)]
+        assert all(k <= ds.bound_exact for k in a + r)  # Novikoff
+        adv.append(a)
+        rand.append(r)
+    check()
+    assert len(adv) >= 5
+    assert np.mean(adv) > np.mean(rand)
+    assert np.mean(np.max(adv, axis=1)) > np.mean(np.max(rand, axis=1))
+
+
 @pytest.mark.parametrize("factory, kwargs, needle", [
     (planted_datasets, dict(min_n=0), "min_n=0"),
     (planted_datasets, dict(min_n=5, max_n=2), "min_n=5"),

@@ -46,9 +46,17 @@ def _table(report) -> str:
             out.append(f"  {m.name} is equivalent: {m.reason}")
     t = report.tightness
     out.append("")
-    out.append(f"tightness (updates / (R/gamma)^2): orthonormal {t['orthonormal']:.3f}, "
-               f"adaptive adversaries best {t['adaptive']:.3f} (mean {t['adaptive_mean']:.3f}), "
-               f"random orders best {t['random']:.3f} (mean {t['random_mean']:.3f})")
+    out.append(f"tightness (updates / (R/gamma)^2): orthonormal {t['orthonormal']:.3f}")
+    if t.get("datasets"):
+        out.append(f"  planted data, {t['datasets']} datasets, {t['runs_each']} runs each "
+                   f"(best of all; mean of the per-dataset bests; mean of all runs):")
+        names = (f"{t['adversary']} adversary", "random orders")
+        width = max(map(len, names))
+        for name, key in zip(names, ("adaptive", "random")):
+            out.append(f"    {name.ljust(width)}  {t[key]:.3f}; {t[key + '_best_mean']:.3f}; "
+                       f"{t[key + '_mean']:.3f}")
+        out.append(f"    adversary's best vs random's best: better on {t['adaptive_better']}, "
+                   f"equal on {t['adaptive_equal']}, worse on {t['adaptive_worse']} datasets")
     out.append(f"throughput: {report.runs_per_second:.0f} runs/s (generate, run, check)")
     out.append("ok" if report.ok else "FAILED")
     return "\n".join(out)

@@ -6,9 +6,10 @@ radius R certified exactly from the generated data (see ``certify``).
 """
 
 from ._adversaries import (Adversary, FirstMistakeAdversary, GreedyMarginAdversary,
-                           NormGrowthAdversary, NormShrinkAdversary, RandomMistakeAdversary,
-                           adversarial_run, adversaries, classic_fires, cyclic_run,
-                           margin_fires, probing_adversaries, textbook_learner, tightness)
+                           MostMistakesAdversary, NormGrowthAdversary, NormShrinkAdversary,
+                           RandomMistakeAdversary, adversarial_run, adversaries, classic_fires,
+                           cyclic_run, margin_fires, probing_adversaries, textbook_learner,
+                           tightness)
 from ._certify import CertifiedDataset, certify, exact_margins, exact_sq_norms
 from ._datasets import (DATASET_KINDS, nonseparable_datasets, orthonormal_datasets,
                         planted_datasets, separable_datasets)
@@ -19,8 +20,8 @@ __all__ = [
     "DATASET_KINDS", "nonseparable_datasets", "orthonormal_datasets", "planted_datasets",
     "separable_datasets",
     "epoch_orders", "orderings", "permutation_orders", "repeat_orders",
-    "Adversary", "FirstMistakeAdversary", "GreedyMarginAdversary", "NormGrowthAdversary",
-    "NormShrinkAdversary", "RandomMistakeAdversary", "adversarial_run", "adversaries",
+    "Adversary", "FirstMistakeAdversary", "GreedyMarginAdversary", "MostMistakesAdversary",
+    "NormGrowthAdversary", "NormShrinkAdversary", "RandomMistakeAdversary", "adversarial_run", "adversaries",
     "classic_fires", "cyclic_run", "margin_fires", "probing_adversaries", "textbook_learner",
     "tightness",
 ]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 __all__ = ["Adversary", "GreedyMarginAdversary", "NormGrowthAdversary", "NormShrinkAdversary",
-           "FirstMistakeAdversary", "RandomMistakeAdversary", "adversaries",
+           "MostMistakesAdversary", "FirstMistakeAdversary", "RandomMistakeAdversary", "adversaries",
            "probing_adversaries", "adversarial_run", "cyclic_run", "tightness",
            "textbook_learner", "classic_fires", "margin_fires"]
 
@@ -129,6 +129,32 @@ class NormShrinkAdversary(Adversary):
 
 
 @dataclass(frozen=True)
+class MostMistakesAdversary(Adversary):
+    """Present the candidate after which the most examples are still mistakes.
+
+    Novikoff's bound caps the number of updates; to come near it the learner must stay wrong
+    for long, so the adversary keeps as many examples as it can on the wrong side of w.  Ties
+    are broken by the smallest margin under w* (the least progress), or, with a ``seed``, at
+    random (seeded, so runs replay): several seeds give several runs of the same adversary.
+    """
+
+    name: str = "most_mistakes"
+    seed: int | None = None
+    _rng: list = field(default_factory=list, compare=False, repr=False)
+
+    def choose(self, w, X, y, w_star, candidates):
+        Z = y[:, None] * X
+        after = w[None, :] + Z[candidates]
+        left = np.sum(after @ Z.T <= 0, axis=1)
+        if self.seed is None:
+            return int(candidates[np.lexsort((Z[candidates] @ w_star, -left))[0]])
+        if not self._rng:
+            self._rng.append(np.random.default_rng(self.seed))
+        top = np.flatnonzero(left == left.max())
+        return int(candidates[top[int(self._rng[0].integers(len(top)))]])
+
+
+@dataclass(frozen=True)
 class FirstMistakeAdversary(Adversary):
     """Present the lowest-index candidate (a cyclic pass that skips correct examples)."""
 
@@ -164,6 +190,7 @@ def adversaries(*, probing: bool = False) -> st.SearchStrategy[Adversary]:
         st.sampled_from([GreedyMarginAdversary(probing=probing),
                          NormGrowthAdversary(probing=probing),
                          NormShrinkAdversary(probing=probing),
+                         MostMistakesAdversary(probing=probing),
                          FirstMistakeAdversary(probing=probing)]),
         st.integers(0, 2 ** 32 - 1).map(
             lambda s: RandomMistakeAdversary(probing=probing, seed=s)))
