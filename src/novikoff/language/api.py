@@ -32,6 +32,7 @@ class LemmaInfo:
     setting: SettingInfo
     verified: bool
     status: str
+    hypotheses: dict  # name -> formula: the assumptions the proof rests on (all, if unverified)
 
 
 def load_lemmas(paths, timeout_ms: int = 5000) -> list:
@@ -61,7 +62,11 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
             setting = SettingInfo(scope.name, dict(scope.kinds),
                                   frozenset(str(s) for s in scope.per_update),
                                   dict(scope.assumptions), tuple(scope.signature.declarations))
+            if lemma.theorem is not None:
+                used = {n: f for n, f in scope.assumptions.items() if f in lemma.theorem.hyps}
+            else:
+                used = dict(scope.assumptions)
             out.append(LemmaInfo(lemma.name, report.path, lemma.line, lemma.statement,
                                  lemma.formula, setting, lemma.status == "verified",
-                                 lemma.status))
+                                 lemma.status, used))
     return out
