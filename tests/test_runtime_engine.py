@@ -209,20 +209,7 @@ def test_progress_callback(lemmas):
 
 # ----------------------------------------------------------------------------- violations
 
-PERCEPTRON = """\
-setting perceptron:
-  vectors  w_star, x
-  sequence w
-  real     gamma > 0, R > 0
-  label    y
-  nat      k
-  per update: x, y
-  assume start:    w[0] = 0
-  assume update:   w[k+1] = w[k] + y*x
-  assume mistake:  y*<w[k], x> <= 0
-  assume margin:   y*<w_star, x> >= gamma
-  assume radius:   ||x|| <= R
-"""
+from helpers import PERCEPTRON  # noqa: E402  (the same setting as the checker tests)
 
 
 def test_a_lemma_written_only_in_a_fixture_is_monitored(tmp_path):
