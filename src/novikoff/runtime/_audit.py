@@ -17,13 +17,16 @@ Two kinds of findings:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, gam
-from ._engine import VARIANTS, make_monitor
+from ._compile import Unbindable, compile_formula
+from ._engine import VARIANTS, make_monitor, run
+from ._lemmas import load_lemmas
+from ._monitor import as_lemma
 from ._separator import max_margin_separator
 from ._validate import check_choice, check_data, check_gamma, check_order, check_vector
 
@@ -113,18 +116,20 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
         i = int(order[t])
         if what == "missed":
             msg = (f"visit {t} (example {i}): the rule updates ({cond}: y<w,x> = "
-                   f"{yv[t] * p[t]!r}) but w did not change")
+                   f"{float(yv[t] * p[t])!r}) but w did not change")
         elif what == "spurious":
             msg = (f"visit {t} (example {i}): w changed but the rule does not update "
-                   f"(y<w,x> = {yv[t] * p[t]!r})")
+                   f"(y<w,x> = {float(yv[t] * p[t])!r})")
         else:
             j = int(np.argmax(dev[t]))
             msg = (f"visit {t} (example {i}): the step w[t] - w[t-1] is not y*x (coordinate "
-                   f"{j}: {W[t, j]!r} instead of {ref[t, j]!r})")
+                   f"{j}: {float(W[t, j])!r} instead of {float(ref[t, j])!r})")
         findings.append({"kind": "rule", "lemma": None, "visit": int(t), "k": int(ks[t]),
                          "example": i, "message": msg})
     # ---------------------------------------------------------------- the lemmas
-    monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+    judged = _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs,
+                             include_unverified)
+    monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
     keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
                         need_td=monitor.needs("TD[k]", "TD[k+1]"))
@@ -209,6 +214,43 @@ def _load_array(path, key: str | None, what: str):
             return f[key]
     except (OSError, ValueError) as err:
         raise InvalidArgument(f"{what}={str(path)!r} is not readable ({err})") from None
+
+
+def _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs, include_unverified):
+    """The lemmas a trace is judged by, each gated by its assumptions about the data only.
+
+    Which lemmas: those that the textbook rule of ``variant`` satisfies on this data and order,
+    as a reference run of the correct engine decides (a margin-perceptron trace is not judged by
+    lemmas that assume the classic mistake condition).  Gated by data only: the learner's own
+    assumptions (start, update, update condition) are what the audit tests, reported as kind
+    'rule'; a variant that differs from the textbook rule still gets its invariants checked.
+    """
+    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
+                    lemmas=base, include_unverified=include_unverified,
+                    on_violation="collect")
+    applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
+               if s["applies"]}
+    judged = []
+    for obj in base:
+        lem = as_lemma(obj)
+        if (lem.name, lem.where) not in applies:
+            continue
+        data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
+        judged.append(replace(lem, hypotheses=data))
+    return judged
+
+
+def _about_data(formula, kinds) -> bool:
+    """An assumption about constants or examples, not about the learner's weights.
+
+    One the compiler cannot bind on its own (a definition such as z0 = ...) is kept, for the
+    monitor to use as it would in a run.
+    """
+    try:
+        return compile_formula(formula, kinds).where in ("constant", "example")
+    except Unbindable:
+        return True
 
 
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
