@@ -4,7 +4,7 @@ Every invariant is a lemma statement of ``proofs/`` compiled by the runtime moni
 killed when one of them is certainly false on a generated run.
 """
 
-from ._audit import bundled_lemmas, data_gated, lemma_violations
+from ._audit import Finding, bundled_lemmas, lemma_violations
 from ._cases import Case, load_case, save_case
 from ._driver import (DEFAULT_DIR, EngineResult, FuzzReport, MutantResult, check_engine,
                       hunt_mutant, measure_throughput, measure_tightness, replay_case, run_fuzz)
@@ -12,7 +12,7 @@ from ._mutants import CORRECT, MUTANTS, Mutant, mutant_named, trace
 from ._profiles import PROFILES, profile_from_env, register_profiles
 
 __all__ = [
-    "bundled_lemmas", "data_gated", "lemma_violations", "Case", "load_case", "save_case",
+    "Finding", "bundled_lemmas", "lemma_violations", "Case", "load_case", "save_case",
     "DEFAULT_DIR", "EngineResult", "FuzzReport", "MutantResult", "check_engine", "hunt_mutant",
     "measure_throughput", "measure_tightness", "replay_case", "run_fuzz", "CORRECT", "MUTANTS",
     "Mutant", "mutant_named", "trace", "PROFILES", "profile_from_env", "register_profiles",

@@ -133,7 +133,7 @@ def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, m
     norm-shrinking adversary (one of three branches); the adversaries probe the update test's
     boundary."""
     ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
-    gamma = float(ds.gamma_exact)
+    gamma = float(ds.gamma)  # rounded down: the gamma the audit certifies and judges with
     how = draw(st.integers(0, 2))
     if how:
         adv = draw(ns.adversaries(probing=True) if how == 1 else ns.probing_adversaries())
@@ -151,6 +151,27 @@ def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, m
 def _trace(learner, X, y, order, *, gamma=None):
     from ._mutants import trace
     return trace(learner, X, y, order, gamma=gamma)
+
+
+# --------------------------------------------------------------------------- judging
+
+def _judge(ds, order, W, variant, lemmas) -> list:
+    """Lemma findings of a generated run, earliest first, from the runtime.
+
+    Separable runs (classic, margin): the runtime's audit of the weight trace.  Non-separable
+    runs (hinge): the runtime's audit certifies gamma <= min y<w*, x> and cannot take them, so
+    the runtime's own engine is run on the same order (``run(separable=False)``: d bound to the
+    update's hinge loss, TD over the examples presented), with the runtime's own gating, and its
+    monitor's findings are kept.  The trace W is not judged there (no hinge mutant is hunted).
+    """
+    if variant != "hinge":
+        return _audit.lemma_violations(ds, order, W, variant, lemmas)
+    from ..runtime import run
+    res = run(ds.X, ds.y, w_star=ds.w_star, gamma=float(ds.gamma), order=np.asarray(order),
+              cyclic=False, separable=False, lemmas=lemmas,
+              on_violation="collect")
+    return [_audit.Finding(v["lemma"], v["visit"], v["k"], v["example"], v["message"])
+            for v in res.monitor["violations"]]
 
 
 # --------------------------------------------------------------------------- hunting
@@ -215,12 +236,19 @@ def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
                 directory: str | None = DEFAULT_DIR, max_n: int = 50,
                 max_dim: int = 8) -> MutantResult:
     """Fuzz one mutant until a lemma invariant fails; save the shrunk failing run."""
+    if mutant.variant == "hinge":
+        # The runtime audits separable traces only: a non-separable trace cannot be judged.
+        if mutant.equivalent is None:
+            raise ValueError(f"mutant {mutant.name!r}: non-separable (hinge) traces cannot be "
+                             f"audited by the runtime")
+        return MutantResult(mutant.name, mutant.description, False, True, examples=0,
+                            reason=mutant.equivalent)
     strategy = runs(mutant.data, mutant.variant, mutant.learner, mutant.producer,
                     max_n=max_n, max_dim=max_dim)
 
     def check(case):
         ds, order, W = case
-        vs = _audit.lemma_violations(ds, order, W, mutant.variant, lemmas, td=mutant.td)
+        vs = _judge(ds, order, W, mutant.variant, lemmas)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
@@ -248,12 +276,11 @@ def check_engine(variant: str, lemmas, *, profile: str = "ci",
                  max_dim: int = 8) -> EngineResult:
     """Every invariant holds on every generated run of a correct engine."""
     family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    learner = _audit.engine_learner(variant) or CORRECT[variant]
-    strategy = runs(family, variant, learner, max_n=max_n, max_dim=max_dim)
+    strategy = runs(family, variant, CORRECT[variant], max_n=max_n, max_dim=max_dim)
 
     def check(case):
         ds, order, W = case
-        vs = _audit.lemma_violations(ds, order, W, variant, lemmas)
+        vs = _judge(ds, order, W, variant, lemmas)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
@@ -330,8 +357,7 @@ def measure_throughput(lemmas, *, examples: int = 300, max_n: int = 50, max_dim:
                        variant: str = "classic", seed_: int | None = None) -> float:
     """Runs per second of the full property (generate, run, check) on the correct engine."""
     family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    learner = _audit.engine_learner(variant) or CORRECT[variant]
-    strategy = runs(family, variant, learner, max_n=max_n, max_dim=max_dim)
+    strategy = runs(family, variant, CORRECT[variant], max_n=max_n, max_dim=max_dim)
     count = [0]
 
     @settings(PROFILES["ci"], max_examples=examples, database=None)
@@ -339,7 +365,7 @@ def measure_throughput(lemmas, *, examples: int = 300, max_n: int = 50, max_dim:
     def prop(case):
         ds, order, W = case
         count[0] += 1
-        assert not _audit.lemma_violations(ds, order, W, variant, lemmas)
+        assert not _judge(ds, order, W, variant, lemmas)
 
     if seed_ is not None:
         prop = seed(seed_)(prop)
@@ -386,9 +412,4 @@ def replay_case(path, lemmas=None) -> list:
     ds = certify(case.X, case.y, case.w_star, gamma=None if separable else case.gamma)
     if separable and ds.gamma_exact != case.gamma:
         ds = certify(case.X, case.y, case.w_star, gamma=case.gamma)
-    td = "presented"
-    from ._mutants import MUTANTS
-    for m in MUTANTS:
-        if m.name == case.name:
-            td = m.td
-    return _audit.lemma_violations(ds, case.order, case.W, case.variant, lemmas, td=td)
+    return _judge(ds, case.order, case.W, case.variant, lemmas)
