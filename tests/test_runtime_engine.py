@@ -333,3 +333,30 @@ def test_everything_works_without_numba(monkeypatch, lemmas):
         X2 = X.copy()
         X2[3, 0] = np.nan
         run(X2, y, w_star=ws, lemmas=lemmas)
+
+
+def test_judged_monitor_agrees_with_the_closures(monkeypatch, lemmas):
+    """The numba judge (counts, first failures, prefixes) reports exactly what the closures do."""
+    import novikoff.runtime._program as program
+    X, y, ws = separable(400, 6, 0.05, seed=15, unit=False)
+    Xn = np.vstack([X, -X[:5]])  # not separable
+    yn = np.concatenate([y, y[:5]])
+    wrong = [Lemma("a", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 4)),
+             Lemma("b", Relation(">=", Inner(sp.Symbol("w_star"), w(k)), 5 * k * gamma_s))]
+    cases = [dict(X=X, y=y, w_star=ws, lemmas=lemmas),
+             dict(X=X, y=y, w_star=ws, lemmas=lemmas, all_examples=True),
+             dict(X=X, y=y, w_star=ws, lemmas=lemmas, variant="margin", gamma=0.01),
+             dict(X=X, y=y, lemmas=lemmas, variant="margin"),
+             dict(X=Xn, y=yn, lemmas=lemmas, separable=False, gamma=0.05),
+             dict(X=X, y=y, w_star=ws, lemmas=lemmas + wrong, on_violation="collect",
+                  chunk_visits=97),
+             dict(X=X, y=y, w_star=ws, lemmas=lemmas, cyclic=False,
+                  order=np.random.default_rng(3).integers(0, 400, 3000))]
+    for case in cases:
+        case = dict(case)
+        Xc, yc = case.pop("X"), case.pop("y")
+        ref = run(Xc, yc, **case)
+        with monkeypatch.context() as mp:
+            mp.setattr(program, "HAVE_NUMBA", False)
+            slow = run(Xc, yc, **case)
+        assert ref.monitor == slow.monitor and ref.bounds == slow.bounds

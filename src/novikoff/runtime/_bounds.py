@@ -313,19 +313,22 @@ class Bookkeeper:
         D0 = np.concatenate(([self.D], D1[:-1]))
         e_q0, e_q1, e_p = self._q_bounds(c, Sq, q1, W0r, D0, nxu, e_nx2, g)
         S = SAFETY
-        env_u = {
-            "k": (js, None), "M": (js, None), "y": (yv, None),
+        # The state env is a part of the update env (the same arrays): the monitor then
+        # evaluates both in one program.
+        env_s = {"k": (js, None), "M": (js, None), "<w_star, w[k]>": (a0, e_a0 * S),
+                 "<w[k], w[k]>": (q0, e_q0 * S)}
+        env_u = dict(env_s)
+        env_u.update({
+            "y": (yv, None),
             "<w_star, x>": (m, e_m), "<x, x>": (nx2, e_nx2),
-            "<w_star, w[k]>": (a0, e_a0 * S), "<w_star, w[k+1]>": (a1, e_a1 * S),
-            "<w[k], w[k]>": (q0, e_q0 * S), "<w[k+1], w[k+1]>": (q1, e_q1 * S),
+            "<w_star, w[k+1]>": (a1, e_a1 * S),
+            "<w[k+1], w[k+1]>": (q1, e_q1 * S),
             "<x, w[k]>": (p, e_p * S), "d": self.hinge(idx),
-        }
+        })
         pn = p + yv * nx2
         env_u["<x, w[k+1]>"] = (pn, (e_p + e_nx2 + U * np.abs(pn)) * S)
         cross = q0 + yv * p
         env_u["<w[k], w[k+1]>"] = (cross, (e_q0 + e_p + U * np.abs(cross)) * S)
-        env_s = {"k": (js, None), "M": (js, None), "<w_star, w[k]>": (a0, e_a0 * S),
-                 "<w[k], w[k]>": (q0, e_q0 * S)}
         const = self.constants()
         env_u.update(const)
         env_s.update(const)
@@ -333,10 +336,9 @@ class Bookkeeper:
             td0, e_td0 = self.td(visits)
             h, e_h = self.hinge(idx)
             td1 = td0 + h
-            env_u["TD[k]"] = (td0, e_td0)
+            env_u["TD[k]"] = env_s["TD[k]"] = (td0, e_td0)
             env_u["TD[k+1]"] = (td1, None if self.zero_loss else
                                 (e_td0 + e_h + U * np.abs(td1)) * S)
-            env_s["TD[k]"] = (td0, e_td0)
         # advance
         self.k += L
         if L:

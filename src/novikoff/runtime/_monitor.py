@@ -289,6 +289,9 @@ class Monitor:
 
     def _eval(self, check: Check, env: dict, shape):
         # Lemmas of one setting share their assumptions: evaluate each once per env.
+        judged = self._last_judged
+        if judged is not None and judged[0] is env and id(check) in judged[1].program.index:
+            return judged[1].verdict(check)
         memo = self._memo
         key = (id(check), id(env))
         if memo is not None and key in memo:
@@ -302,10 +305,12 @@ class Monitor:
         return out
 
     _memo = None
+    _last_judged = None  # (env, Judged) of the last check_final_state / check_constants
     _prev_visit = None  # the visit of the last update checked (where state k+1 appears)
 
     def _fresh_memo(self):
         self._memo = {}
+        self._last_judged = None
 
     def _prefetch(self, checks, env: dict, length: int) -> None:
         """Evaluate many checks on one env at once (one numba program) into the memo."""
@@ -468,6 +473,37 @@ class Monitor:
 
     def check_constants(self, env: dict) -> None:
         """Constant-only lemmas and assumptions, once per run."""
+        build = self._judged()
+        if build is None:
+            return self._check_constants_closures(env)
+        self._fresh_memo()
+        checks = [inv.check for inv in self.invariants if inv.where == "constant"] + \
+                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == "constant"]
+        jd = build(tuple({id(c): c for c in checks}.values())).judge(env, 1)
+        self._last_judged = (env, jd)
+        found = []
+        for inv in self.invariants:
+            for hname, h in inv.hypotheses:
+                if h.where != "constant":
+                    continue
+                st = jd.stats[jd.row(h)]
+                if hname not in inv.loose and st[4] >= 0 and \
+                        hname not in inv.vector_definitions:
+                    inv.loose[hname] = 0
+                if st[3] >= 0:
+                    inv.fail_constant = True
+                    inv.inapplicable = f"assumption {hname} fails for the run's constants"
+            if inv.where == "constant" and not inv.fail_constant:
+                st = jd.stats[jd.row(inv.check)]
+                inv.checks += int(st[0])
+                inv.undetermined += int(st[1])
+                if st[2]:
+                    ver = jd.verdict(inv.check)
+                    found.append(((0, 0), inv, self._report(inv, ver, 0, "constant", 0), 1))
+        self._record(found)
+
+    def _check_constants_closures(self, env: dict) -> None:
+        """Constant-only lemmas and assumptions, once per run."""
         self._fresh_memo()
         self._prefetch([inv.check for inv in self.invariants if inv.where == "constant"] +
                        [h for inv in self.invariants for _, h in inv.hypotheses
@@ -505,7 +541,137 @@ class Monitor:
                               int(bad.size)))
         self._record(found)
 
+    def _judged(self):
+        """The numba judge (None: exact mode or no numba, where the closures are used)."""
+        if self.exact:
+            return None
+        from ._program import HAVE_NUMBA, build_program
+        return build_program if HAVE_NUMBA else None
+
+    @staticmethod
+    def _same_points(env_u: dict, env_s: dict) -> bool:
+        """env_s is a part of env_u (the same arrays): one program evaluates both."""
+        for key, val in env_s.items():
+            other = env_u.get(key)
+            if other is None or other[0] is not val[0] or other[1] is not val[1]:
+                return False
+        return True
+
     def check_chunk(self, env_u: dict, env_s: dict, j0: int, length: int, *, examples=None,
+                    visits=None) -> None:
+        """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
+        if length == 0:
+            self._fresh_memo()
+            return
+        build = self._judged()
+        if build is None:
+            return self._check_chunk_closures(env_u, env_s, j0, length, examples=examples,
+                                              visits=visits)
+        self._memo = None
+        self._last_judged = None
+        on_u, on_s = self._chunk_checks()
+        if self._same_points(env_u, env_s):
+            ju = js_ = build(tuple({id(c): c for c in on_u + on_s}.values())).judge(env_u,
+                                                                                      length)
+        else:
+            ju = build(tuple({id(c): c for c in on_u}.values())).judge(env_u, length)
+            js_ = build(tuple({id(c): c for c in on_s}.values())).judge(env_s, length)
+        found = []
+        for inv in self.invariants:
+            if inv.fail_constant or inv.where == "constant":
+                continue
+            if inv.where == "example":
+                if self.example_scope == "updates":
+                    self._examples_at_updates_judged(inv, ju, j0, length, examples, visits,
+                                                     found)
+                continue
+            for hname, h in inv.hypotheses:
+                if h.where in ("update", "example"):
+                    jd, which = ju, "update"
+                elif h.where == "state":
+                    jd, which = js_, "state"
+                else:
+                    continue
+                st = jd.stats[jd.row(h)]
+                if hname not in inv.loose and st[4] >= 0 and \
+                        hname not in inv.vector_definitions:
+                    inv.loose[hname] = j0 + int(st[4])
+                bad = int(st[3])
+                if bad >= 0:
+                    if which == "update" and j0 + bad < inv.fail_update:
+                        inv.fail_update = j0 + bad
+                        self._why(inv, hname, "update", inv.fail_update, examples, visits, j0)
+                    elif which == "state" and j0 + bad < inv.fail_state:
+                        inv.fail_state = j0 + bad
+                        self._why(inv, hname, "state", inv.fail_state, examples, visits, j0)
+            if inv.where == "update":
+                jd = ju
+                # points j with j < fail_update and j + 1 < fail_state: a prefix
+                lim = min(inv.fail_update, inv.fail_state - 1) - j0
+            else:
+                jd = js_
+                lim = min(inv.fail_update + 1, inv.fail_state) - j0
+            if lim <= 0:
+                continue
+            c = jd.row(inv.check)
+            st = jd.stats[c]
+            if lim >= length:
+                inv.checks += int(st[0])
+                inv.undetermined += int(st[1])
+                nbad, i = int(st[2]), int(st[3])
+            else:
+                force = jd.cin[c, :lim]
+                inv.checks += int(force.sum())
+                inv.undetermined += int((force & ~jd.ct[c, :lim] & ~jd.cf[c, :lim]).sum())
+                bad = np.flatnonzero(jd.cf[c, :lim])
+                nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
+            if nbad:
+                ver = jd.verdict(inv.check)
+                ex = int(examples[i]) if examples is not None and inv.where == "update" else None
+                if visits is None:
+                    vis = None
+                elif inv.where == "update":
+                    vis = int(visits[i])
+                else:  # state k appears at the visit of update k-1
+                    vis = int(visits[i - 1]) if i > 0 else self._prev_visit
+                v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex,
+                                 visit=vis)
+                found.append(((j0 + i, 1 if inv.where == "update" else 0), inv, v, nbad))
+        if visits is not None:
+            self._prev_visit = int(visits[length - 1])
+        self._record(found)
+
+    def _examples_at_updates_judged(self, inv, ju, j0, length, examples, visits, found):
+        ok = None
+        for hname, h in inv.hypotheses:
+            if h.where in ("example", "constant"):
+                st = ju.stats[ju.row(h)]
+                if hname not in inv.loose and st[4] >= 0 and \
+                        hname not in inv.vector_definitions:
+                    inv.loose[hname] = j0 + int(st[4])
+                if st[3] >= 0:
+                    hf = ju.cf[ju.row(h)]
+                    ok = ~hf if ok is None else ok & ~hf
+        c = ju.row(inv.check)
+        if ok is None:
+            st = ju.stats[c]
+            inv.checks += int(st[0])
+            inv.undetermined += int(st[1])
+            nbad, i = int(st[2]), int(st[3])
+        else:
+            force = ok & ju.cin[c]
+            inv.checks += int(force.sum())
+            inv.undetermined += int((force & ~ju.ct[c] & ~ju.cf[c]).sum())
+            bad = np.flatnonzero(ju.cf[c] & ok)
+            nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
+        if nbad:
+            ex = int(examples[i]) if examples is not None else None
+            vis = int(visits[i]) if visits is not None else None
+            found.append(((j0 + i, 0), inv, self._report(inv, ju.verdict(inv.check), i,
+                                                         "example", j0 + i, k=j0 + i,
+                                                         example=ex, visit=vis), nbad))
+
+    def _check_chunk_closures(self, env_u: dict, env_s: dict, j0: int, length: int, *, examples=None,
                     visits=None) -> None:
         """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
         self._fresh_memo()
@@ -584,6 +750,39 @@ class Monitor:
                           int(bad.size)))
 
     def check_final_state(self, env_s: dict, K: int, visit=None) -> None:
+        """State lemmas after the last update (k = K; visit: that of update K-1)."""
+        build = self._judged()
+        if build is None:
+            return self._check_final_state_closures(env_s, K, visit=visit)
+        self._fresh_memo()
+        checks = [inv.check for inv in self.invariants if inv.where == "state"] + \
+                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == "state"]
+        jd = build(tuple({id(c): c for c in checks}.values())).judge(env_s, 1)
+        self._last_judged = (env_s, jd)
+        found = []
+        for inv in self.invariants:
+            if inv.fail_constant or inv.where != "state":
+                continue
+            for hname, h in inv.hypotheses:
+                if h.where == "state" and K < inv.fail_state:
+                    st = jd.stats[jd.row(h)]
+                    if hname not in inv.loose and st[4] >= 0 and \
+                            hname not in inv.vector_definitions:
+                        inv.loose[hname] = K
+                    if st[3] >= 0:
+                        inv.fail_state = K
+                        self._why(inv, hname, "state", K, None, None, K)
+            if not (K <= inv.fail_update and K < inv.fail_state):
+                continue
+            st = jd.stats[jd.row(inv.check)]
+            inv.checks += int(st[0])
+            inv.undetermined += int(st[1])
+            if st[2]:
+                found.append(((K, 0), inv, self._report(inv, jd.verdict(inv.check), 0, "state",
+                                                        K, k=K, visit=visit), 1))
+        self._record(found)
+
+    def _check_final_state_closures(self, env_s: dict, K: int, visit=None) -> None:
         """State lemmas after the last update (k = K; visit: that of update K-1)."""
         self._fresh_memo()
         self._prefetch([inv.check for inv in self.invariants if inv.where == "state"] +
