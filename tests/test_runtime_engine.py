@@ -338,19 +338,22 @@ def test_everything_works_without_numba(monkeypatch, lemmas):
 def test_judged_monitor_agrees_with_the_closures(monkeypatch, lemmas):
     """The numba judge (counts, first failures, prefixes) reports exactly what the closures do."""
     import novikoff.runtime._program as program
+
+    def case(**kw):
+        return kw
     X, y, ws = separable(400, 6, 0.05, seed=15, unit=False)
     Xn = np.vstack([X, -X[:5]])  # not separable
     yn = np.concatenate([y, y[:5]])
     wrong = [Lemma("a", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 4)),
              Lemma("b", Relation(">=", Inner(sp.Symbol("w_star"), w(k)), 5 * k * gamma_s))]
-    cases = [dict(X=X, y=y, w_star=ws, lemmas=lemmas),
-             dict(X=X, y=y, w_star=ws, lemmas=lemmas, all_examples=True),
-             dict(X=X, y=y, w_star=ws, lemmas=lemmas, variant="margin", gamma=0.01),
-             dict(X=X, y=y, lemmas=lemmas, variant="margin"),
-             dict(X=Xn, y=yn, lemmas=lemmas, separable=False, gamma=0.05),
-             dict(X=X, y=y, w_star=ws, lemmas=lemmas + wrong, on_violation="collect",
+    cases = [case(X=X, y=y, w_star=ws, lemmas=lemmas),
+             case(X=X, y=y, w_star=ws, lemmas=lemmas, all_examples=True),
+             case(X=X, y=y, w_star=ws, lemmas=lemmas, variant="margin", gamma=0.01),
+             case(X=X, y=y, lemmas=lemmas, variant="margin"),
+             case(X=Xn, y=yn, lemmas=lemmas, separable=False, gamma=0.05),
+             case(X=X, y=y, w_star=ws, lemmas=lemmas + wrong, on_violation="collect",
                   chunk_visits=97),
-             dict(X=X, y=y, w_star=ws, lemmas=lemmas, cyclic=False,
+             case(X=X, y=y, w_star=ws, lemmas=lemmas, cyclic=False,
                   order=np.random.default_rng(3).integers(0, 400, 3000))]
     for case in cases:
         case = dict(case)

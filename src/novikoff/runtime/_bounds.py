@@ -69,8 +69,10 @@ class DataStats:
         self._ge = g * (1.0 + 2 * g)
         self._cn = float(np.sqrt(1.0 + self._ge) * (1.0 + 4 * U))
         self._ce = float(g * self.ws_up * (1.0 + 4 * U))
+        # nx2 may be None when the engine computed only its maximum (R_hint): the squared norms
+        # of the updates' examples then come with the update log.
         top = float(nx2.max()) if R_hint is None else R_hint
-        self.R = float(np.sqrt(top) * self._cn) if nx2.size else 0.0  # R >= every ||x_i||
+        self.R = float(np.sqrt(top) * self._cn) if nx2 is None or nx2.size else 0.0
         self.E = self.R * self._ce  # >= every e_m(i)
         self.gamma = None  # certified: gamma <= y_i <w_star, x_i> for every i
         self.gamma_exact = False  # gamma is the exact minimum (not only a lower bound)
@@ -80,7 +82,11 @@ class DataStats:
 
     def nx_up(self, idx=slice(None)):
         """Certified upper bounds of ||x_i||."""
-        return np.sqrt(self.nx2[idx]) * self._cn
+        return self.nx_up_of(self.nx2[idx])
+
+    def nx_up_of(self, nx2):
+        """Certified upper bounds of ||x|| from fl(||x||^2)."""
+        return np.sqrt(nx2) * self._cn
 
     def e_m(self, idx=slice(None)):
         """Bounds on |fl(<w_star, x_i>) - <w_star, x_i>| (gamma_d ||w_star|| ||x_i||)."""
@@ -109,13 +115,18 @@ def check_rows(X, nx2, name: str = "X", scan=None) -> None:
         return
     i = bad
     row = X[i]
+    if nx2 is not None:
+        qi = float(nx2[i])
+    else:
+        with np.errstate(over="ignore", under="ignore"):
+            qi = float(row @ row)
     nonfinite = np.flatnonzero(~np.isfinite(row))
     if nonfinite.size:
         j = int(nonfinite[0])
         raise InvalidArgument(f"{name}[{i}, {j}]={row[j].item()!r} is not finite")
     if not row.any():
         raise InvalidArgument(f"{name}[{i}] is a zero row (no margin can separate it)")
-    if not np.isfinite(nx2[i]):
+    if not np.isfinite(qi):
         raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 overflows (entries up to "
                               f"{float(np.abs(row).max())!r}); rescale the data")
     raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 underflows to 0 (entries up to "
@@ -272,15 +283,21 @@ class Bookkeeper:
         return np.maximum(hv, 0.0), _hinge_err(hv, st.e_m(examples)) * SAFETY
 
     # -------------------------------------------------------------- updates
-    def chunk(self, idx, p, visits=None):
+    def chunk(self, idx, p, visits=None, m=None, nx2=None):
         """Environments (update env, state env) for updates with examples idx and predictions p.
 
+        m, nx2: fl(<w_star, x>) and fl(||x||^2) of those examples, if the caller computed them
+        (any summation order: the bounds hold for every order); otherwise the data's statistics.
         State j of the chunk is the state before its update j.  Advances the running state.
         """
         st = self.stats
         L = idx.size
         yv = self.y[idx].astype(float)
-        m, nx2, nxu = st.m[idx], st.nx2[idx], st.nx_up(idx)
+        if m is None:
+            m = st.m[idx]
+        if nx2 is None:
+            nx2 = st.nx2[idx]
+        nxu = st.nx_up_of(nx2)
         e_m, e_nx2 = nxu * st._ce, nx2 * st._ge
         g = gam(self.d)
         # <w_star, w>: exact increments y*m up to e_m.

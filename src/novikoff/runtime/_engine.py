@@ -160,6 +160,15 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
+def _unvisited(order, n: int, default: bool) -> np.ndarray:
+    """The examples that the order never visits."""
+    if default:
+        return np.zeros(0, np.int64)
+    seen = np.zeros(n, np.bool_)
+    seen[order] = True
+    return np.flatnonzero(~seen)
+
+
 def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
         include_unverified: bool = False, separable: bool = True, checks: bool = True,
@@ -186,6 +195,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     # computes anyway (check_rows), unless something needs valid data before the run.
     later = (checks and not exact and w_star is not None and separable and
              not (variant == "margin" and gamma is None))
+    default_order = order is None
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
         X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
         rows=validate and not later)
@@ -233,10 +243,14 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     log_i = np.empty(cap, np.int64)
     log_t = np.empty(cap, np.int64)
     log_p = np.empty(cap, np.float64)
+    log_m = np.empty(cap, np.float64)  # <w_star, x> and ||x||^2 of each update's example
+    log_q = np.empty(cap, np.float64)
     fused = checks and not precomputed
-    seen = np.zeros(n if fused else 0, np.bool_)
     stat_m = np.empty(n if fused else 0)
-    stat_q = np.empty(n if fused else 0)
+    # ||x_i||^2 of every example is kept only when every example is checked; otherwise the
+    # first pass keeps its maximum (R) and the update log brings the updates' own.
+    keep_q = fused and all_examples
+    stat_q = np.empty(n if keep_q else 0)
     st, qw = new_state()
     half_gamma = (gamma / 2.0) if gamma is not None else 0.0
     keeper = None
@@ -247,18 +261,20 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         nonlocal keeper, stats, gamma
         if stats is None:
             bad, qmax, ymin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN])
-            if not seen.all():  # examples the order never visited
-                missing = np.flatnonzero(~seen)
+            missing = _unvisited(order, n, default_order)
+            if missing.size:  # examples the order never visited
                 mm = X[missing] @ ws
                 mq = np.einsum("ij,ij->i", X[missing], X[missing])
-                stat_m[missing], stat_q[missing] = mm, mq
+                stat_m[missing] = mm
+                if keep_q:
+                    stat_q[missing] = mq
                 mbad, mmax = scan_norms(mq)
                 if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
                     bad = int(missing[mbad])
                 qmax = max(qmax, mmax) if mbad < 0 else qmax
                 ymin = min(ymin, float((y[missing] * mm).min()))
-            check_rows(X, stat_q, scan=(bad, qmax))
-            stats = data_stats(X, y, ws, m=stat_m, nx2=stat_q, nx2_max=qmax, ym_min=ymin)
+            check_rows(X, stat_q if keep_q else None, scan=(bad, qmax))
+            stats = DataStats(stat_m, stat_q if keep_q else None, float(ws @ ws), d, qmax, ymin)
             gamma = certify_margin(X, y, ws, stats, gamma)
         keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
                             need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)
@@ -273,7 +289,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
             return
         idx, vis, p = log_i[:nlog].copy(), log_t[:nlog].copy(), log_p[:nlog].copy()
         j0 = keeper.k
-        env_u, env_s = keeper.chunk(idx, p, vis)
+        env_u, env_s = keeper.chunk(idx, p, vis, m=log_m[:nlog].copy(), nx2=log_q[:nlog].copy())
         updates.append(idx)
         last_visit[0] = int(vis[-1])
         st[NLOG] = 0
@@ -284,8 +300,9 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     status = None
     while True:
         status = run_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic,
-                            variant == "margin", log_i, log_t, log_p, seen, stat_m, stat_q,
-                            bool(fused and keeper is None), int(chunk_visits), backend=backend)
+                            variant == "margin", log_i, log_t, log_p, log_m, log_q, stat_m,
+                            stat_q, bool(fused and keeper is None), int(chunk_visits),
+                            backend=backend)
         done = status in (CONVERGED, END)
         if checks:
             if keeper is None and (int(st[T]) >= L or done):
@@ -296,6 +313,8 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                 log_i = np.concatenate([log_i, np.empty_like(log_i)])
                 log_t = np.concatenate([log_t, np.empty_like(log_t)])
                 log_p = np.concatenate([log_p, np.empty_like(log_p)])
+                log_m = np.concatenate([log_m, np.empty_like(log_m)])
+                log_q = np.concatenate([log_q, np.empty_like(log_q)])
         if progress is not None:
             progress(int(st[T]), int(st[K]), -(-int(st[T]) // L))
         if done:

@@ -2,10 +2,12 @@
 
 Both have the same contract.  They visit examples order[t % L] for t = state[T] .. t_end-1 and
 update w <- w + y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
-y<w,x> <= (gamma/2)||w||).  Per update they log the example, the visit and the prediction
-fl(<w, x>) (when the log has room: a zero-length log means checks are off).  During the first
-pass (need_stats) they also compute <w_star, x> and ||x||^2 for each example the first time it is
-seen, fused with the prediction so the data is read once.  They return
+y<w,x> <= (gamma/2)||w||).  Per update they log the example, the visit, the prediction
+fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (when the log has room: a zero-length log means
+checks are off).  During the first pass (need_stats) they also compute <w_star, x> (stored per
+example) and ||x||^2 (stored only if stat_q has room; its maximum and the first one that is not
+finite and positive are kept) for every example visited, fused with the prediction so the data is
+read once.  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full) or
     BUDGET (chunk_visits visits done: the caller checks the log, shows progress, resumes).
@@ -43,7 +45,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                  log_i, log_t, log_p, seen, stat_m, stat_q, need_stats, chunk_visits):
+                  log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats, chunk_visits):
     """Blocked numpy version: predict a block with one matrix product, stop at its first update."""
     L = order.shape[0]
     cap = log_i.shape[0]
@@ -61,21 +63,20 @@ def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
         stop = min(L, r + block, r + (t_end - t), r + (budget_end - t))
         rows = order[r:stop]
         Xb = X[rows]
-        if need_stats:
-            new = ~seen[rows]
-            if new.any():
-                nr = rows[new]
-                bm = Xb[new] @ ws
-                bq = np.einsum("ij,ij->i", Xb[new], Xb[new])
-                stat_m[nr], stat_q[nr] = bm, bq
-                seen[nr] = True
-                badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
-                if badq.size and st[BAD] < 0:
-                    st[BAD] = nr[badq[0]]
-                good = bq[np.isfinite(bq)]
-                if good.size:
-                    qw[QMAX] = max(qw[QMAX], float(good.max()))
-                qw[YMIN] = min(qw[YMIN], float(np.nanmin(y[nr] * bm)) if bm.size else np.inf)
+        if need_stats and t < L:  # the first pass: every example of the order is visited
+            nr = rows
+            bm = Xb @ ws
+            bq = np.einsum("ij,ij->i", Xb, Xb)
+            stat_m[nr] = bm
+            if stat_q.shape[0]:
+                stat_q[nr] = bq
+            badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
+            if badq.size and st[BAD] < 0:
+                st[BAD] = nr[badq[0]]
+            good = bq[np.isfinite(bq)]
+            if good.size:
+                qw[QMAX] = max(qw[QMAX], float(good.max()))
+            qw[YMIN] = min(qw[YMIN], float(np.nanmin(y[nr] * bm)) if bm.size else np.inf)
         p = Xb @ w
         yb = y[rows]
         if margin:
@@ -98,6 +99,7 @@ def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
             if cap:
                 n = st[NLOG]
                 log_i[n], log_t[n], log_p[n] = i, t + f, p[f]
+                log_m[n], log_q[n] = X[i] @ ws, X[i] @ X[i]
                 st[NLOG] = n + 1
             st[K] += 1
             st[EM] += 1
@@ -115,8 +117,10 @@ if HAVE_NUMBA:
 
     @_nb.njit(cache=True, fastmath=_fast)
     def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                      log_i, log_t, log_p, seen, stat_m, stat_q, need_stats, chunk_visits):
+                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
+                      chunk_visits):
         L = order.shape[0]
+        store_q = stat_q.shape[0] > 0
         d = X.shape[1]
         cap = log_i.shape[0]
         t = st[0]
@@ -140,11 +144,17 @@ if HAVE_NUMBA:
                 em = 0
             r1 = min(L, r0 + (t_end - t), r0 + (budget_end - t))
             status = -1
+            # The first pass (a segment never crosses the end of a pass) also computes
+            # <w_star, x> and ||x||^2 of every example it visits, fused with the prediction so
+            # that each row is read once.
+            first = need_stats and t < L
             r = r0
+            m = 0.0
+            q = 0.0
             while r < r1:
                 i = order[r]
                 p = 0.0
-                if need_stats and not seen[i]:
+                if first:
                     m = 0.0
                     q = 0.0
                     for j in range(d):
@@ -153,8 +163,8 @@ if HAVE_NUMBA:
                         m += ws[j] * xj
                         q += xj * xj
                     stat_m[i] = m
-                    stat_q[i] = q
-                    seen[i] = True
+                    if store_q:
+                        stat_q[i] = q
                     # the trusted checks' reductions, while the row is at hand
                     if not (q > 0.0 and q < np.inf) and bad < 0:
                         bad = i
@@ -180,9 +190,18 @@ if HAVE_NUMBA:
                             qq += w[j] * w[j]
                         qw[0] = qq
                     if cap > 0:
+                        if not first:  # the example's statistics, for the bookkeeping
+                            m = 0.0
+                            q = 0.0
+                            for j in range(d):
+                                xj = X[i, j]
+                                m += ws[j] * xj
+                                q += xj * xj
                         log_i[nlog] = i
                         log_t[nlog] = t + (r - r0)
                         log_p[nlog] = p
+                        log_m[nlog] = m
+                        log_q[nlog] = q
                         nlog += 1
                     k += 1
                     em += 1

@@ -146,7 +146,7 @@ class Program:
         vl, vr, T, t, f = self._relations(env, length)
         return [_compose(tree, vl, vr, T, t, f) for tree in self.trees]
 
-    def judge(self, env: dict, length: int) -> "Judged":
+    def judge(self, env: dict, length: int) -> Judged:
         """Every check's counts at `length` points of env, in one numba pass.
 
         Only the counts are kept; the per-point verdicts and values (for a report, or for
@@ -176,7 +176,7 @@ class Judged:
     force, of those undetermined, the number false, the first false and the first undetermined
     (-1 for none).  Per-point verdicts (``ct``, ``cf``, ``cin``) are computed on demand."""
 
-    __slots__ = ("program", "env", "length", "stats", "_points", "_verdicts")
+    __slots__ = ("_points", "_verdicts", "env", "length", "program", "stats")
 
     def __init__(self, program, env, length, stats):
         self.program, self.env, self.length, self.stats = program, env, length, stats
