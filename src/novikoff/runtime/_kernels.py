@@ -302,16 +302,13 @@ if HAVE_NUMBA:
             for i in range(m.shape[0]):
                 lo = min(lo, y[i] * m[i])
         threshold = (lo if np.isnan(gamma) else gamma) + tol
-        count = 0
-        for i in range(m.shape[0]):
-            count += y[i] * m[i] <= threshold
-        out = np.empty(count, np.int64)
+        # One pass into a buffer of the worst-case size (its untouched pages cost nothing).
+        buf = np.empty(m.shape[0], np.int64)
         c = 0
         for i in range(m.shape[0]):
-            if y[i] * m[i] <= threshold:
-                out[c] = i
-                c += 1
-        return out, lo
+            buf[c] = i
+            c += y[i] * m[i] <= threshold
+        return buf[:c].copy(), lo
 
 
 def first_bad_label(y: np.ndarray) -> int:
