@@ -10,8 +10,8 @@ from hypothesis.errors import InvalidArgument
 import novikoff.strategies as ns
 from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, NormShrinkAdversary,
                                  adversarial_run, adversaries, certify, classic_fires,
-                                 cyclic_run, epoch_orders, exact_margins, margin_fires,
-                                 nonseparable_datasets, orderings, orthonormal_datasets,
+                                 cyclic_run, epoch_orders, exact_margins, hadamard_datasets,
+                                 margin_fires, nonseparable_datasets, orderings, orthonormal_datasets,
                                  permutation_orders, planted_datasets, probing_adversaries,
                                  repeat_orders, separable_datasets, textbook_learner,
                                  tightness)
@@ -65,8 +65,10 @@ def test_certify_is_exact_where_floats_round():
     assert ds.gamma_exact == Fraction(0.1) + Fraction(0.2)
 
 
-def test_planted_rows_are_dense():
-    # Hypothesis's default array fill repeats rows; ours are drawn as one dense byte string.
+def test_planted_rows_are_dense_and_distinct():
+    # Hypothesis's default array fill repeats rows (a median of 6 distinct of 50), and one byte
+    # string for the whole matrix made about half the datasets one repeated row: rows come
+    # from a seeded generator, a repeated row is redrawn.
     distinct = []
 
     @settings(max_examples=30)
@@ -74,7 +76,16 @@ def test_planted_rows_are_dense():
     def check(ds):
         distinct.append(len(np.unique(ds.X, axis=0)))
     check()
-    assert np.median(distinct) >= 45
+    assert np.median(distinct) == 50 and min(distinct) >= 45
+
+
+def test_duplicate_rows_repeat_a_pool_of_at_least_two():
+    # (In d = 1 the margin repair can move distinct rows onto the same point; moving a copy
+    # onto the margin's edge can also make it distinct from the other copies.)
+    @given(planted_datasets(min_n=2, max_n=30, min_dim=2, duplicate_rows=True))
+    def check(ds):
+        assert len(np.unique(ds.X, axis=0)) >= 2
+    check()
 
 
 def test_near_degenerate_margins_are_small():
@@ -96,6 +107,33 @@ def test_orthonormal_bound_is_attained():
         assert tightness(ds, ds.n) == 1.0
         order, W = adversarial_run(ds, GreedyMarginAdversary())
         assert len(order) == ds.n
+    check()
+
+
+def test_hadamard_bound_is_attained_in_floats():
+    @given(hadamard_datasets(max_m=64, scaled=True))
+    def check(ds):
+        _exact_check(ds)
+        assert ds.bound_exact == ds.n == ds.d and ds.w_star_norm2 == 1
+        order, W = cyclic_run(ds, np.arange(ds.n))
+        assert len(order) == 2 * ds.n  # ties are exact: n mistakes, then a clean pass
+    check()
+
+
+def test_hadamard_rounds_float32_only_after_many_updates():
+    # b = 20 significand bits at m = 64: coordinate k of w is exact in float32 until it sums
+    # more than 2^(24 - 20) = 16 terms, so the float32 weights first differ after 16 updates.
+    @given(hadamard_datasets(min_m=64, max_m=64, scaled=True, min_bits=53))
+    def check(ds):
+        w64 = np.zeros(ds.d)
+        w32 = np.zeros(ds.d, dtype=np.float32)
+        first = None
+        for t in range(ds.n):
+            w64 = w64 + ds.y[t] * ds.X[t]
+            w32 = w32 + (ds.y[t] * ds.X[t]).astype(np.float32)
+            if first is None and np.any(w32.astype(np.float64) != w64):
+                first = t + 1
+        assert first is not None and first > 16
     check()
 
 
@@ -279,6 +317,8 @@ def test_most_mistakes_adversary_beats_random_orders_run_for_run():
     (adversaries, dict(probing="yes"), "probing='yes'"),
     (separable_datasets, dict(kinds=["nope"]), "kinds=('nope',)"),
     (orthonormal_datasets, dict(max_m=0), "max_m=0"),
+    (hadamard_datasets, dict(min_m=2, max_m=3), "min_m=2"),
+    (hadamard_datasets, dict(min_bits=0), "min_bits=0"),
     (nonseparable_datasets, dict(noise=2), "noise=2"),
     (permutation_orders, dict(n=0), "n=0"),
     (epoch_orders, dict(n=3, min_epochs=4, max_epochs=2), "min_epochs=4"),

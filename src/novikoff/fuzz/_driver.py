@@ -29,6 +29,7 @@ __all__ = ["MutantResult", "EngineResult", "FuzzReport", "run_fuzz", "hunt_mutan
            "check_engine", "measure_tightness", "datasets_for", "DEFAULT_DIR"]
 
 DEFAULT_DIR = os.path.join(".novikoff", "fuzz")
+HADAMARD_M = 64  # the largest Hadamard construction fuzzed (adversaries cost O(n^2 d) a visit)
 
 
 @dataclass
@@ -115,8 +116,13 @@ def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
                       ns.planted_datasets(max_n=max_n, min_dim=2, max_dim=max_dim,
                                           min_margin=0.05, max_margin=0.5, unit_rows=True)))
     if family == "fine":
-        # Entries that float32 cannot represent (the orthonormal construction at scale c).
-        return st.one_of(ns.orthonormal_datasets(max_m=max_n, scaled=True),
+        # Long accumulations where the lemmas are equalities: the tight construction in a
+        # Hadamard basis (m updates add the same c/sqrt(m) to one coordinate; c has as many
+        # significand bits as keeps float64 exact, so float32 rounds after 2^(24 - b) of them);
+        # the axis-aligned one at a scale c float32 may not represent; any separable data.
+        return st.one_of(ns.hadamard_datasets(min_m=16, max_m=HADAMARD_M, scaled=True,
+                                               min_bits=53),
+                         ns.orthonormal_datasets(max_m=max_n, scaled=True),
                          ns.separable_datasets(max_n=max_n, max_dim=max_dim))
     if family == "nonseparable":
         return ns.nonseparable_datasets(max_n=max_n, max_dim=max_dim)

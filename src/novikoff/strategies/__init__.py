@@ -11,13 +11,13 @@ from ._adversaries import (Adversary, FirstMistakeAdversary, GreedyMarginAdversa
                            cyclic_run, margin_fires, probing_adversaries, textbook_learner,
                            tightness)
 from ._certify import CertifiedDataset, certify, exact_margins, exact_sq_norms
-from ._datasets import (DATASET_KINDS, nonseparable_datasets, orthonormal_datasets,
-                        planted_datasets, separable_datasets)
+from ._datasets import (DATASET_KINDS, hadamard_datasets, nonseparable_datasets,
+                        orthonormal_datasets, planted_datasets, separable_datasets)
 from ._orderings import epoch_orders, orderings, permutation_orders, repeat_orders
 
 __all__ = [
     "CertifiedDataset", "certify", "exact_margins", "exact_sq_norms",
-    "DATASET_KINDS", "nonseparable_datasets", "orthonormal_datasets", "planted_datasets",
+    "DATASET_KINDS", "hadamard_datasets", "nonseparable_datasets", "orthonormal_datasets", "planted_datasets",
     "separable_datasets",
     "epoch_orders", "orderings", "permutation_orders", "repeat_orders",
     "Adversary", "FirstMistakeAdversary", "GreedyMarginAdversary", "MostMistakesAdversary",

@@ -1,10 +1,12 @@
 """Strategies for datasets with a certified separator: valid by construction, checked exactly.
 
-Rows are dense integer vectors drawn from one byte string (Hypothesis shrinks it towards zero
-bytes, i.e. towards zero rows), on a dyadic grid: X = ints * 2**-e.  A planted separator w* is
-also a grid vector; rows whose margin is too small are moved along w*'s largest axis by an
-integer amount, so every row is valid by construction (no ``assume``, no rejection).  The
-certificate (gamma, R, ||w*||) is then computed from the generated data in integer arithmetic.
+Rows are dense, pairwise distinct integer vectors on a dyadic grid, X = ints * 2**-e, drawn by a
+numpy generator whose seed Hypothesis draws (Hypothesis draws the size, margin and shape
+parameters; a byte string per matrix made half the datasets one repeated row, because
+Hypothesis often draws it all zero).  A planted separator w* is also a grid vector; rows whose
+margin is too small are moved along w*'s largest axis by an integer amount, so every row is
+valid by construction (no ``assume``, no rejection).  The certificate (gamma, R, ||w*||) is then
+computed from the generated data in integer arithmetic.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from hypothesis.errors import InvalidArgument
 
 from ._certify import CertifiedDataset, certify, exact_margins
 
-__all__ = ["planted_datasets", "orthonormal_datasets", "separable_datasets",
-           "nonseparable_datasets", "DATASET_KINDS"]
+__all__ = ["planted_datasets", "orthonormal_datasets", "hadamard_datasets",
+           "separable_datasets", "nonseparable_datasets", "DATASET_KINDS"]
 
 _BITS = 15            # raw entries are int16: [-2^15, 2^15)
 _SCALE_BITS = 4       # scaled rows: integer factors 1..2^4
@@ -48,16 +50,30 @@ def _check_margins(min_margin, max_margin):
         raise InvalidArgument(f"min_margin={min_margin!r} must be <= max_margin={max_margin!r}")
 
 
-def _ints(draw, shape) -> np.ndarray:
-    """Dense int16 entries from one byte string: all-zero bytes shrink to zero entries."""
-    size = int(np.prod(shape))
-    buf = draw(st.binary(min_size=2 * size, max_size=2 * size))
-    return np.frombuffer(buf, dtype="<i2").astype(np.int64).reshape(shape)
+def _generator(draw) -> np.random.Generator:
+    """A numpy generator seeded by Hypothesis: the entries are dense whatever seed is drawn."""
+    return np.random.default_rng(draw(st.integers(0, 2 ** 64 - 1)))
 
 
-def _separator(draw, d) -> tuple[np.ndarray, int]:
+def _ints(rng, shape) -> np.ndarray:
+    """Dense int16-range entries."""
+    return rng.integers(-(2 ** _BITS), 2 ** _BITS, size=shape, dtype=np.int64)
+
+
+def _distinct_rows(rng, n, d) -> np.ndarray:
+    """n pairwise distinct dense rows: a repeated row is redrawn (2^16d >= 65536 candidates)."""
+    Z = _ints(rng, (n, d))
+    while True:
+        _, first = np.unique(Z, axis=0, return_index=True)
+        if first.size == n:
+            return Z
+        again = np.setdiff1d(np.arange(n), first)
+        Z[again] = _ints(rng, (again.size, d))
+
+
+def _separator(rng, d) -> tuple[np.ndarray, int]:
     """A dense grid separator and the index of its largest (non-zero) coordinate."""
-    w = _ints(draw, (d,))
+    w = _ints(rng, (d,))
     j = int(np.argmax(np.abs(w)))
     if abs(w[j]) < 2 ** (_BITS - 3):
         # A separator with a strong axis keeps the margin repair small.
@@ -122,14 +138,17 @@ def _planted(draw, *, min_n, max_n, min_dim, max_dim, min_margin, max_margin,
              noise=0.0, kind="planted"):
     n = draw(st.integers(min_n, max_n))
     d = draw(st.integers(min_dim, max_dim))
-    w, j = _separator(draw, d)
+    rng = _generator(draw)
+    w, j = _separator(rng, d)
     if duplicate_rows:
-        pool = draw(st.integers(1, max(1, n // 2)))
-        base = _ints(draw, (pool, d))
-        pick = np.frombuffer(draw(st.binary(min_size=n, max_size=n)), dtype=np.uint8)
-        Z = base[pick.astype(np.int64) % pool].copy()
+        # Each row of a small pool of distinct rows at least once, the rest drawn from it.
+        lo = min(2, n)  # a pool of one would be one repeated row
+        pool = draw(st.integers(lo, max(lo, n // 2)))
+        base = _distinct_rows(rng, pool, d)
+        pick = np.concatenate([np.arange(pool), rng.integers(0, pool, size=n - pool)])
+        Z = base[rng.permutation(pick)]
     else:
-        Z = _ints(draw, (n, d)).copy()
+        Z = _distinct_rows(rng, n, d)
     rho = draw(st.floats(min_margin, max_margin))
     wn = math.sqrt(float(np.dot(w, w)))
     # Margin threshold in grid units: rho times the nominal ||w*|| * max||x||.
@@ -242,6 +261,65 @@ def orthonormal_datasets(*, min_m: int = 1, max_m: int = 50,
     if not isinstance(scaled, bool):
         raise InvalidArgument(f"scaled={scaled!r} must be a bool")
     return _orthonormal(min_m=min_m, max_m=max_m, scaled=scaled)
+
+
+def _sylvester(m: int) -> np.ndarray:
+    H = np.ones((1, 1), dtype=np.int64)
+    while H.shape[0] < m:
+        H = np.block([[H, H], [H, -H]])
+    return H
+
+
+@st.composite
+def _hadamard(draw, *, min_j, max_j, scaled, min_bits):
+    j = draw(st.integers(min_j, max_j))
+    m = 4 ** j
+    H = _sylvester(m)
+    # Labels: a column k of H, up to sign, so w* = +-e_k and every update adds c/sqrt(m) to
+    # coordinate k of w, with the same sign: m terms accumulate in one coordinate.
+    y = H[:, draw(st.integers(0, m - 1))] * draw(st.sampled_from([1, -1]))
+    c = 1.0
+    if scaled:
+        # c = (odd b-bit integer) * 2^e: every inner product of the run, an integer below m^2
+        # times c^2/m, stays exact in float64 while 2b + 2 log2(m) <= 53, so a first pass makes
+        # exactly m mistakes in floats too; float32's 24 bits round a coordinate of w once it
+        # is a sum of more than 2^(24 - b) terms of the same sign.
+        top = (53 - 2 * 2 * j) // 2
+        b = draw(st.integers(min(min_bits, top), top))
+        odd = draw(st.integers(2 ** (b - 1), 2 ** b - 1)) | 1
+        c = math.ldexp(odd, draw(st.integers(-4, 3)) - b + 1)
+    X = np.ldexp(c * H.astype(np.float64), -j)      # c * h_i / sqrt(m), exactly
+    w_star = (H.T @ y).astype(np.float64) / m       # sum_i y_i h_i / m: unit, exactly
+    return certify(X, y.astype(np.float64), w_star, kind="hadamard", unit_rows=c == 1.0)
+
+
+def hadamard_datasets(*, min_m: int = 1, max_m: int = 64, scaled: bool = False,
+                      min_bits: int = 1) -> st.SearchStrategy[CertifiedDataset]:
+    """The tight construction in a rotated basis: x_i = c*h_i/sqrt(m), h_i the rows of a
+    Sylvester Hadamard matrix (m = 4^j in [min_m, max_m], so sqrt(m) is a power of two and every
+    entry is exact), labels a column k of H up to sign, w* = sum_i y_i h_i / m = +-e_k.
+
+    The rows are orthogonal with norm c and margin c/sqrt(m), so, as in the axis-aligned
+    construction, every visit of a first pass is a mistake and the classic perceptron makes
+    exactly m = (R/gamma)^2 mistakes, with progress and norm growth equalities at every update;
+    but each update adds +-c/sqrt(m) to *every* coordinate of w, and the same y*c/sqrt(m) to
+    coordinate k, which accumulates m terms of one sign.
+
+    ``scaled`` draws c with a b-bit significand times 2^-4..2^3, b at most (53 - 2 log2 m)/2 so
+    that every inner product of a first pass is exact in float64 (its ties are exact ties), and
+    at least ``min_bits`` where that allows.  A learner that accumulates w in float32 rounds
+    coordinate k once it sums more than 2^(24 - b) terms, after many updates, and breaks the
+    progress or the norm-growth equality (rounding down or up).
+    """
+    _check_range("min_m", min_m, "max_m", max_m)
+    if not isinstance(scaled, bool):
+        raise InvalidArgument(f"scaled={scaled!r} must be a bool")
+    _check_int("min_bits", min_bits, 1)
+    lo = math.ceil(math.log(min_m, 4) - 1e-12)
+    hi = math.floor(math.log(max_m, 4) + 1e-12)
+    if lo > hi:
+        raise InvalidArgument(f"min_m={min_m!r}, max_m={max_m!r}: no power of 4 between them")
+    return _hadamard(min_j=lo, max_j=hi, scaled=scaled, min_bits=min_bits)
 
 
 def separable_datasets(*, max_n: int = 50, max_dim: int = 8, high_dim: int | None = None,
