@@ -407,7 +407,7 @@ if HAVE_NUMBA:
         # Instruction-major over blocks of points: each instruction's dispatch is paid once per
         # block and its inner loop over the points vectorises.
         u = 2.0 ** -53
-        B = _BLOCK
+        B = max(min(_BLOCK, length), 1)  # small chunks: small (cache-resident) registers
         rv = np.empty((nregs, B))
         rr = np.empty((nregs, B))
         for b0 in range(0, length, B):
@@ -461,7 +461,7 @@ if HAVE_NUMBA:
                          roots, stats):
         """Only the counts of every check (no per-point arrays): the common, clean case."""
         u = 2.0 ** -53
-        B = _BLOCK
+        B = max(min(_BLOCK, length), 1)  # small chunks: small (cache-resident) registers
         rv = np.empty((nregs, B))
         rr = np.empty((nregs, B))
         N = nodes.shape[0]
