@@ -4,9 +4,9 @@
 
 The property is the one `novikoff fuzz` uses on the correct engines: a certified dataset
 (n <= 50, d <= 8, every kind of `separable_datasets`), an ordering or an adaptive adversary, the
-textbook classic perceptron's weight trace, and every lemma of the bundled library's
-`perceptron` setting checked at every update through the runtime monitor.  With several
-workers, each process runs its own seeded property and the rates add up.
+textbook classic perceptron's weight trace, judged by `novikoff.runtime.audit` (every lemma of
+the bundled library that the classic rule satisfies on that data and order, checked at every
+update).  With several workers, each process runs its own seeded property and the rates add up.
 """
 
 from __future__ import annotations
