@@ -233,12 +233,28 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs, include_unv
                if s["applies"]}
     judged = []
     for obj in base:
-        lem = as_lemma(obj)
-        if (lem.name, lem.where) not in applies:
-            continue
-        data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
-        judged.append(replace(lem, hypotheses=data))
+        gated = _data_gated(obj)
+        if (gated.name, gated.where) in applies:
+            judged.append(gated)
     return judged
+
+
+_GATED: dict = {}  # id(lemma object) -> (the object, its data-gated Lemma)
+
+
+def _data_gated(obj):
+    """The lemma gated by its data assumptions only; one object per lemma, so that compiled
+    monitors are reused across audits."""
+    hit = _GATED.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    lem = as_lemma(obj)
+    data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
+    gated = replace(lem, hypotheses=data)
+    if len(_GATED) > 4096:
+        _GATED.clear()
+    _GATED[id(obj)] = (obj, gated)
+    return gated
 
 
 def _about_data(formula, kinds) -> bool:
