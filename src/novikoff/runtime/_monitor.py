@@ -449,6 +449,18 @@ class Monitor:
         inv.undetermined += int((force & ~verdict.true & ~verdict.false).sum())
         return np.flatnonzero(verdict.false & ok)
 
+    def _finding(self, inv, ver, i: int, j0: int, examples, visits, count: int):
+        """The first violation of a chunk at its position i, with its example and visit."""
+        ex = int(examples[i]) if examples is not None and inv.where == "update" else None
+        if visits is None:
+            vis = None
+        elif inv.where == "update":
+            vis = int(visits[i])
+        else:  # state k appears at the visit of update k-1
+            vis = int(visits[i - 1]) if i > 0 else self._prev_visit
+        v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex, visit=vis)
+        return (j0 + i, 1 if inv.where == "update" else 0), inv, v, count
+
     def _report(self, inv: Invariant, verdict, i: int, where: str, point: int, *, k=None,
                 example=None, visit=None) -> Violation:
         rel = _relation_of(inv.check)
@@ -626,17 +638,8 @@ class Monitor:
                 bad = np.flatnonzero(jd.cf[c, :lim])
                 nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
             if nbad:
-                ver = jd.verdict(inv.check)
-                ex = int(examples[i]) if examples is not None and inv.where == "update" else None
-                if visits is None:
-                    vis = None
-                elif inv.where == "update":
-                    vis = int(visits[i])
-                else:  # state k appears at the visit of update k-1
-                    vis = int(visits[i - 1]) if i > 0 else self._prev_visit
-                v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex,
-                                 visit=vis)
-                found.append(((j0 + i, 1 if inv.where == "update" else 0), inv, v, nbad))
+                found.append(self._finding(inv, jd.verdict(inv.check), i, j0, examples,
+                                           visits, nbad))
         if visits is not None:
             self._prev_visit = int(visits[length - 1])
         self._record(found)
@@ -718,18 +721,8 @@ class Monitor:
             ver = self._eval(inv.check, env, (length,))
             bad = self._judge(inv, ver, ok)
             if bad.size:
-                i = int(bad[0])
-                ex = int(examples[i]) if examples is not None and inv.where == "update" else None
-                if visits is None:
-                    vis = None
-                elif inv.where == "update":
-                    vis = int(visits[i])
-                else:  # state k appears at the visit of update k-1
-                    vis = int(visits[i - 1]) if i > 0 else self._prev_visit
-                v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex,
-                                 visit=vis)
-                found.append(((j0 + i, 1 if inv.where == "update" else 0), inv, v,
-                              int(bad.size)))
+                found.append(self._finding(inv, ver, int(bad[0]), j0, examples, visits,
+                                           int(bad.size)))
         if visits is not None and length:
             self._prev_visit = int(visits[length - 1])
         self._record(found)
