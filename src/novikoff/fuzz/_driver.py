@@ -9,6 +9,7 @@ database (keyed per mutant) replays it first next time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -94,8 +95,14 @@ class FuzzReport:
 
 # --------------------------------------------------------------------------- what is fuzzed
 
+@functools.lru_cache(maxsize=64)
 def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
-    """The dataset strategy a family of runs is fuzzed with."""
+    """The dataset strategy a family of runs is fuzzed with.
+
+    Built once per (family, max_n, max_dim): ``runs`` draws from it on every example, and a
+    strategy built afresh is validated afresh by Hypothesis on its first draw (a strategy is a
+    description; drawing from the same object or from an equal new one is the same draw).
+    """
     if family == "separable":
         return ns.separable_datasets(max_n=max_n, max_dim=max_dim)
     if family == "unit":
@@ -129,6 +136,9 @@ def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
     raise ValueError(f"family={family!r}")
 
 
+_HOW = st.integers(0, 2)  # ordering, adversary, norm-shrinking adversary
+
+
 def _fires(variant):
     return ns.margin_fires if variant == "margin" else ns.classic_fires
 
@@ -140,7 +150,7 @@ def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, m
     boundary."""
     ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
     gamma = float(ds.gamma)  # rounded down: the gamma the audit certifies and judges with
-    how = draw(st.integers(0, 2))
+    how = draw(_HOW)
     if how:
         adv = draw(ns.adversaries(probing=True) if how == 1 else ns.probing_adversaries())
         order, W = ns.adversarial_run(ds, adv, learner=learner, fires=_fires(variant),

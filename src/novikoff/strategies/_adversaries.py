@@ -14,6 +14,7 @@ update) is not presented again until the weights change.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -186,6 +187,15 @@ def adversaries(*, probing: bool = False) -> st.SearchStrategy[Adversary]:
     """
     if not isinstance(probing, bool):
         raise InvalidArgument(f"probing={probing!r} must be a bool")
+    return _adversaries(probing)
+
+
+@functools.lru_cache(maxsize=None)
+def _adversaries(probing: bool) -> st.SearchStrategy[Adversary]:
+    # Built once per flag (a fresh strategy is validated afresh on its first draw).  The
+    # sampled instances are stateless (MostMistakesAdversary without a seed keeps no
+    # generator), so sharing them across draws is the same as building them per draw; the
+    # seeded random adversary is still built per draw.
     return st.one_of(
         st.sampled_from([GreedyMarginAdversary(probing=probing),
                          NormGrowthAdversary(probing=probing),
@@ -202,7 +212,10 @@ def probing_adversaries() -> st.SearchStrategy[Adversary]:
     It drives ||w|| down (where a test scaled by ||w||, like the margin perceptron's, differs
     most from one that is not) and probes the test's boundary at each new w.
     """
-    return st.just(NormShrinkAdversary(probing=True))
+    return _PROBING
+
+
+_PROBING = st.just(NormShrinkAdversary(probing=True))  # stateless: one instance serves all draws
 
 
 def adversarial_run(dataset, adversary: Adversary, *, learner=None, fires=classic_fires,

@@ -60,9 +60,27 @@ def _ints(rng, shape) -> np.ndarray:
     return rng.integers(-(2 ** _BITS), 2 ** _BITS, size=shape, dtype=np.int64)
 
 
+_HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # odd: x -> x * mult is a bijection mod 2^64
+
+
+def _all_distinct(Z) -> bool:
+    """True only if the rows of Z are pairwise distinct (a row hash mod 2^64, all different).
+
+    Equal rows hash equal, so distinct hashes prove distinct rows; a collision (equal rows, or
+    rarely distinct ones) answers False and the caller checks exactly.
+    """
+    h = np.zeros(Z.shape[0], dtype=np.uint64)
+    for k in range(Z.shape[1]):
+        h = h * _HASH_MULT + Z[:, k].astype(np.uint64)
+    h.sort()
+    return not np.any(h[1:] == h[:-1])
+
+
 def _distinct_rows(rng, n, d) -> np.ndarray:
     """n pairwise distinct dense rows: a repeated row is redrawn (2^16d >= 65536 candidates)."""
     Z = _ints(rng, (n, d))
+    if _all_distinct(Z):  # the common case: no repeated row, Z as the loop below returns it
+        return Z
     while True:
         _, first = np.unique(Z, axis=0, return_index=True)
         if first.size == n:

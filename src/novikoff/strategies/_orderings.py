@@ -6,6 +6,8 @@ byte string used as sort keys (all-zero bytes shrink to the identity order).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -80,6 +82,15 @@ def repeat_orders(*, n: int, min_length: int = 1,
 def orderings(*, n: int, max_epochs: int = 5) -> st.SearchStrategy[np.ndarray]:
     """Permutations, several epochs, or sequences with repeats."""
     _check_n(n)
+    if isinstance(max_epochs, int) and not isinstance(max_epochs, bool):
+        return _orderings(n, max_epochs)
+    return _orderings.__wrapped__(n, max_epochs)  # raises InvalidArgument
+
+
+@functools.lru_cache(maxsize=512)
+def _orderings(n: int, max_epochs: int) -> st.SearchStrategy[np.ndarray]:
+    # Built once per (n, max_epochs): the fuzz driver draws an ordering for every generated
+    # dataset, and a strategy built afresh is validated afresh on its first draw.
     return st.one_of(permutation_orders(n=n),
                      epoch_orders(n=n, max_epochs=max_epochs),
                      epoch_orders(n=n, max_epochs=max_epochs, reshuffle=False),
