@@ -314,7 +314,8 @@ def trans(sig: Signature, first: Theorem, second: Theorem) -> Theorem:
     rel = compose_relations(a.rel, b.rel)
     if rel is None:
         raise KernelError(f"'{a.rel}' then '{b.rel}' do not compose")
-    return _make(first.hyps | second.hyps, Relation(rel, a.lhs, b.rhs))
+    # same_term uses y**2 = 1 for labels: the declarations are hypotheses of the result.
+    return _make(first.hyps | second.hyps | set(sig.declarations), Relation(rel, a.lhs, b.rhs))
 
 
 def induction(sig: Signature, var: sp.Symbol, statement: Relation, base: Theorem,
@@ -334,7 +335,7 @@ def induction(sig: Signature, var: sp.Symbol, statement: Relation, base: Theorem
         raise KernelError(f"the base case shows {base.concl}, not {statement.subs(var, 0)}")
     if not conclusion_matches(step.concl, statement.subs(var, var + 1), sig.labels):
         raise KernelError(f"the step shows {step.concl}, not {statement.subs(var, var + 1)}")
-    return _make(base.hyps | (step.hyps - {statement}), statement)
+    return _make(base.hyps | (step.hyps - {statement}) | set(sig.declarations), statement)
 
 
 def cases(sig: Signature, goal, branches, premises=(), timeout_ms: int = 5000):
