@@ -483,16 +483,21 @@ class Monitor:
         if self.on_violation == "raise":
             raise LemmaViolation(found[0][2])
 
+    def _judge_point(self, build, where: str, env: dict):
+        """Judge, at a single point, the lemmas and assumptions that live at `where`."""
+        self._fresh_memo()
+        checks = [inv.check for inv in self.invariants if inv.where == where] + \
+                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == where]
+        jd = build(tuple({id(c): c for c in checks}.values())).judge(env, 1)
+        self._last_judged = (env, jd)
+        return jd
+
     def check_constants(self, env: dict) -> None:
         """Constant-only lemmas and assumptions, once per run."""
         build = self._judged()
         if build is None:
             return self._check_constants_closures(env)
-        self._fresh_memo()
-        checks = [inv.check for inv in self.invariants if inv.where == "constant"] + \
-                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == "constant"]
-        jd = build(tuple({id(c): c for c in checks}.values())).judge(env, 1)
-        self._last_judged = (env, jd)
+        jd = self._judge_point(build, "constant", env)
         found = []
         for inv in self.invariants:
             for hname, h in inv.hypotheses:
@@ -747,11 +752,7 @@ class Monitor:
         build = self._judged()
         if build is None:
             return self._check_final_state_closures(env_s, K, visit=visit)
-        self._fresh_memo()
-        checks = [inv.check for inv in self.invariants if inv.where == "state"] + \
-                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == "state"]
-        jd = build(tuple({id(c): c for c in checks}.values())).judge(env_s, 1)
-        self._last_judged = (env_s, jd)
+        jd = self._judge_point(build, "state", env_s)
         found = []
         for inv in self.invariants:
             if inv.fail_constant or inv.where != "state":
