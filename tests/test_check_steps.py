@@ -412,3 +412,20 @@ setting c:
 """
     report = check_text(tmp_path, "", setting=contradictory, name="c.proof")
     assert "contradict" in report.lemmas[0].steps[0].reason
+
+
+def test_a_meaningless_left_side_is_reported_once(tmp_path):
+    setting = "setting s:\n  real a, b > 0, c\n"
+    report = check_text(tmp_path, """
+        lemma d: 1/a >= c
+        proof:
+          1/a = 1/a            xfail
+              >= c             xfail
+        """, setting=setting)
+    first, second = steps_of(report, "d")[:2]
+    assert "division by a" in first.reason
+    # The next step supposes 1/a meaningful and is judged on its own terms (c is arbitrary).
+    assert "division" not in second.reason and "supposing its left side" in second.reason
+    v = _values(second.counterexample)
+    assert v["a"] != 0 and 1 / v["a"] < v["c"]
+    assert lemma_of(report, "d").status == "expected_failure"
