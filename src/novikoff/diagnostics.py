@@ -18,7 +18,7 @@ from .kernel import Disjunction, Implication, Inner, Relation, VectorEq, domain_
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
 
-__all__ = ["Explanation", "explain_failure", "holds_exactly"]
+__all__ = ["Explanation", "explain_failure"]
 
 _DIAGNOSTIC_TIMEOUT_MS = 3000
 
@@ -26,10 +26,9 @@ _DIAGNOSTIC_TIMEOUT_MS = 3000
 class Explanation:
     """What the diagnostics found: a re-checked counterexample and/or a note."""
 
-    def __init__(self, counterexample=None, note: str = "", realizable: bool | None = None):
+    def __init__(self, counterexample=None, note: str = ""):
         self.counterexample = counterexample
         self.note = note
-        self.realizable = realizable
 
 
 def _fraction(value: z3.ExprRef) -> Fraction | None:
@@ -70,11 +69,6 @@ def _truth(formula, subs: dict) -> bool | None:
     if isinstance(formula, VectorEq):
         return _truth(Relation("=", formula.as_quadratic(), sp.Integer(0)), subs)
     return None
-
-
-def holds_exactly(formula, subs: dict) -> bool | None:
-    """Public wrapper: the exact truth value of a formula at given atom values."""
-    return _truth(formula, subs)
 
 
 def _vector_atoms(formulas) -> list:
@@ -257,7 +251,7 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
                                     "all reals >= 0: cite nat_cases (k = 0 or k >= 1)")
     if answer == "unsat":
         return Explanation(note="it holds for real vectors: a vector fact such as "
-                                "cauchy_schwarz is needed", realizable=False)
+                                "cauchy_schwarz is needed")
     if answer != "sat":
         return Explanation(note="no counterexample was found in time")
     subs, shown = _values(*found)
@@ -268,8 +262,5 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
     if not ok or psd is not True or not _consistent_indices(subs, atoms):
         return Explanation(note="the solver found a counterexample, but it did not survive "
                                 "the exact re-check")
-    return Explanation(counterexample=shown, realizable=True)
+    return Explanation(counterexample=shown)
 
-
-def atom_display(atom) -> str:
-    return atom_name(atom)

@@ -5,7 +5,6 @@ from __future__ import annotations
 __all__ = [
     "NovikoffError",
     "ProofSyntaxError",
-    "ProofError",
     "KernelError",
     "InvalidArgument",
     "InvariantViolation",
@@ -35,9 +34,6 @@ class ProofSyntaxError(NovikoffError):
         where = f"{self.file}:{self.line}:{self.column}: {self.message}"
         return f"{where}: {self.text}" if self.text else where
 
-
-# Elaboration errors are positioned exactly like syntax errors.
-ProofError = ProofSyntaxError
 
 
 class KernelError(NovikoffError):

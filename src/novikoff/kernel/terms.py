@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 import sympy as sp
 
 __all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
-           "same_term", "inner_atoms", "norm_terms"]
+           "same_term"]
 
 
 class Inner(sp.Function):
@@ -195,12 +195,3 @@ def same_term(a: sp.Expr, b: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> bool:
     """Tell whether a and b are equal as terms (ring identities, y**2 = 1 for labels)."""
     return normal_form(a - b, labels) == 0
 
-
-def inner_atoms(expr: sp.Basic) -> set:
-    """The Inner atoms of expr."""
-    return set(expr.atoms(Inner))
-
-
-def norm_terms(expr: sp.Basic) -> set:
-    """The Norm terms of expr."""
-    return set(expr.atoms(Norm))

@@ -8,7 +8,7 @@ from ..errors import ProofSyntaxError
 from . import ast as A
 from .lexer import KEYWORDS, RELATION_TOKENS, Line, Token, tokenize
 
-__all__ = ["parse", "parse_expression"]
+__all__ = ["parse"]
 
 FUNCTIONS = {"sqrt": 1, "abs": 1, "max": 2, "min": 2}
 DECL_KINDS = {"vector": "vector", "vectors": "vector", "real": "real", "reals": "real",
@@ -225,17 +225,6 @@ def _expected_relation(ts: _Tokens, t: Token | None):
     if t is not None and (t.kind in ("NAME", "NUMBER") or t.value in ("(", "||", "⟨", "√")):
         hint = " (write '*' for a product: there is no implicit multiplication)"
     ts.error(f"expected a relation (=, <=, >=, <, >, !=){hint}", t)
-
-
-def parse_expression(text: str, path: str = "<string>"):
-    """Parse one expression (used by tools that bind statements, never by eval)."""
-    lines = tokenize(text, path)
-    if len(lines) != 1:
-        raise ProofSyntaxError("expected one line", path, 1, 1, text)
-    ts = _Tokens(lines[0].tokens, path, lines[0])
-    node = _expr(ts)
-    ts.end()
-    return node
 
 
 # --------------------------------------------------------------------------- files
