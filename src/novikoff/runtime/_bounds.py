@@ -47,6 +47,25 @@ def _down(x):
     return np.nextafter(x, -np.inf)
 
 
+def _factors(s: float, d: int):
+    """Error-bound factors of the data statistics for ||w_star||^2 = s in dimension d."""
+    g = gam(d) * SAFETY
+    e_s = float(g * s * (1.0 + 2 * g))
+    ws_up = float(np.sqrt(s + e_s) * (1.0 + 4 * U))
+    # |fl(||x||^2) - ||x||^2| <= gamma_d ||x||^2 <= gamma_d/(1 - gamma_d) fl(||x||^2); the
+    # factors (1 + 4u) cover the rounding of the square roots and products below.
+    ge = g * (1.0 + 2 * g)
+    cn = float(np.sqrt(1.0 + ge) * (1.0 + 4 * U))
+    ce = float(g * ws_up * (1.0 + 4 * U))
+    return g, e_s, ws_up, ge, cn, ce
+
+
+def margin_error_per_norm(s: float, d: int) -> float:
+    """c with E <= c * sqrt(max fl(||x||^2)) (E: DataStats.E), up to a few rounding errors."""
+    _, _, _, _, cn, ce = _factors(float(s), d)
+    return cn * ce
+
+
 class DataStats:
     """Per-example <w_star, x_i> and ||x_i||^2 with error bounds; R and gamma certified.
 
@@ -54,21 +73,15 @@ class DataStats:
     (those of the updates) rather than stored for the whole data set.
     """
 
-    def __init__(self, m, nx2, s, d, R_hint=None, ym_min=None):
-        self.m = m  # fl(<w_star, x_i>)
+    def __init__(self, m, nx2, s, d, R_hint=None, ym_min=None, candidates=None):
+        self.m = m  # fl(<w_star, x_i>), or None when only the candidates below were kept
         self.ym_min = ym_min  # min_i y_i*m_i if already known
+        # (indices, their y*m, floor): every example whose y*m is below floor, with its y*m
+        self.candidates = candidates
         self.nx2 = nx2  # fl(||x_i||^2)
         self.d = d
-        g = gam(d) * SAFETY
-        self.g = g
         self.s = float(s)  # fl(||w_star||^2)
-        self.e_s = float(g * s * (1.0 + 2 * g))
-        self.ws_up = float(np.sqrt(self.s + self.e_s) * (1.0 + 4 * U))
-        # |fl(||x||^2) - ||x||^2| <= gamma_d ||x||^2 <= gamma_d/(1 - gamma_d) fl(||x||^2); the
-        # factors (1 + 4u) cover the rounding of the square roots and products below.
-        self._ge = g * (1.0 + 2 * g)
-        self._cn = float(np.sqrt(1.0 + self._ge) * (1.0 + 4 * U))
-        self._ce = float(g * self.ws_up * (1.0 + 4 * U))
+        self.g, self.e_s, self.ws_up, self._ge, self._cn, self._ce = _factors(self.s, d)
         # nx2 may be None when the engine computed only its maximum (R_hint): the squared norms
         # of the updates' examples then come with the update log.
         top = float(nx2.max()) if R_hint is None else R_hint
@@ -165,12 +178,11 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
     (ties, near-zero margins) are decided in exact rational arithmetic.  Returns a certified gamma
     (the exact minimum rounded down when gamma is None) and sets stats.gamma.
     """
-    from ._kernels import margins_near
     n, d = X.shape
     E = stats.E
     if gamma is None:
         # Rows that could hold the minimum: y*m within 2E of the smallest y*m.
-        cand, ym_min = margins_near(stats.m, y, None, 2 * E, stats.ym_min)
+        cand, ym, ym_min = _margins_near(X, y, w_star, stats, None, 2 * E)
         if cand.size * max(d, 1) <= _EXACT_BUDGET:
             exact = {int(i): _exact_margin(X, y, w_star, int(i)) for i in cand}
             i_min = min(exact, key=exact.get)
@@ -185,7 +197,7 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
                 gf = float(_down(gf))
             stats.gamma, stats.gamma_exact = gf, Fraction(gf) == g_exact
             return gf
-        i_min = int(cand[np.argmin(y[cand] * stats.m[cand])])
+        i_min = int(cand[np.argmin(ym)])
         if ym_min - E <= 0:
             raise InvalidArgument(
                 f"w_star does not separate the data (within rounding): y[{i_min}]*<w_star, "
@@ -194,12 +206,11 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
         return stats.gamma
     gamma = float(gamma)
     # Rows with y*m < gamma + E are unsure; those with y*m < gamma - E certainly violate.
-    unsure, ym_min = margins_near(stats.m, y, gamma, E, stats.ym_min)
+    unsure, ym, _ = _margins_near(X, y, w_star, stats, gamma, E)
     if unsure.size:
-        ym = y[unsure] * stats.m[unsure]
-        worst = int(unsure[np.argmin(ym)])
-        if float(y[worst] * stats.m[worst]) + E < gamma:
-            i, v = worst, float(y[worst] * stats.m[worst])
+        worst = int(np.argmin(ym))
+        if float(ym[worst]) + E < gamma:
+            i, v = int(unsure[worst]), float(ym[worst])
             what = "does not separate the data" if v <= 0 else "has a smaller margin than gamma"
             raise InvalidArgument(
                 f"w_star {what}: y[{i}]*<w_star, X[{i}]> = {v!r} < gamma={gamma!r}")
@@ -215,6 +226,26 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
                 f"{float(e)!r} < gamma={gamma!r} (exactly)")
     stats.gamma, stats.gamma_exact = gamma, True
     return gamma
+
+
+def _margins_near(X, y, w_star, stats: DataStats, gamma, tol):
+    """Examples whose y*m is at most tol above gamma (or above the smallest y*m).
+
+    Returns (their indices, their y*m, the smallest y*m).  Uses the engine's candidates when
+    they are complete up to that threshold; otherwise computes every <w_star, x_i> once more.
+    """
+    from ._kernels import margins_near
+    if stats.m is None and stats.candidates is not None:
+        idx, ym, floor = stats.candidates
+        threshold = (stats.ym_min if gamma is None else gamma) + tol
+        if threshold < floor:
+            keep = ym <= threshold
+            return idx[keep], ym[keep], stats.ym_min
+        # The candidates may miss an example: the minimum comes from the new margins too.
+        stats.m, stats.ym_min = X @ w_star, None
+    idx, lo = margins_near(stats.m, y, gamma, tol, stats.ym_min)
+    stats.ym_min = lo
+    return idx, y[idx] * stats.m[idx], lo
 
 
 def _hinge_err(hv, e_m):

@@ -8,15 +8,18 @@ violation (in run order) is the one reported.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats
-from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, K, NLOG, QMAX, T, YMIN, new_state,
-                       run_visits, scan_norms)
+from ._bounds import (Bookkeeper, DataStats, certify_margin, check_rows, data_stats,
+                      margin_error_per_norm)
+from ._kernels import (BAD, BUDGET, CONVERGED, END, FLOOR, FULL, K, NCAND, NLOG, QMAX, T, YMIN,
+                       HAVE_NUMBA, data_pass, new_state, run_visits, scan_norms)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
@@ -160,6 +163,47 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
+def _use_stats_thread(choice, size: int, d: int, backend: str) -> bool:
+    """Whether the statistics pass gets a helper thread (choice None: decide here)."""
+    if choice is not None:
+        return bool(choice)
+    # Only numba's pass releases the GIL.  The thread pays off where the fused pass is
+    # compute-bound (long rows: three dot products per row); on short rows both threads
+    # compete for memory bandwidth and the fused pass is faster (docs/runtime.md, Speed).
+    numba = backend == "numba" or (backend == "auto" and HAVE_NUMBA)
+    return numba and d >= 256 and size >= 1 << 17 and _cpus() >= 2
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+class _StatsThread:
+    """data_pass in a daemon thread; result() joins it and re-raises what it raised."""
+
+    def __init__(self, X, y, ws, st, qw, *arrays_and_params):
+        self.st, self.qw, self.error = st, qw, None
+        *arrays, backend = arrays_and_params
+
+        def work():
+            try:
+                data_pass(X, y, ws, st, qw, *arrays, backend=backend)
+            except BaseException as exc:  # handed to the caller by result()
+                self.error = exc
+
+        self.thread = threading.Thread(target=work, name="novikoff-stats", daemon=True)
+        self.thread.start()
+
+    def result(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.st, self.qw
+
+
 def _unvisited(order, n: int, default: bool) -> np.ndarray:
     """The examples that the order never visits."""
     if default:
@@ -174,7 +218,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         include_unverified: bool = False, separable: bool = True, checks: bool = True,
         exact: bool = False, on_violation: str = "raise", progress=None,
         all_examples: bool = False, validate: bool = True, backend: str = "auto",
-        chunk_visits: int = 1 << 22) -> RunResult:
+        chunk_visits: int = 1 << 22, stats_thread: bool | None = None) -> RunResult:
     """Run a perceptron on (X, y), checking every monitored lemma at every update.
 
     variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
@@ -189,6 +233,9 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     Raises LemmaViolation at the first violated lemma (on_violation='raise'), InvalidArgument on
     bad input.  validate=False skips checking the entries of X when checks are off (the
     benchmark's bare engine); with checks on they are always checked.
+    stats_thread: compute the data's statistics for the trusted checks (gamma, R) in a helper
+    thread alongside the first pass (True), fused into the first pass (False), or the former
+    when a second CPU is available and the data is not tiny (None).
     """
     t_start = time.perf_counter()
     # With checks on, the entries of X are validated by the squared norms the first pass
@@ -246,11 +293,26 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     log_m = np.empty(cap, np.float64)  # <w_star, x> and ||x||^2 of each update's example
     log_q = np.empty(cap, np.float64)
     fused = checks and not precomputed
-    stat_m = np.empty(n if fused else 0)
-    # ||x_i||^2 of every example is kept only when every example is checked; otherwise the
-    # first pass keeps its maximum (R) and the update log brings the updates' own.
-    keep_q = fused and all_examples
-    stat_q = np.empty(n if keep_q else 0)
+    # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is checked;
+    # otherwise the first pass keeps their extremes (gamma, R) and the candidates for the
+    # minimum margin, and the update log brings the updates' own.
+    keep_all = fused and all_examples
+    stat_m = np.empty(n if keep_all else 0)
+    stat_q = np.empty(n if keep_all else 0)
+    # Room for every example (pages that are never written cost nothing).
+    cand_i = np.empty(n if fused else 0, np.int64)
+    cand_y = np.empty(n if fused else 0)
+    # Keep the examples within twice the certification's tolerance of the running minimum (or
+    # of gamma): with the headroom, the certification seldom has to read the data again.
+    cand_gamma = np.nan if gamma is None else float(gamma)
+    cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(ws @ ws, d)
+    helper = None
+    if fused and _use_stats_thread(stats_thread, n * d, d, backend):
+        # The statistics of every example, on the second CPU: the first pass then costs what
+        # a plain one does.  Its own state arrays: the kernel writes back its state at the end.
+        sst, sqw = new_state()
+        helper = _StatsThread(X, y, ws, sst, sqw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                              cand_coef, backend)
     st, qw = new_state()
     half_gamma = (gamma / 2.0) if gamma is not None else 0.0
     keeper = None
@@ -260,21 +322,28 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     def start_monitoring():
         nonlocal keeper, stats, gamma
         if stats is None:
-            bad, qmax, ymin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN])
-            missing = _unvisited(order, n, default_order)
-            if missing.size:  # examples the order never visited
+            sst_, sqw_ = (st, qw) if helper is None else helper.result()
+            bad, qmax, ymin = int(sst_[BAD]), float(sqw_[QMAX]), float(sqw_[YMIN])
+            nc = int(sst_[NCAND])
+            cand = (cand_i[:nc], cand_y[:nc], float(sqw_[FLOOR]))
+            # the helper reads every example; the fused pass those the order visits
+            missing = _unvisited(order, n, default_order or helper is not None)
+            if missing.size:  # examples the order never visited: all of them are candidates
                 mm = X[missing] @ ws
                 mq = np.einsum("ij,ij->i", X[missing], X[missing])
-                stat_m[missing] = mm
-                if keep_q:
-                    stat_q[missing] = mq
+                if keep_all:
+                    stat_m[missing], stat_q[missing] = mm, mq
                 mbad, mmax = scan_norms(mq)
                 if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
                     bad = int(missing[mbad])
                 qmax = max(qmax, mmax) if mbad < 0 else qmax
-                ymin = min(ymin, float((y[missing] * mm).min()))
-            check_rows(X, stat_q if keep_q else None, scan=(bad, qmax))
-            stats = DataStats(stat_m, stat_q if keep_q else None, float(ws @ ws), d, qmax, ymin)
+                ym = y[missing] * mm
+                ymin = min(ymin, float(ym.min()))
+                cand = (np.concatenate([cand[0], missing]), np.concatenate([cand[1], ym]),
+                        cand[2])
+            check_rows(X, stat_q if keep_all else None, scan=(bad, qmax))
+            stats = DataStats(stat_m if keep_all else None, stat_q if keep_all else None,
+                              float(ws @ ws), d, qmax, ymin, candidates=cand)
             gamma = certify_margin(X, y, ws, stats, gamma)
         keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
                             need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)
@@ -301,8 +370,9 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     while True:
         status = run_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic,
                             variant == "margin", log_i, log_t, log_p, log_m, log_q, stat_m,
-                            stat_q, bool(fused and keeper is None), int(chunk_visits),
-                            backend=backend)
+                            stat_q, cand_i, cand_y, cand_gamma, cand_coef,
+                            bool(fused and keeper is None and helper is None),
+                            int(chunk_visits), backend=backend)
         done = status in (CONVERGED, END)
         if checks:
             if keeper is None and (int(st[T]) >= L or done):

@@ -3,14 +3,21 @@
 Both have the same contract.  They visit examples order[t % L] for t = state[T] .. t_end-1 and
 update w <- w + y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
 y<w,x> <= (gamma/2)||w||).  Per update they log the example, the visit, the prediction
-fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (when the log has room: a zero-length log means
-checks are off).  During the first pass (need_stats) they also compute <w_star, x> (stored per
-example) and ||x||^2 (stored only if stat_q has room; its maximum and the first one that is not
-finite and positive are kept) for every example visited, fused with the prediction so the data is
-read once.  They return
+fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means checks are off).
 
-    CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full) or
-    BUDGET (chunk_visits visits done: the caller checks the log, shows progress, resumes).
+During the first pass (need_stats) they also compute <w_star, x> and ||x||^2 of every example
+visited, fused with the prediction so the data is read once, for the trusted checks: the largest
+||x||^2 (R), the smallest y<w_star, x> (gamma), the first ||x||^2 that is not finite and positive
+(bad data), and the candidates for the minimum margin.  A candidate is an example whose
+y<w_star, x> is at most  base + cand_coef * sqrt(max ||x||^2 so far), where base is cand_gamma, or
+the smallest y<w_star, x> so far when cand_gamma is NaN; the smallest y<w_star, x> among the
+examples not kept is FLOOR, so the caller knows the candidates hold every example below FLOOR
+(and re-reads the data when it needs more).  <w_star, x> and ||x||^2 of every example are stored
+too when stat_m / stat_q have room.  They return
+
+    CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
+    filled at the last update) or BUDGET (chunk_visits visits done: the caller checks the log,
+    shows progress, resumes).
 
 The dot products may be summed in any order (fastmath reassociation): the error bound
 gamma_d * sum|a_i b_i| that the monitor uses holds for every order.
@@ -21,20 +28,21 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
-           "EM", "K", "NLOG", "BAD", "QW", "QMAX", "YMIN"]
+           "EM", "K", "NLOG", "BAD", "NCAND", "QW", "QMAX", "YMIN", "FLOOR"]
 
 CONVERGED, END, FULL, BUDGET = 0, 1, 2, 3
-T, EM, K, NLOG, BAD = 0, 1, 2, 3, 4  # indices into the int state
-# The float state qw: ||w||^2 (margin rule), then max ||x||^2 and min y<w_star, x> over the
-# examples whose statistics the first pass computed (for the trusted checks).
-QW, QMAX, YMIN = 0, 1, 2
+T, EM, K, NLOG, BAD, NCAND = 0, 1, 2, 3, 4, 5  # indices into the int state
+# The float state: ||w||^2 (margin rule), then, over the examples whose statistics the first
+# pass computed, max ||x||^2, min y<w_star, x> and the smallest y<w_star, x> of a non-candidate.
+QW, QMAX, YMIN, FLOOR = 0, 1, 2, 3
 
 
 def new_state():
     """(int state, float state) for a run from w = 0."""
-    st = np.zeros(5, np.int64)
+    st = np.zeros(6, np.int64)
     st[BAD] = -1
-    return st, np.array([0.0, 0.0, np.inf])
+    return st, np.array([0.0, 0.0, np.inf, np.inf])
+
 
 try:  # numba is optional (pip install novikoff[fast])
     import numba as _nb
@@ -45,7 +53,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                  log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats, chunk_visits):
+                  log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
+                  cand_gamma, cand_coef, need_stats, chunk_visits):
     """Blocked numpy version: predict a block with one matrix product, stop at its first update."""
     L = order.shape[0]
     cap = log_i.shape[0]
@@ -63,51 +72,73 @@ def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
         stop = min(L, r + block, r + (t_end - t), r + (budget_end - t))
         rows = order[r:stop]
         Xb = X[rows]
-        if need_stats and t < L:  # the first pass: every example of the order is visited
-            nr = rows
-            bm = Xb @ ws
-            bq = np.einsum("ij,ij->i", Xb, Xb)
-            stat_m[nr] = bm
-            if stat_q.shape[0]:
-                stat_q[nr] = bq
-            badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
-            if badq.size and st[BAD] < 0:
-                st[BAD] = nr[badq[0]]
-            good = bq[np.isfinite(bq)]
-            if good.size:
-                qw[QMAX] = max(qw[QMAX], float(good.max()))
-            qw[YMIN] = min(qw[YMIN], float(np.nanmin(y[nr] * bm)) if bm.size else np.inf)
         p = Xb @ w
         yb = y[rows]
         if margin:
-            fire = (yb * p <= half_gamma * np.sqrt(qw[0])) | (qw[0] == 0.0)
+            fire = (yb * p <= half_gamma * np.sqrt(qw[QW])) | (qw[QW] == 0.0)
         else:
             fire = yb * p <= 0.0
         hits = np.flatnonzero(fire)
+        seen = (stop - r) if hits.size == 0 else int(hits[0]) + 1
+        if need_stats and t < L:  # the first pass: the statistics of the rows visited
+            _numpy_first_pass(Xb[:seen], yb[:seen], rows[:seen], ws, st, qw, stat_m, stat_q,
+                              cand_i, cand_y, cand_gamma, cand_coef)
         if hits.size == 0:
             st[T] = t + (stop - r)
             block = min(block * 2, 1 << 16)
         else:
             f = int(hits[0])
             i = int(rows[f])
-            if cap and st[NLOG] >= cap:
-                st[T] = t + f
-                return FULL
             w += y[i] * X[i]
             if margin:
-                qw[0] = float(w @ w)
+                qw[QW] = float(w @ w)
+            st[K] += 1
+            st[EM] += 1
+            st[T] = t + f + 1
+            block = 64
             if cap:
                 n = st[NLOG]
                 log_i[n], log_t[n], log_p[n] = i, t + f, p[f]
                 log_m[n], log_q[n] = X[i] @ ws, X[i] @ X[i]
                 st[NLOG] = n + 1
-            st[K] += 1
-            st[EM] += 1
-            st[T] = t + f + 1
-            block = 64
+                if n + 1 == cap:
+                    return FULL
         # A block never crosses the end of a pass, so this is the end of one.
         if cyclic and st[T] % L == 0 and st[EM] == 0:
             return CONVERGED
+
+
+def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                      cand_coef):
+    """The first pass's statistics of a block of rows, as the numba kernel keeps them row by row."""
+    if not rows.size:
+        return
+    bm = Xb @ ws
+    bq = np.einsum("ij,ij->i", Xb, Xb)
+    if stat_m.shape[0]:
+        stat_m[rows] = bm
+    if stat_q.shape[0]:
+        stat_q[rows] = bq
+    badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
+    if badq.size and st[BAD] < 0:
+        st[BAD] = rows[badq[0]]
+    ym = yb * bm
+    # the running max ||x||^2 and min y*m after each row (NaNs ignored, as the kernel does)
+    qrun = np.fmax.accumulate(np.concatenate(([qw[QMAX]], np.where(bq > 0, bq, 0.0))))[1:]
+    yrun = np.fmin.accumulate(np.concatenate(([qw[YMIN]], ym)))[1:]
+    qw[QMAX], qw[YMIN] = qrun[-1], yrun[-1]
+    base = yrun if np.isnan(cand_gamma) else cand_gamma
+    keep = ym <= base + cand_coef * np.sqrt(qrun)
+    rejected = ym[~keep & ~np.isnan(ym)]
+    if rejected.size:
+        qw[FLOOR] = min(qw[FLOOR], float(rejected.min()))
+    kept = np.flatnonzero(keep)
+    c = int(st[NCAND])
+    room = max(min(kept.size, cand_i.shape[0] - c), 0)
+    cand_i[c:c + room], cand_y[c:c + room] = rows[kept[:room]], ym[kept[:room]]
+    if room < kept.size:  # out of room: the candidates are complete below no margin
+        qw[FLOOR] = -np.inf
+    st[NCAND] = c + room
 
 
 if HAVE_NUMBA:
@@ -116,109 +147,205 @@ if HAVE_NUMBA:
     _fast = {"reassoc", "contract"}
 
     @_nb.njit(cache=True, fastmath=_fast)
-    def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
-                      chunk_visits):
-        L = order.shape[0]
+    def _scan(X, y, order, w, r, r1, thr, always):
+        """The first position in r..r1-1 where the rule fires (y<w,x> <= thr), its prediction."""
+        d = X.shape[1]
+        while r < r1:
+            i = order[r]
+            p = 0.0
+            for j in range(d):
+                p += w[j] * X[i, j]
+            if always or y[i] * p <= thr:
+                return r, p
+            r += 1
+        return r1, 0.0
+
+    # The first pass's statistics of a row are kept by the same lines in _scan_first and in
+    # _numba_data_pass: a shared numba function taking and returning the running values made
+    # both passes about 5x slower (it is not inlined into the loops).
+
+    @_nb.njit(cache=True, fastmath=_fast)
+    def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, cand_i, cand_y,
+                    cand_gamma, cand_coef, acc):
+        """_scan that also keeps the first pass's statistics of every row it reads.
+
+        acc: (max ||x||^2, min y*m, floor, the candidates' threshold excess, first bad row,
+        number of candidates), carried between calls.  Returns (r, p, m, q, acc).
+        """
+        qmax, ymin, floor, excess, bad, ncand = acc
+        d = X.shape[1]
+        store_m = stat_m.shape[0] > 0
         store_q = stat_q.shape[0] > 0
+        by_min = np.isnan(cand_gamma)
+        room = cand_i.shape[0]
+        p = 0.0
+        m = 0.0
+        q = 0.0
+        fired = False
+        while r < r1:
+            i = order[r]
+            p = 0.0
+            m = 0.0
+            q = 0.0
+            for j in range(d):
+                xj = X[i, j]
+                p += w[j] * xj
+                m += ws[j] * xj
+                q += xj * xj
+            # -- the row's statistics (the same lines as in _numba_data_pass) --
+            if store_m:
+                stat_m[i] = m
+            if store_q:
+                stat_q[i] = q
+            if not (q > 0.0 and q < np.inf) and bad < 0:
+                bad = i
+            if q > qmax:  # rare after the first rows: the square root is off the common path
+                qmax = q
+                excess = cand_coef * np.sqrt(qmax)
+            ym = y[i] * m
+            ymin = min(ymin, ym)
+            if ym <= (ymin if by_min else cand_gamma) + excess:
+                if ncand < room:
+                    cand_i[ncand] = i
+                    cand_y[ncand] = ym
+                    ncand += 1
+                else:  # out of room: the candidates are complete below no margin
+                    floor = -np.inf
+            elif ym < floor:
+                floor = ym
+            # --
+            if always or y[i] * p <= thr:
+                fired = True
+                break
+            r += 1
+        return (r if fired else r1), p, m, q, (qmax, ymin, floor, excess, bad, ncand)
+
+    @_nb.njit(cache=True, fastmath=_fast, nogil=True)
+    def _numba_data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                         cand_coef):
+        qmax, ymin, floor, bad, ncand = qw[QMAX], qw[YMIN], qw[FLOOR], st[BAD], st[NCAND]
+        excess = cand_coef * np.sqrt(qmax)
+        d = X.shape[1]
+        store_m = stat_m.shape[0] > 0
+        store_q = stat_q.shape[0] > 0
+        by_min = np.isnan(cand_gamma)
+        room = cand_i.shape[0]
+        for i in range(X.shape[0]):
+            m = 0.0
+            q = 0.0
+            for j in range(d):
+                xj = X[i, j]
+                m += ws[j] * xj
+                q += xj * xj
+            # -- the row's statistics (the same lines as in _scan_first) --
+            if store_m:
+                stat_m[i] = m
+            if store_q:
+                stat_q[i] = q
+            if not (q > 0.0 and q < np.inf) and bad < 0:
+                bad = i
+            if q > qmax:
+                qmax = q
+                excess = cand_coef * np.sqrt(qmax)
+            ym = y[i] * m
+            ymin = min(ymin, ym)
+            if ym <= (ymin if by_min else cand_gamma) + excess:
+                if ncand < room:
+                    cand_i[ncand] = i
+                    cand_y[ncand] = ym
+                    ncand += 1
+                else:
+                    floor = -np.inf
+            elif ym < floor:
+                floor = ym
+            # --
+        qw[QMAX], qw[YMIN], qw[FLOOR] = qmax, ymin, floor
+        st[BAD], st[NCAND] = bad, ncand
+
+    # nogil: the statistics pass of a helper thread runs meanwhile (data_pass).
+    @_nb.njit(cache=True, fastmath=_fast, nogil=True)
+    def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
+                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
+                      cand_gamma, cand_coef, need_stats, chunk_visits):
+        L = order.shape[0]
         d = X.shape[1]
         cap = log_i.shape[0]
-        t = st[0]
-        em = st[1]
-        k = st[2]
-        nlog = st[3]
-        bad = st[4]
-        qmax = qw[1]
-        ymin = qw[2]
+        t = st[T]
+        em = st[EM]
+        k = st[K]
+        nlog = st[NLOG]
+        acc = (qw[QMAX], qw[YMIN], qw[FLOOR], cand_coef * np.sqrt(qw[QMAX]), st[BAD],
+               st[NCAND])
+        # The rule fires when y<w,x> <= thr: 0 for the classic rule, (gamma/2)||w|| for the
+        # margin rule (which always fires at w = 0); both change only at an update.
+        thr = half_gamma * np.sqrt(qw[QW]) if margin else 0.0
+        always = margin and qw[QW] == 0.0
         budget_end = t + chunk_visits
-        while True:
+        status = -1
+        while status < 0:
             if t >= t_end:
-                status = 1
+                status = END
                 break
             if t >= budget_end:
-                status = 3
+                status = BUDGET
                 break
-            # One segment of a pass: positions r0 .. r1-1, no division in the inner loop.
+            # One segment of a pass: positions r0 .. r1-1 (never across the end of a pass).
             r0 = t % L
             if r0 == 0:
                 em = 0
             r1 = min(L, r0 + (t_end - t), r0 + (budget_end - t))
-            status = -1
-            # The first pass (a segment never crosses the end of a pass) also computes
-            # <w_star, x> and ||x||^2 of every example it visits, fused with the prediction so
-            # that each row is read once.
             first = need_stats and t < L
             r = r0
-            m = 0.0
-            q = 0.0
             while r < r1:
-                i = order[r]
-                p = 0.0
+                m = 0.0
+                q = 0.0
                 if first:
-                    m = 0.0
-                    q = 0.0
-                    for j in range(d):
-                        xj = X[i, j]
-                        p += w[j] * xj
-                        m += ws[j] * xj
-                        q += xj * xj
-                    stat_m[i] = m
-                    if store_q:
-                        stat_q[i] = q
-                    # the trusted checks' reductions, while the row is at hand
-                    if not (q > 0.0 and q < np.inf) and bad < 0:
-                        bad = i
-                    qmax = max(qmax, q)
-                    ymin = min(ymin, y[i] * m)
+                    r, p, m, q, acc = _scan_first(X, y, order, w, ws, r, r1, thr, always,
+                                                  stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                                                  cand_coef, acc)
                 else:
-                    for j in range(d):
-                        p += w[j] * X[i, j]
+                    r, p = _scan(X, y, order, w, r, r1, thr, always)
+                if r >= r1:
+                    break
+                # an update at position r
+                i = order[r]
                 yi = y[i]
+                for j in range(d):
+                    w[j] += yi * X[i, j]
                 if margin:
-                    fire = qw[0] == 0.0 or yi * p <= half_gamma * np.sqrt(qw[0])
-                else:
-                    fire = yi * p <= 0.0
-                if fire:
-                    if cap > 0 and nlog >= cap:
-                        status = 2
-                        break
+                    qq = 0.0
                     for j in range(d):
-                        w[j] += yi * X[i, j]
-                    if margin:
-                        qq = 0.0
-                        for j in range(d):
-                            qq += w[j] * w[j]
-                        qw[0] = qq
-                    if cap > 0:
-                        if not first:  # the example's statistics, for the bookkeeping
-                            m = 0.0
-                            q = 0.0
-                            for j in range(d):
-                                xj = X[i, j]
-                                m += ws[j] * xj
-                                q += xj * xj
-                        log_i[nlog] = i
-                        log_t[nlog] = t + (r - r0)
-                        log_p[nlog] = p
-                        log_m[nlog] = m
-                        log_q[nlog] = q
-                        nlog += 1
-                    k += 1
-                    em += 1
+                        qq += w[j] * w[j]
+                    qw[QW] = qq
+                    thr = half_gamma * np.sqrt(qq)
+                    always = qq == 0.0
+                k += 1
+                em += 1
                 r += 1
+                if cap > 0:
+                    if not first:  # the example's statistics, for the bookkeeping
+                        for j in range(d):
+                            xj = X[i, j]
+                            m += ws[j] * xj
+                            q += xj * xj
+                    log_i[nlog] = i
+                    log_t[nlog] = t + (r - 1 - r0)
+                    log_p[nlog] = p
+                    log_m[nlog] = m
+                    log_q[nlog] = q
+                    nlog += 1
+                    if nlog == cap:
+                        status = FULL
+                        break
             t += r - r0
-            if status == 2:
-                break
-            if cyclic and r == L and em == 0:
-                status = 0
-                break
-        st[0] = t
-        st[1] = em
-        st[2] = k
-        st[3] = nlog
-        st[4] = bad
-        qw[1] = qmax
-        qw[2] = ymin
+            if status < 0 and cyclic and r == L and em == 0:
+                status = CONVERGED
+        st[T] = t
+        st[EM] = em
+        st[K] = k
+        st[NLOG] = nlog
+        qw[QMAX], qw[YMIN], qw[FLOOR] = acc[0], acc[1], acc[2]
+        st[BAD], st[NCAND] = acc[4], acc[5]
         return status
 
 
@@ -229,6 +356,24 @@ def run_visits(*args, backend: str = "auto"):
             raise ImportError("numba is not installed (pip install 'novikoff[fast]')")
         return _numba_visits(*args)
     return _numpy_visits(*args)
+
+
+def data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma, cand_coef, *,
+              backend: str = "auto"):
+    """The first pass's statistics of every row of X, without predictions, into (st, qw).
+
+    The numba version releases the GIL: the engine runs it in a helper thread next to the
+    perceptron's first pass.
+    """
+    if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
+        _numba_data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                         cand_coef)
+        return
+    block = 1 << 14
+    for r in range(0, X.shape[0], block):
+        rows = np.arange(r, min(r + block, X.shape[0]))
+        _numpy_first_pass(X[r:r + block], y[r:r + block], rows, ws, st, qw, stat_m, stat_q,
+                          cand_i, cand_y, cand_gamma, cand_coef)
 
 
 def stream_passes(X: np.ndarray, passes: int) -> float:
