@@ -99,16 +99,20 @@ _TEMPLATES: dict = {}
 
 def _bound_lemmas(monitor: Monitor):
     """Monitored state lemmas that bound the number of updates: k <= e (or M <= e, k < e)."""
-    import sympy as sp
+    key = ("bound lemmas", tuple(id(inv.check) for inv in monitor.invariants))
+    which = monitor.shared.get(key)
+    if which is None:
+        import sympy as sp
 
-    from ..kernel.formulas import Relation
-    out = []
-    for inv in monitor.invariants:
-        st = inv.lemma.statement
-        if inv.where == "state" and isinstance(st, Relation) and st.rel in ("<=", "<") and \
-                isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M"):
-            out.append(inv)
-    return out
+        from ..kernel.formulas import Relation
+        which = []
+        for j, inv in enumerate(monitor.invariants):
+            st = inv.lemma.statement
+            if inv.where == "state" and isinstance(st, Relation) and st.rel in ("<=", "<") \
+                    and isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M"):
+                which.append(j)
+        monitor.shared[key] = which
+    return [monitor.invariants[j] for j in which]
 
 
 def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> float:

@@ -199,12 +199,13 @@ if HAVE_NUMBA:
                 stat_q[i] = q
             if not (q > 0.0 and q < np.inf) and bad < 0:
                 bad = i
-            if q > qmax:  # rare after the first rows: the square root is off the common path
-                qmax = q
-                excess = cand_coef * np.sqrt(qmax)
+            qmax = max(qmax, q)
             ym = y[i] * m
             ymin = min(ymin, ym)
             if ym <= (ymin if by_min else cand_gamma) + excess:
+                # A stale excess (qmax grew since) only keeps fewer candidates: FLOOR covers
+                # the rest.  Refreshing it here keeps the square root off the common path.
+                excess = cand_coef * np.sqrt(qmax)
                 if ncand < room:
                     cand_i[ncand] = i
                     cand_y[ncand] = ym
@@ -244,17 +245,18 @@ if HAVE_NUMBA:
                 stat_q[i] = q
             if not (q > 0.0 and q < np.inf) and bad < 0:
                 bad = i
-            if q > qmax:
-                qmax = q
-                excess = cand_coef * np.sqrt(qmax)
+            qmax = max(qmax, q)
             ym = y[i] * m
             ymin = min(ymin, ym)
             if ym <= (ymin if by_min else cand_gamma) + excess:
+                # A stale excess (qmax grew since) only keeps fewer candidates: FLOOR covers
+                # the rest.  Refreshing it here keeps the square root off the common path.
+                excess = cand_coef * np.sqrt(qmax)
                 if ncand < room:
                     cand_i[ncand] = i
                     cand_y[ncand] = ym
                     ncand += 1
-                else:
+                else:  # out of room: the candidates are complete below no margin
                     floor = -np.inf
             elif ym < floor:
                 floor = ym

@@ -249,18 +249,20 @@ class Invariant:
     fail_state: float = np.inf  # first state whose state assumptions fail
     fail_constant: bool = False
     loose: dict = field(default_factory=dict)  # assumption -> first point it was undetermined
+    # derived from the fields above (given by fresh(), which copies them: a run starts
+    # several monitors from one template)
+    vector_definitions: frozenset | None = None
+    where: str = ""
 
     def __post_init__(self):
-        self.vector_definitions = frozenset(n for n, h in self.hypotheses
-                                            if isinstance(h.formula, VectorEq))
+        if self.vector_definitions is None:
+            self.vector_definitions = frozenset(n for n, h in self.hypotheses
+                                                if isinstance(h.formula, VectorEq))
+        self.where = self.check.where
 
     @property
     def name(self) -> str:
         return self.lemma.name
-
-    @property
-    def where(self) -> str:
-        return self.check.where
 
     def status(self) -> dict:
         return {"lemma": self.name, "statement": self.lemma.shown,
@@ -286,6 +288,8 @@ class Monitor:
     # Where lemmas about a single example are checked: on every example of the data
     # (check_examples) or on the example of every update (check_chunk, O(updates)).
     example_scope: str = "all"
+    # What depends only on the compiled lemmas, shared by the monitors fresh() makes.
+    shared: dict = field(default_factory=dict, repr=False)
 
     def _eval(self, check: Check, env: dict, shape):
         # Lemmas of one setting share their assumptions: evaluate each once per env.
@@ -324,7 +328,12 @@ class Monitor:
             self._memo[(id(c), id(env))] = verdict
 
     def _chunk_checks(self):
-        """The checks evaluated on update envs and on state envs by check_chunk."""
+        """The checks check_chunk evaluates on update envs, on state envs, and both (unique)."""
+        key = ("chunk checks", self.example_scope,
+               tuple((id(inv.check), inv.fail_constant) for inv in self.invariants))
+        hit = self.shared.get(key)
+        if hit is not None:
+            return hit
         on_u, on_s = [], []
         for inv in self.invariants:
             if inv.fail_constant or inv.where == "constant":
@@ -340,7 +349,11 @@ class Monitor:
                     on_u.append(h)
                 elif h.where == "state":
                     on_s.append(h)
-        return on_u, on_s
+        both = tuple({id(c): c for c in on_u + on_s}.values())
+        on_u = tuple({id(c): c for c in on_u}.values())
+        on_s = tuple({id(c): c for c in on_s}.values())
+        self.shared[key] = on_u, on_s, both
+        return on_u, on_s, both
 
     @classmethod
     def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
@@ -367,21 +380,27 @@ class Monitor:
         on_violation = self.on_violation if on_violation is None else on_violation
         if on_violation not in ("raise", "collect"):
             raise InvalidArgument(f"on_violation={on_violation!r}")
-        return Monitor(invariants=[Invariant(i.lemma, i.check, list(i.hypotheses))
+        return Monitor(invariants=[Invariant(i.lemma, i.check, list(i.hypotheses),
+                                             vector_definitions=i.vector_definitions)
                                    for i in self.invariants],
                        not_monitorable=list(self.not_monitorable), on_violation=on_violation,
-                       exact=self.exact, example_scope=self.example_scope)
+                       exact=self.exact, example_scope=self.example_scope,
+                       shared=self.shared)
 
     # ------------------------------------------------------------------ queries
 
     @property
     def slots(self) -> frozenset:
-        out = set()
-        for inv in self.invariants:
-            out |= inv.check.slots
-            for _, h in inv.hypotheses:
-                out |= h.slots
-        return frozenset(out)
+        key = ("slots", tuple(id(inv.check) for inv in self.invariants))
+        out = self.shared.get(key)
+        if out is None:
+            out = set()
+            for inv in self.invariants:
+                out |= inv.check.slots
+                for _, h in inv.hypotheses:
+                    out |= h.slots
+            out = self.shared[key] = frozenset(out)
+        return out
 
     def needs(self, *slots) -> bool:
         have = self.slots
@@ -486,9 +505,13 @@ class Monitor:
     def _judge_point(self, build, where: str, env: dict):
         """Judge, at a single point, the lemmas and assumptions that live at `where`."""
         self._fresh_memo()
-        checks = [inv.check for inv in self.invariants if inv.where == where] + \
-                 [h for inv in self.invariants for _, h in inv.hypotheses if h.where == where]
-        jd = build(tuple({id(c): c for c in checks}.values())).judge(env, 1)
+        key = ("point checks", where, tuple(id(inv.check) for inv in self.invariants))
+        checks = self.shared.get(key)
+        if checks is None:
+            checks = [inv.check for inv in self.invariants if inv.where == where] + \
+                     [h for inv in self.invariants for _, h in inv.hypotheses if h.where == where]
+            checks = self.shared[key] = tuple({id(c): c for c in checks}.values())
+        jd = build(checks).judge(env, 1)
         self._last_judged = (env, jd)
         return jd
 
@@ -586,13 +609,12 @@ class Monitor:
                                               visits=visits)
         self._memo = None
         self._last_judged = None
-        on_u, on_s = self._chunk_checks()
+        on_u, on_s, both = self._chunk_checks()
         if self._same_points(env_u, env_s):
-            ju = js_ = build(tuple({id(c): c for c in on_u + on_s}.values())).judge(env_u,
-                                                                                      length)
+            ju = js_ = build(both).judge(env_u, length)
         else:
-            ju = build(tuple({id(c): c for c in on_u}.values())).judge(env_u, length)
-            js_ = build(tuple({id(c): c for c in on_s}.values())).judge(env_s, length)
+            ju = build(on_u).judge(env_u, length)
+            js_ = build(on_s).judge(env_s, length)
         found = []
         for inv in self.invariants:
             if inv.fail_constant or inv.where == "constant":
@@ -684,7 +706,7 @@ class Monitor:
         """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
         self._fresh_memo()
         if length:
-            on_u, on_s = self._chunk_checks()
+            on_u, on_s, _ = self._chunk_checks()
             self._prefetch(on_u, env_u, length)
             self._prefetch(on_s, env_s, length)
         if length == 0:
