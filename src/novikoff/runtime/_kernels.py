@@ -8,11 +8,14 @@ fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means checks are 
 During the first pass (need_stats) they also compute <w_star, x> and ||x||^2 of every example
 visited, fused with the prediction so the data is read once, for the trusted checks: the largest
 ||x||^2 (R), the smallest y<w_star, x> (gamma), the first ||x||^2 that is not finite and positive
-(bad data), and the candidates for the minimum margin.  A candidate is an example whose
-y<w_star, x> is at most  base + cand_coef * sqrt(max ||x||^2 so far), where base is cand_gamma, or
-the smallest y<w_star, x> so far when cand_gamma is NaN; the smallest y<w_star, x> among the
-examples not kept is FLOOR, so the caller knows the candidates hold every example below FLOOR
-(and re-reads the data when it needs more).  <w_star, x> and ||x||^2 of every example are stored
+(bad data), and the candidates for the minimum margin.  The contract: every example whose
+y<w_star, x> is below FLOOR is a candidate (with its y<w_star, x>), so the caller knows where the
+candidates suffice and re-reads the data when it needs more.  The rule: an example is kept when
+its y<w_star, x> is at most  base + cand_coef * sqrt(Q), where base is cand_gamma, or the
+smallest y<w_star, x> so far when cand_gamma is NaN, and Q is a max ||x||^2 so far (the numba
+kernel refreshes the square root only when it keeps an example, to keep it off the common
+path); FLOOR is the smallest y<w_star, x> among the examples not kept (-inf when the candidate
+buffer ran out of room).  <w_star, x> and ||x||^2 of every example are stored
 too when stat_m / stat_q have room.  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
