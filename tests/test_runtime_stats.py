@@ -1,0 +1,890 @@
+"""The first pass's statistics for the trusted check: margin candidates, the helper thread.
+
+``run`` certifies gamma = min_i y_i <w_star, x_i> and R = max ||x_i|| from statistics that the
+kernel's first pass (or a helper thread's data_pass) keeps: max ||x||^2, min y*m, the first bad
+row and the candidates for the minimum margin, complete below FLOOR.  These tests check that
+every way of computing them gives the same run and the same exact certificate, that the
+candidates keep their invariant, and that bad data is reported as InvalidArgument.
+"""
+
+from __future__ import annotations
+
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from novikoff.errors import InvalidArgument
+from novikoff.runtime import HAVE_NUMBA, _engine, load_lemmas, run
+from novikoff.runtime._bounds import DataStats, certify_margin, exact_dot, margin_error_per_norm
+from novikoff.runtime._kernels import (BAD, BUDGET, END, FLOOR, FULL, NCAND, NLOG, QMAX, T, YMIN,
+                                       data_pass, new_state, run_visits)
+
+from test_runtime_engine import separable  # noqa: E402
+
+needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+BACKENDS = [pytest.param("numba", marks=needs_numba), "numpy"]
+BACKEND_NAMES = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
+DEFAULT_CHUNK = 1 << 22
+
+_CACHE: dict = {}
+
+
+def _lemmas():
+    if "l" not in _CACHE:
+        _CACHE["l"] = load_lemmas()
+    return _CACHE["l"]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def exact_min_margin(X, y, ws) -> Fraction:
+    return min(int(y[i]) * exact_dot(X[i], ws) for i in range(X.shape[0]))
+
+
+def rounded_down(g: Fraction) -> float:
+    """The largest float <= g."""
+    f = float(g)
+    if Fraction(f) > g:
+        f = float(np.nextafter(f, -np.inf))
+    assert Fraction(f) <= g < Fraction(float(np.nextafter(f, np.inf)))
+    return f
+
+
+def integer_data(rng, n, d):
+    """Small-integer data: every dot product is exact, whatever the summation order."""
+    ws = rng.integers(-3, 4, d).astype(float)
+    if not ws.any():
+        ws[0] = 1.0
+    X = rng.integers(-4, 5, (n, d)).astype(float)
+    X = X[X @ ws != 0]  # zero rows have zero margin too
+    if X.shape[0] == 0:
+        X = ws[None, :].copy()
+    return X, np.sign(X @ ws), ws
+
+
+@st.composite
+def datasets(draw, unit_rows=True):
+    """(X, y, w_star): separable floats, small integers, or a few rows repeated many times.
+
+    unit_rows=False: no float rows of norm 1 within rounding.  (On those the margin setting's
+    assumption ||x|| = 1 holds only within rounding, and a lemma that needs it exactly may be
+    reported violated, with that note: by design, and on a knife's edge between backends.)
+    """
+    kind = draw(st.sampled_from(["float", "int", "tiled"]))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    d = draw(st.integers(2, 6))
+    rng = np.random.default_rng(seed)
+    if kind == "float":
+        n = draw(st.integers(1, 40))
+        X, y, ws = separable(n, d, draw(st.sampled_from([0.01, 0.1, 0.3])), seed=seed,
+                             unit=unit_rows and draw(st.booleans()))
+    elif kind == "int":
+        X, y, ws = integer_data(rng, draw(st.integers(1, 40)), d)
+    else:
+        base, yb, ws = separable(draw(st.integers(1, 4)), d, 0.1, seed=seed, unit=False)
+        reps = draw(st.integers(2, 10))
+        X, y = np.tile(base, (reps, 1)), np.tile(yb, reps)
+    return X, y, ws
+
+
+def make_order(kind, n, rng):
+    """(order, cyclic) of the given kind."""
+    if kind == "default":
+        return None, True
+    if kind == "permutation":
+        return rng.permutation(n), True
+    # some examples only, with repeats (never all of them when n > 1)
+    size = int(rng.integers(1, 2 * n + 2))
+    pool = rng.choice(n, size=max(1, (n + 1) // 2), replace=False)
+    order = rng.choice(pool, size=size)
+    return order, kind != "partial-online"
+
+
+ORDER_KINDS = ["default", "permutation", "partial-online", "partial-cyclic"]
+MODES = [(be, th, cv) for be in BACKEND_NAMES for th in (False, True)
+         for cv in (DEFAULT_CHUNK, 7)]
+
+
+def signature(res):
+    """Everything about a run that must not depend on how the statistics were computed."""
+    return {"mistakes": res.mistakes, "epochs": res.epochs, "visits": res.visits,
+            "converged": res.converged, "w": res.w.tobytes(), "updates": res.updates.tolist(),
+            "gamma": res.gamma, "R": res.R, "checks": res.checks, "bounds": res.bounds,
+            "violations": res.monitor["violations"]}
+
+
+def all_modes_agree(X, y, ws, **kw):
+    """Run in every mode (backend x stats_thread x chunk_visits); return the common signature.
+
+    Everything must agree exactly but R (and the bounds computed from it): ||x||^2 may be
+    summed in any order (numba reassociates, numpy's einsum does not), so R may differ by an
+    ulp or so between backends, and between the fused pass and the helper's pass over rows
+    that the order never visits.  On integer data every sum is exact, and so must R be.
+    """
+    exact = bool(np.all(X == np.round(X)) and np.abs(X).max() < 2 ** 20)
+    ref = None
+    for backend, thread, chunk in MODES:
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=thread,
+                  chunk_visits=chunk, **kw)
+        sig = signature(res)
+        if ref is None:
+            ref, ref_mode = sig, (backend, thread, chunk)
+            continue
+        for key in ref:
+            mode = (key, (backend, thread, chunk), ref_mode)
+            if key in ("R", "bounds") and not exact:
+                assert sig[key] == pytest.approx(ref[key], rel=1e-14, abs=0), mode
+            else:
+                assert sig[key] == ref[key], mode
+    return ref, res
+
+
+class CertifySpy:
+    """Wraps the engine's certify_margin: did the certification re-read the data?"""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        original = _engine.certify_margin
+
+        def spy(X, y, ws, stats, gamma=None):
+            before = stats.m is None and stats.candidates is not None
+            out = original(X, y, ws, stats, gamma)
+            # the fallback computes every <w_star, x_i> (stats.m) from the data
+            self.calls.append({"used_candidates": before, "fell_back": before and
+                               stats.m is not None, "floor": stats.candidates[2]
+                               if stats.candidates is not None else None})
+            return out
+
+        monkeypatch.setattr(_engine, "certify_margin", spy)
+
+
+# ----------------------------------------------------------------------------- 1. equivalence
+
+@pytest.mark.parametrize("order_kind", ORDER_KINDS)
+@settings(max_examples=12, deadline=None)
+@given(data=datasets(unit_rows=False), seed=st.integers(0, 2 ** 32 - 1))
+def test_every_way_of_computing_the_statistics_gives_the_same_run(order_kind, data, seed):
+    X, y, ws = data
+    order, cyclic = make_order(order_kind, X.shape[0], np.random.default_rng(seed))
+    kw = dict(order=order, cyclic=cyclic, max_epochs=200)
+    classic, _ = all_modes_agree(X, y, ws, **kw)
+    assert classic["violations"] == []
+    gamma = classic["gamma"]
+    assert gamma == rounded_down(exact_min_margin(X, y, ws))
+    # the margin rule with the certified gamma, and with a given gamma below the margin
+    for g in (gamma, gamma / 2):
+        margin, _ = all_modes_agree(X, y, ws, variant="margin", gamma=g, **kw)
+        assert margin["gamma"] == g and margin["R"] == classic["R"]
+        assert margin["violations"] == []
+    # a given gamma on the classic rule: the candidates are kept relative to gamma
+    given_, _ = all_modes_agree(X, y, ws, gamma=gamma / 2, **kw)
+    assert given_["mistakes"] == classic["mistakes"] and given_["w"] == classic["w"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=datasets(unit_rows=False), seed=st.integers(0, 2 ** 32 - 1),
+       order_kind=st.sampled_from(ORDER_KINDS))
+def test_every_example_checked_gives_the_same_run_in_every_mode(data, seed, order_kind):
+    """all_examples=True: <w_star, x_i> and ||x_i||^2 of every example are kept (stat_m/q)."""
+    X, y, ws = data
+    order, cyclic = make_order(order_kind, X.shape[0], np.random.default_rng(seed))
+    sig, _ = all_modes_agree(X, y, ws, order=order, cyclic=cyclic, max_epochs=200,
+                             all_examples=True)
+    plain = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, cyclic=cyclic, max_epochs=200)
+    assert (sig["gamma"], sig["R"], sig["mistakes"]) == (plain.gamma, plain.R, plain.mistakes)
+    assert sig["w"] == plain.w.tobytes() and sig["violations"] == []
+
+
+def test_r_is_the_largest_norm_of_every_example_visited_or_not():
+    X, y, ws = separable(30, 4, 0.1, seed=5, unit=False)
+    big = int(np.argmax(np.einsum("ij,ij->i", X, X)))
+    order = np.array([i for i in range(30) if i != big])  # the largest row is never visited
+    for backend, thread, chunk in MODES:
+        res = run(X, y, w_star=ws, lemmas=[], order=order, backend=backend,
+                  stats_thread=thread, chunk_visits=chunk)
+        assert res.R >= np.linalg.norm(X[big]) and res.R == pytest.approx(
+            np.linalg.norm(X[big]), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- 2. certification
+
+@settings(max_examples=25, deadline=None)
+@given(data=datasets(), seed=st.integers(0, 2 ** 32 - 1),
+       order_kind=st.sampled_from(ORDER_KINDS))
+def test_certified_gamma_is_the_exact_minimum_rounded_down(data, seed, order_kind):
+    X, y, ws = data
+    expected = rounded_down(exact_min_margin(X, y, ws))
+    order, cyclic = make_order(order_kind, X.shape[0], np.random.default_rng(seed))
+    for backend in BACKEND_NAMES:
+        for thread in (False, True):
+            for all_examples in (False, True):
+                res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic,
+                          max_epochs=50, backend=backend, stats_thread=thread,
+                          all_examples=all_examples)
+                assert res.gamma == expected, (backend, thread, all_examples)
+    # the margin rule without gamma certifies it before the run: the same value
+    res = run(X, y, w_star=ws, lemmas=[], variant="margin", max_epochs=50)
+    assert res.gamma == expected
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 24, 100])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_orthonormal_construction_every_example_ties_at_the_minimum(m, backend, thread):
+    X, y = np.eye(m), np.ones(m)
+    ws = np.ones(m) / np.sqrt(m)
+    expected = rounded_down(exact_min_margin(X, y, ws))
+    assert expected == ws[0]  # <w*, e_i> = fl(1/sqrt(m)) exactly
+    for order in (None, np.arange(m)[::-1], np.zeros(3 * m + 1, np.int64)):
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend,
+                  stats_thread=thread)
+        assert res.gamma == expected and res.R == pytest.approx(1.0, rel=1e-12)
+        assert res.monitor["violations"] == []
+        if order is None:
+            assert res.mistakes == m
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_rows_repeated_many_times(backend, thread, monkeypatch):
+    base, yb, ws = separable(5, 4, 0.1, seed=7, unit=False)
+    reps = 200
+    X, y = np.repeat(base, reps, axis=0), np.repeat(yb, reps)
+    n = X.shape[0]
+    expected = rounded_down(exact_min_margin(base, yb, ws))
+    i_min = int(np.argmin(yb * (base @ ws))) * reps
+    spy = CertifySpy(monkeypatch)
+    cases = [(None, True),
+             (np.random.default_rng(0).permutation(n), True),
+             # the minimum's row visited more often than the candidate buffer holds
+             (np.full(n + 10, i_min), False),
+             (np.concatenate([np.arange(n), np.full(n, i_min)]), False)]
+    for order, cyclic in cases:
+        spy.calls.clear()
+        res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic, backend=backend,
+                  stats_thread=thread)
+        assert res.gamma == expected
+        (call,) = spy.calls
+        if not thread and order is not None and not cyclic:
+            # the fused pass overflowed its candidate buffer: FLOOR = -inf, the data re-read
+            assert call["floor"] == -np.inf and call["fell_back"]
+    # with a given gamma: at the exact margin it is certified, just above it it is refused
+    run(X, y, w_star=ws, gamma=expected, lemmas=[], backend=backend, stats_thread=thread)
+    with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
+        run(X, y, w_star=ws, gamma=float(np.nextafter(expected, np.inf)), lemmas=[],
+            backend=backend, stats_thread=thread)
+
+
+def _largest_row_last(n=40, big=1e6):
+    """Margins 1, 1 + 1e-12, 1 + 2e-12, ... on unit-ish rows, then a row of norm `big`.
+
+    The early rows are rejected as candidates (their margins are far apart compared with the
+    rounding error of unit rows) but the last row's norm raises the certification's tolerance
+    above them: the candidates are incomplete below the threshold and the data is re-read.
+    """
+    rng = np.random.default_rng(3)
+    ws = np.array([1.0, 0.0, 0.0])
+    X = np.zeros((n, 3))
+    X[:, 0] = 1.0 + 1e-12 * np.arange(n)
+    X[:, 1] = rng.uniform(-0.5, 0.5, n)
+    X[:, 2] = rng.uniform(-0.5, 0.5, n)
+    X[-1] = [big, 1.0, -1.0]
+    return X, np.ones(n), ws
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_largest_row_last_falls_back_and_keeps_the_exact_gamma(backend, thread, monkeypatch):
+    X, y, ws = _largest_row_last()
+    n = X.shape[0]
+    expected = rounded_down(exact_min_margin(X, y, ws))
+    assert expected == 1.0
+    spy = CertifySpy(monkeypatch)
+    c = margin_error_per_norm(1.0, 3)
+    assert 1e-12 > 4 * c * np.sqrt(2.0) and 2e-12 * 1 < 2 * c * 1e6  # the premise above
+    for order in (None, np.arange(n), np.r_[n - 1, np.arange(n - 1)]):
+        spy.calls.clear()
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend,
+                  stats_thread=thread)
+        assert res.gamma == expected and res.monitor["violations"] == []
+        assert res.R == pytest.approx(np.linalg.norm(X[-1]), rel=1e-12)
+        (call,) = spy.calls
+        visited_last = order is None or order[-1] == n - 1
+        if thread or visited_last:  # the helper reads the rows in index order
+            assert call["fell_back"] and np.isfinite(call["floor"])
+        else:  # the largest row first: the threshold is large from the start
+            assert not call["fell_back"]
+    # given gamma: exactly the margin passes, any larger one is refused in every mode
+    run(X, y, w_star=ws, gamma=1.0, lemmas=[], backend=backend, stats_thread=thread)
+    with pytest.raises(InvalidArgument, match=r"y\[0\]\*<w_star, X\[0\]> = 1.0 < gamma"):
+        run(X, y, w_star=ws, gamma=float(np.nextafter(1.0, 2.0)), lemmas=[], backend=backend,
+            stats_thread=thread)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_candidates_usually_suffice(backend, monkeypatch):
+    """Rows of similar norm: the kept candidates cover the certification (no second read)."""
+    X, y, ws = separable(300, 5, 0.05, seed=11)
+    spy = CertifySpy(monkeypatch)
+    for gamma in (None, 0.04):
+        spy.calls.clear()
+        run(X, y, w_star=ws, gamma=gamma, lemmas=[], backend=backend, stats_thread=False)
+        (call,) = spy.calls
+        assert call["used_candidates"] and not call["fell_back"]
+
+
+def _incomplete_stats(X, y, ws, drop, floor):
+    """DataStats as the engine builds them, with the candidates missing the rows `drop`."""
+    n, d = X.shape
+    m = X @ ws
+    q = np.einsum("ij,ij->i", X, X)
+    ym = y * m
+    keep = np.setdiff1d(np.arange(n), drop)
+    return DataStats(None, None, float(ws @ ws), d, float(q.max()), float(ym.min()),
+                     candidates=(keep, ym[keep], floor))
+
+
+def _tied_data():
+    """Rows 3 and 17 one ulp apart: margins within rounding error, told apart exactly.
+
+    Row 3's margin (about 1e-3) is a small difference of larger terms, so moving one coordinate
+    of row 17 by one ulp moves its exact margin by many ulps of the margin, yet far less than
+    the float margins' error bound E: only exact arithmetic decides which is the minimum.
+    """
+    rng = np.random.default_rng(2)
+    d = 5
+    ws = rng.standard_normal(d)
+    X = rng.standard_normal((30, d))
+    y = np.sign(X @ ws)
+    z = rng.standard_normal(d)
+    X[3] = z - (z @ ws) / (ws @ ws) * ws + 1e-3 * ws / (ws @ ws)
+    y[3] = y[17] = 1.0
+    X[17] = X[3]
+    j = int(np.argmax(np.abs(ws)))
+    X[17, j] = np.nextafter(X[3, j], -np.inf * np.sign(ws[j]))  # y*<w*, x> decreases
+    return X, y, ws
+
+
+def test_certify_margin_falls_back_when_the_candidates_are_incomplete():
+    X, y, ws = _tied_data()
+    ex = [int(y[i]) * exact_dot(X[i], ws) for i in range(X.shape[0])]
+    i_min = min(range(X.shape[0]), key=ex.__getitem__)
+    expected = rounded_down(ex[i_min])
+    assert i_min == 17 and ex[17] < ex[3]
+    full = certify_margin(X, y, ws, _incomplete_stats(X, y, ws, [], np.inf))
+    assert full == expected
+    for floor in (-np.inf, float(y[17] * (X[17] @ ws)), 0.0):
+        stats = _incomplete_stats(X, y, ws, [17], floor)
+        assert certify_margin(X, y, ws, stats) == expected
+        assert stats.m is not None  # the data was read again
+        assert stats.gamma == expected
+    # Control: a floor that (falsely) claims completeness is trusted, and then row 17 is
+    # missed: the fallback above is what finds it.
+    lying = _incomplete_stats(X, y, ws, [17], np.inf)
+    assert certify_margin(X, y, ws, lying) == rounded_down(ex[3]) > expected
+    assert lying.m is None
+
+
+def test_certify_margin_with_gamma_falls_back_to_find_the_violation():
+    X, y, ws = _tied_data()
+    g3 = float(y[3] * (X[3] @ ws))
+    gamma = rounded_down(int(y[3]) * exact_dot(X[3], ws))  # above row 17's exact margin
+    assert certify_margin(X, y, ws, _incomplete_stats(X, y, ws, [17], np.inf), gamma) == gamma
+    for floor in (-np.inf, g3):
+        stats = _incomplete_stats(X, y, ws, [17], floor)
+        with pytest.raises(InvalidArgument, match=r"y\[17\]\*<w_star, X\[17\]> = .* \(exactly\)"):
+            certify_margin(X, y, ws, stats, gamma)
+    # and a far worse row missing from the candidates
+    Xb = X.copy()
+    Xb[25] = -y[25] * ws  # margin -||ws||^2
+    for floor in (-np.inf, 0.0):
+        with pytest.raises(InvalidArgument, match=r"does not separate the data: y\[25\]\*<w_star"):
+            certify_margin(Xb, y, ws, _incomplete_stats(Xb, y, ws, [25], floor), 0.001)
+    # (without gamma the engine's candidates always hold the smallest y*m: only a buffer
+    # overflow, floor = -inf, leaves it out)
+    with pytest.raises(InvalidArgument, match=r"does not separate.*y\[25\]"):
+        certify_margin(Xb, y, ws, _incomplete_stats(Xb, y, ws, [25], -np.inf))
+
+
+# ----------------------------------------------------------------------------- 3. kernel level
+
+def kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, backend, *, room=None,
+                      keep=False, chunk=DEFAULT_CHUNK, log_cap=0, margin=False, half_gamma=0.0,
+                      need_stats=True):
+    """One pass of run_visits over `order`, resumed after BUDGET/FULL; its statistics."""
+    n, d = X.shape
+    order = np.asarray(order, np.int64)
+    sti, qw = new_state()
+    w = np.zeros(d)
+    logs = [np.empty(log_cap, np.int64), np.empty(log_cap, np.int64), np.empty(log_cap),
+            np.empty(log_cap), np.empty(log_cap)]
+    stat_m, stat_q = np.full(n if keep else 0, np.nan), np.full(n if keep else 0, np.nan)
+    room = order.shape[0] if room is None else room  # by default room for every visit
+    cand_i, cand_y = np.empty(room, np.int64), np.empty(room)
+    logged = []
+    calls = 0
+    while True:
+        status = run_visits(X, y, order, w, ws, sti, qw, half_gamma, order.shape[0], False,
+                            margin, *logs, stat_m, stat_q, cand_i, cand_y, cand_gamma,
+                            cand_coef, need_stats, chunk, backend=backend)
+        calls += 1
+        nl = int(sti[NLOG])
+        logged.append([a[:nl].copy() for a in logs])
+        sti[NLOG] = 0
+        if status == END:
+            break
+        assert status in (FULL, BUDGET)
+    assert sti[T] == order.shape[0]
+    nc = int(sti[NCAND])
+    log = [np.concatenate([c[k] for c in logged]) for k in range(5)]
+    return {"cand": cand_i[:nc].copy(), "cand_y": cand_y[:nc].copy(), "floor": qw[FLOOR],
+            "qmax": qw[QMAX], "ymin": qw[YMIN], "bad": int(sti[BAD]), "stat_m": stat_m,
+            "stat_q": stat_q, "log": log, "calls": calls, "w": w}
+
+
+def pass_of_data(X, y, ws, cand_gamma, cand_coef, backend, *, room=None, keep=False):
+    n = X.shape[0]
+    sti, qw = new_state()
+    stat_m, stat_q = np.full(n if keep else 0, np.nan), np.full(n if keep else 0, np.nan)
+    room = n if room is None else room
+    cand_i, cand_y = np.empty(room, np.int64), np.empty(room)
+    data_pass(X, y, ws, sti, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma, cand_coef,
+              backend=backend)
+    nc = int(sti[NCAND])
+    return {"cand": cand_i[:nc].copy(), "cand_y": cand_y[:nc].copy(), "floor": qw[FLOOR],
+            "qmax": qw[QMAX], "ymin": qw[YMIN], "bad": int(sti[BAD]), "stat_m": stat_m,
+            "stat_q": stat_q}
+
+
+def reference_first_pass(ym, q, order, cand_gamma, cand_coef):
+    """The documented rule with Q the current max ||x||^2, visit by visit, in plain Python."""
+    qmax, ymin, floor, cand = 0.0, np.inf, np.inf, []
+    for i in order:
+        qmax = max(qmax, float(q[i]))
+        ymin = min(ymin, float(ym[i]))
+        base = ymin if np.isnan(cand_gamma) else cand_gamma
+        if ym[i] <= base + cand_coef * np.sqrt(qmax):
+            cand.append(int(i))
+        else:
+            floor = min(floor, float(ym[i]))
+    return {"cand": cand, "floor": floor, "qmax": qmax, "ymin": ymin}
+
+
+def check_invariants(out, X, y, ws, order, cand_gamma):
+    """The candidates' contract, up to the rounding of the kernel's own dot products."""
+    visited = np.unique(order)
+    m = X @ ws
+    ym = y * m
+    q = np.einsum("ij,ij->i", X, X)
+    scale = np.sqrt(q) * np.linalg.norm(ws)  # |error of m_i| <~ d*u*scale
+    cand = out["cand"]
+    # candidates are visited examples, with their own y*m
+    assert np.isin(cand, visited).all()
+    np.testing.assert_allclose(out["cand_y"], ym[cand], rtol=0, atol=1e-12 * max(scale.max(), 1))
+    # every visited example clearly below FLOOR is a candidate
+    below = visited[ym[visited] < out["floor"] - 1e-9 * max(scale.max(), 1)]
+    assert np.isin(below, cand).all(), (below, cand, out["floor"])
+    # the extremes of the visited rows
+    tol = 1e-12 * max(scale.max(), 1)
+    assert out["qmax"] == pytest.approx(q[visited].max(), rel=1e-12)
+    assert out["ymin"] == pytest.approx(ym[visited].min(), rel=0, abs=tol)
+    if np.isfinite(out["floor"]):
+        # FLOOR is the y*m of a visited example that was not kept
+        assert np.min(np.abs(ym[visited] - out["floor"])) <= tol
+    # and the candidates are not too few: the running minimum is always kept, and with a
+    # given gamma every example at or below it (y*m <= base is kept whatever the excess)
+    if out["floor"] > -np.inf:
+        if np.isnan(cand_gamma):
+            assert cand.size and out["cand_y"].min() == out["ymin"]
+        else:
+            assert np.isin(visited[ym[visited] < cand_gamma - tol], cand).all()
+            assert out["floor"] > cand_gamma - tol
+    return below
+
+
+@st.composite
+def kernel_cases(draw):
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    n, d = draw(st.integers(1, 40)), draw(st.integers(1, 7))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-3, 4, size=(n, 1))
+    ws = rng.standard_normal(d)
+    y = rng.choice([-1.0, 1.0], n)  # the statistics do not need separable data
+    kind = draw(st.sampled_from(["all", "permutation", "repeats"]))
+    if kind == "all":
+        order = np.arange(n)
+    elif kind == "permutation":
+        order = rng.permutation(n)
+    else:
+        order = rng.integers(0, n, size=int(rng.integers(1, 3 * n + 1)))
+    cand_coef = draw(st.sampled_from([0.0, 1e-15, 1e-3, 0.05, 0.5, 5.0]))
+    cand_gamma = draw(st.sampled_from([np.nan, np.nan, -1.0, 0.0, 0.3]))
+    return X, y, ws, order, cand_gamma, cand_coef
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=kernel_cases(), chunk=st.sampled_from([DEFAULT_CHUNK, 1, 5]),
+       log_cap=st.sampled_from([0, 1, 3, 1000]))
+def test_kernel_candidates_are_complete_below_floor(case, chunk, log_cap):
+    X, y, ws, order, cand_gamma, cand_coef = case
+    outs = {}
+    for backend in BACKEND_NAMES:
+        out = kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, backend, chunk=chunk,
+                                log_cap=log_cap, keep=True)
+        check_invariants(out, X, y, ws, order, cand_gamma)
+        visited = np.unique(order)
+        assert out["bad"] == -1
+        np.testing.assert_allclose(out["stat_m"][visited], (X @ ws)[visited], rtol=1e-12,
+                                   atol=1e-300)
+        np.testing.assert_allclose(out["stat_q"][visited],
+                                   np.einsum("ij,ij->i", X, X)[visited], rtol=1e-12)
+        assert np.isnan(np.delete(out["stat_m"], visited)).all()  # only the visited rows
+        if log_cap:  # each update's statistics come with the update log
+            i, t, _, m, q = out["log"]
+            assert i.size >= 1 and np.array_equal(i, order[t])
+            np.testing.assert_allclose(m, out["stat_m"][i], rtol=1e-12, atol=1e-300)
+            np.testing.assert_allclose(q, out["stat_q"][i], rtol=1e-12)
+        outs[backend] = out
+    # the same pass in one call (the candidates may differ: see the exact-data test)
+    for backend in BACKEND_NAMES:
+        one = kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, backend,
+                                log_cap=1 << 12)
+        check_invariants(one, X, y, ws, order, cand_gamma)
+        assert one["qmax"] == pytest.approx(outs[backend]["qmax"], rel=1e-13)
+        assert one["ymin"] == pytest.approx(outs[backend]["ymin"], rel=1e-13, abs=1e-300)
+    # the helper thread's pass over every row
+    for backend in BACKEND_NAMES:
+        dp = pass_of_data(X, y, ws, cand_gamma, cand_coef, backend, keep=True)
+        check_invariants(dp, X, y, ws, np.arange(X.shape[0]), cand_gamma)
+        assert not np.isnan(dp["stat_m"]).any()
+
+
+def check_rule(out, ym, q, order, cand_gamma, cand_coef):
+    """The candidates' rule, on exact y*m and ||x||^2, for an order without repeats.
+
+    A visit is kept when y*m <= base + cand_coef * sqrt(max ||x||^2 so far) and rejected when
+    y*m > base (base: cand_gamma, or the running min of y*m when it is NaN); in between the
+    kernel may do either (the numba kernel refreshes its threshold's excess only when it keeps
+    a candidate: a stale excess keeps fewer).  FLOOR is the smallest y*m rejected.
+    """
+    assert len(set(order.tolist())) == order.size
+    kept = set(out["cand"].tolist())
+    assert out["cand"].tolist() == [int(i) for i in order if i in kept]  # in visit order
+    qmax, ymin, floor = 0.0, np.inf, np.inf
+    for i in order:
+        qmax, ymin = max(qmax, float(q[i])), min(ymin, float(ym[i]))
+        base = ymin if np.isnan(cand_gamma) else cand_gamma
+        if i in kept:
+            assert ym[i] <= base + cand_coef * np.sqrt(qmax), i
+        else:
+            assert ym[i] > base, i
+            floor = min(floor, float(ym[i]))
+    assert (out["floor"], out["ymin"], out["qmax"]) == (floor, ymin, qmax)
+
+
+def _exact_case(seed, n, d, kind):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, (n, d)).astype(float)
+    ws = rng.integers(-3, 4, d).astype(float)
+    y = rng.choice([-1.0, 1.0], n)
+    order = {"all": np.arange(n), "permutation": rng.permutation(n),
+             "repeats": rng.integers(0, n, size=int(rng.integers(1, 3 * n + 1)))}[kind]
+    return X, y, ws, order
+
+
+EXACT_CASE = dict(seed=st.integers(0, 2 ** 32 - 1), n=st.integers(1, 40), d=st.integers(1, 5),
+                  cand_coef=st.sampled_from([0.0, 0.1, 0.37, 1.3, 3.0]),
+                  cand_gamma=st.sampled_from([np.nan, -2.0, 0.0, 1.0, 5.0]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["all", "permutation"]), **EXACT_CASE)
+def test_kernel_candidates_follow_their_rule_on_exact_data(seed, n, d, cand_coef, cand_gamma,
+                                                           kind):
+    """Integer data (exact dot products in every summation order), every backend and pass."""
+    X, y, ws, order = _exact_case(seed, n, d, kind)
+    ym, q = y * (X @ ws), np.einsum("ij,ij->i", X, X)
+    zero = np.flatnonzero(q[order] == 0)
+    for backend in BACKEND_NAMES:
+        for chunk in (DEFAULT_CHUNK, 3):
+            out = kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, backend,
+                                    chunk=chunk, log_cap=2)
+            check_rule(out, ym, q, order, cand_gamma, cand_coef)
+            assert out["bad"] == (int(order[zero[0]]) if zero.size else -1)
+        if kind == "all":
+            check_rule(pass_of_data(X, y, ws, cand_gamma, cand_coef, backend), ym, q, order,
+                       cand_gamma, cand_coef)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["all", "permutation", "repeats"]), **EXACT_CASE)
+def test_numpy_kernel_keeps_the_rule_with_the_current_max_norm(seed, n, d, cand_coef,
+                                                               cand_gamma, kind):
+    """The numpy kernel's rule, visit by visit: Q is always the current max ||x||^2.
+
+    (Stricter than the contract, which lets Q be any earlier max, as the numba kernel does.)
+    """
+    X, y, ws, order = _exact_case(seed, n, d, kind)
+    ref = reference_first_pass(y * (X @ ws), np.einsum("ij,ij->i", X, X), order, cand_gamma,
+                               cand_coef)
+    for chunk in (DEFAULT_CHUNK, 3):
+        out = kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, "numpy", chunk=chunk,
+                                log_cap=2)
+        assert out["cand"].tolist() == ref["cand"]
+        assert (out["floor"], out["ymin"], out["qmax"]) == (ref["floor"], ref["ymin"],
+                                                             ref["qmax"])
+    if kind == "all":
+        dp = pass_of_data(X, y, ws, cand_gamma, cand_coef, "numpy")
+        assert dp["cand"].tolist() == ref["cand"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cand_gamma", [np.nan, 2.0])
+def test_candidate_buffer_overflow_sets_floor_to_minus_infinity(backend, cand_gamma):
+    X = np.ones((6, 3))  # every example ties: all are candidates
+    y, ws = np.ones(6), np.array([1.0, 0.5, 0.5])
+    for room in (0, 1, 5):
+        out = kernel_first_pass(X, y, ws, np.arange(6), cand_gamma, 1e-9, backend, room=room)
+        assert out["floor"] == -np.inf and out["cand"].tolist() == list(range(room))
+        dp = pass_of_data(X, y, ws, cand_gamma, 1e-9, backend, room=room)
+        assert dp["floor"] == -np.inf and dp["cand"].tolist() == list(range(room))
+    # exactly enough room, or repeats of one example beyond it
+    out = kernel_first_pass(X, y, ws, np.arange(6), cand_gamma, 1e-9, backend, room=6)
+    assert out["floor"] == np.inf and out["cand"].tolist() == list(range(6))
+    out = kernel_first_pass(X, y, ws, np.zeros(7, np.int64), cand_gamma, 1e-9, backend, room=6)
+    assert out["floor"] == -np.inf and out["cand"].tolist() == [0] * 6
+    # a rejected example before the overflow: still -inf (the candidates are incomplete)
+    X2 = np.vstack([X, 10 * np.ones(3)])
+    out = kernel_first_pass(X2, np.ones(7), ws, np.r_[0, 6, np.arange(1, 6)], cand_gamma,
+                            1e-9, backend, room=2)
+    assert out["floor"] == -np.inf and out["cand"].tolist() == [0, 1]
+    out = kernel_first_pass(X2, np.ones(7), ws, np.r_[0, 6, 1], cand_gamma, 1e-9, backend,
+                            room=2)
+    assert out["floor"] == 20.0 and out["cand"].tolist() == [0, 1]  # room enough
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernel_records_the_first_bad_row_in_visit_order(backend):
+    X = np.arange(1.0, 25.0).reshape(8, 3)
+    X[2] = 0.0
+    X[5, 1] = np.nan
+    y, ws = np.ones(8), np.ones(3)
+    with np.errstate(invalid="ignore"):
+        assert kernel_first_pass(X, y, ws, np.arange(8), np.nan, 0.1, backend)["bad"] == 2
+        assert kernel_first_pass(X, y, ws, np.arange(8)[::-1], np.nan, 0.1, backend)["bad"] == 5
+        assert kernel_first_pass(X, y, ws, [0, 1, 3], np.nan, 0.1, backend)["bad"] == -1
+        assert pass_of_data(X, y, ws, np.nan, 0.1, backend)["bad"] == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernel_keeps_no_statistics_after_the_first_pass_or_when_not_asked(backend):
+    X, y, ws = separable(20, 3, 0.1, seed=4)
+    out = kernel_first_pass(X, y, ws, np.arange(20), np.nan, 0.1, backend, need_stats=False,
+                            keep=True)
+    assert out["cand"].size == 0 and out["qmax"] == 0.0 and out["ymin"] == np.inf
+    assert np.isnan(out["stat_m"]).all()
+
+
+# ----------------------------------------------------------------------------- 4. bad data
+
+X0, Y0, WS0 = separable(20, 3, 0.1, seed=1, unit=False)
+
+
+def _with(arr, where, value):
+    arr = np.array(arr, dtype=float)
+    arr[where] = value
+    return arr
+
+
+BAD_DATA = [
+    ("nan", _with(X0, (4, 1), np.nan), 4, r"X\[4, 1\]=nan is not finite"),
+    ("inf", _with(X0, (7, 2), np.inf), 7, r"X\[7, 2\]=inf is not finite"),
+    ("-inf", _with(X0, (7, 0), -np.inf), 7, r"X\[7, 0\]=-inf is not finite"),
+    ("zero row", _with(X0, 3, 0.0), 3, r"X\[3\] is a zero row"),
+    ("huge row", _with(X0, (2, 0), 1e300), 2, r"X\[2\]: \|\|X\[2\]\|\|\^2 overflows"),
+    ("tiny row", _with(X0, 5, 1e-200), 5, r"X\[5\]: \|\|X\[5\]\|\|\^2 underflows"),
+    ("last row", _with(X0, (19, 2), np.nan), 19, r"X\[19, 2\]=nan is not finite"),
+]
+RUN_KINDS = [dict(), dict(gamma=0.05), dict(variant="margin", gamma=0.05),
+             dict(variant="margin"), dict(all_examples=True)]
+
+
+def _bad_orders(bad):
+    rng = np.random.default_rng(bad)
+    others = np.array([i for i in range(20) if i != bad])
+    return [(None, True), (np.arange(20)[::-1].copy(), True),
+            (np.r_[rng.choice(others, 5), bad, bad, rng.choice(others, 9)], False),
+            (rng.choice(others, 30), True), (rng.choice(others, 30), False)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+@pytest.mark.parametrize("name, X, bad, message", BAD_DATA, ids=[c[0] for c in BAD_DATA])
+def test_bad_data_found_by_the_statistics_pass_is_named(name, X, bad, message, thread,
+                                                        backend):
+    for order, cyclic in _bad_orders(bad):
+        for kw in RUN_KINDS:
+            for chunk in (DEFAULT_CHUNK, 7):
+                with np.errstate(all="ignore"), pytest.raises(InvalidArgument, match=message):
+                    # (max_epochs: a zero row fires at every pass, and the kernel returns to
+                    # the engine's checks only at the end, a full log or the budget)
+                    run(X, Y0, w_star=WS0, lemmas=[], order=order, cyclic=cyclic,
+                        backend=backend, stats_thread=thread, chunk_visits=chunk,
+                        max_epochs=3, **kw)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_several_bad_rows_one_of_them_is_named(backend, thread):
+    # Which one may depend on the mode: the fused pass names the first bad row it visits
+    # (then the smallest unvisited one), the helper thread the smallest index.
+    X = _with(_with(X0, (2, 0), np.nan), 9, 0.0)
+    named = r"(X\[2, 0\]=nan is not finite|X\[9\] is a zero row)"
+    for order in (None, np.arange(20)[::-1].copy(), np.array([9, 2]), np.array([9, 1])):
+        with np.errstate(all="ignore"), pytest.raises(InvalidArgument, match=named):
+            run(X, Y0, w_star=WS0, lemmas=[], order=order, backend=backend,
+                stats_thread=thread, max_epochs=3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_a_w_star_that_does_not_separate_names_the_example(backend, thread):
+    y11 = Y0.copy()
+    y11[11] *= -1  # the only example on the wrong side
+    for y, ws, i in ((Y0, -WS0, int(np.argmin(Y0 * (X0 @ -WS0)))), (y11, WS0, 11)):
+        assert y[i] * (X0[i] @ ws) < 0
+        unvisited = np.array([k for k in range(20) if k != i][:5])
+        for order, cyclic in ((None, True), (np.arange(20)[::-1].copy(), True),
+                              (np.r_[i, i, 0, 1], False), (unvisited, True)):
+            for kw in RUN_KINDS:
+                with pytest.raises(InvalidArgument,
+                                   match=rf"does not separate the data: y\[{i}\]\*<w_star, "
+                                         rf"X\[{i}\]> = -"):
+                    run(X0, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic,
+                        backend=backend, stats_thread=thread, **kw)
+
+
+# ----------------------------------------------------------------------------- 5. helper thread
+
+def _thread_args(X, y, ws, backend, cand_i=None):
+    n = X.shape[0]
+    sti, qw = new_state()
+    cand_i = np.empty(n, np.int64) if cand_i is None else cand_i
+    return (X, y, ws, sti, qw, np.empty(0), np.empty(0), cand_i, np.empty(n), np.nan, 0.01,
+            backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stats_thread_result_is_data_pass(backend):
+    X, y, ws = separable(50, 4, 0.1, seed=9, unit=False)
+    args = _thread_args(X, y, ws, backend)
+    helper = _engine._StatsThread(*args)
+    assert helper.thread.daemon and helper.thread.name == "novikoff-stats"
+    sti, qw = helper.result()
+    assert not helper.thread.is_alive() and sti is args[3] and qw is args[4]
+    direct = pass_of_data(X, y, ws, np.nan, 0.01, backend)
+    nc = int(sti[NCAND])
+    assert args[7][:nc].tolist() == direct["cand"].tolist()
+    assert (qw[QMAX], qw[YMIN], qw[FLOOR], sti[BAD]) == (direct["qmax"], direct["ymin"],
+                                                         direct["floor"], direct["bad"])
+    assert helper.result()[0] is sti  # result() may be asked again
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stats_thread_reraises_what_data_pass_raised(backend):
+    X, y, ws = separable(10, 3, 0.1, seed=2)
+    args = list(_thread_args(X, y, ws, backend))
+    args[7] = None  # no candidate buffer: data_pass fails inside the thread
+    helper = _engine._StatsThread(*args)
+    expected = AttributeError if backend == "numpy" else Exception
+    with pytest.raises(expected) as info:
+        helper.result()
+    if backend == "numba":
+        import numba
+        assert isinstance(info.value, numba.core.errors.TypingError)
+    assert not helper.thread.is_alive()
+    # a wrong shape: ws of the wrong length (numpy backend: a shape error)
+    if backend == "numpy":
+        bad = _engine._StatsThread(*_thread_args(X, y, np.ones(5), backend))
+        with pytest.raises(ValueError):
+            bad.result()
+
+
+class _Boom(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), _Boom("boom")])
+def test_stats_thread_hands_over_the_very_exception(monkeypatch, exc):
+    started = threading.Event()
+
+    def failing(*args, **kwargs):
+        started.set()
+        raise exc
+
+    monkeypatch.setattr(_engine, "data_pass", failing)
+    X, y, ws = separable(10, 3, 0.1, seed=2)
+    helper = _engine._StatsThread(*_thread_args(X, y, ws, "numpy"))
+    with pytest.raises(type(exc)) as info:
+        helper.result()
+    assert info.value is exc and started.is_set()
+    # through run(): the caller sees the helper's exception
+    with pytest.raises(type(exc)) as info:
+        run(X, y, w_star=ws, lemmas=[], stats_thread=True)
+    assert info.value is exc
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stats_thread_used_exactly_when_asked(backend, monkeypatch):
+    made = []
+    original = _engine._StatsThread
+
+    class Counting(original):
+        def __init__(self, *args):
+            made.append(args)
+            super().__init__(*args)
+
+    monkeypatch.setattr(_engine, "_StatsThread", Counting)
+    X, y, ws = separable(30, 3, 0.1, seed=6, unit=False)
+    ref = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=False)
+    assert made == []
+    res = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=True)
+    assert len(made) == 1 and made[0][-1] == backend
+    assert signature(res) == signature(ref)
+    made.clear()
+    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=None)  # tiny: fused
+    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, checks=False)
+    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, variant="margin")
+    assert made == []  # no checks, or gamma certified before the run: nothing to compute
+
+
+def test_auto_choice_of_the_helper_thread(monkeypatch):
+    monkeypatch.setattr(_engine, "_cpus", lambda: 4)
+    big = 1 << 20
+    assert _engine._use_stats_thread(None, big, 512, "numpy") is False
+    assert _engine._use_stats_thread(None, 100, 512, "numba") is False
+    assert _engine._use_stats_thread(None, big, 16, "numba") is False
+    assert _engine._use_stats_thread(None, big, 512, "numba") is HAVE_NUMBA
+    assert _engine._use_stats_thread(True, 1, 1, "numpy") is True
+    assert _engine._use_stats_thread(False, big, 512, "numba") is False
+    monkeypatch.setattr(_engine, "_cpus", lambda: 1)
+    assert _engine._use_stats_thread(None, big, 512, "numba") is False
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_stats_thread_on_tiny_data(backend, n):
+    X, y, ws = separable(n, 2, 0.2, seed=n)
+    for kw in (dict(), dict(order=[n - 1], cyclic=False), dict(variant="margin", gamma=0.1),
+               dict(all_examples=True)):
+        a = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=True, **kw)
+        b = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=False, **kw)
+        assert signature(a) == signature(b)
+        assert a.monitor["violations"] == [] and a.converged == (kw.get("cyclic", True))
+    res = run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True)
+    assert res.gamma == rounded_down(exact_min_margin(X, y, ws))
+    assert res.R == pytest.approx(np.sqrt(np.einsum("ij,ij->i", X, X).max()), rel=1e-12)
