@@ -888,3 +888,52 @@ def test_stats_thread_on_tiny_data(backend, n):
     res = run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True)
     assert res.gamma == rounded_down(exact_min_margin(X, y, ws))
     assert res.R == pytest.approx(np.sqrt(np.einsum("ij,ij->i", X, X).max()), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- 6. fixes found here
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_gamma_just_below_the_minimum_needs_no_second_read(backend, thread, monkeypatch):
+    """With gamma given, the rows within the tolerance of gamma are candidates from the start
+    (the numba kernel once kept none until some row had been kept)."""
+    X, y, ws = separable(300, 5, 0.05, seed=11)
+    g = float(np.nextafter(rounded_down(exact_min_margin(X, y, ws)), -np.inf))  # 1 ulp below
+    spy = CertifySpy(monkeypatch)
+    run(X, y, w_star=ws, gamma=g, lemmas=[], backend=backend, stats_thread=thread)
+    (call,) = spy.calls
+    assert call["used_candidates"] and not call["fell_back"]
+
+
+@pytest.mark.parametrize("w_star, what", [(np.array([1e300, 1e300]), "overflows"),
+                                          (np.array([1e-300, 0.0]), "underflows")])
+def test_a_w_star_whose_squared_norm_is_not_a_positive_float_is_refused(w_star, what):
+    X = np.array([[1.0, 0.0], [1e10, -1e10], [3.0, 1.0]])
+    y = np.ones(3)
+    with pytest.raises(InvalidArgument, match=rf"w_star: \|\|w_star\|\|\^2 {what}"):
+        run(X, y, w_star=w_star, lemmas=[])
+    from novikoff.runtime import audit
+    trace_w = np.cumsum(X * y[:, None], axis=0)
+    with pytest.raises(InvalidArgument, match=rf"w_star: \|\|w_star\|\|\^2 {what}"):
+        audit(X, y, order=np.arange(3), w=trace_w, w_star=w_star)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("thread", [False, True])
+def test_bad_data_is_reported_at_the_end_of_the_first_pass(backend, thread, monkeypatch):
+    """A zero row makes the classic rule fire at every visit: the run must not go on (filling
+    its log for tens of thousands of passes) before the statistics report the row."""
+    X, y, ws = separable(20, 3, 0.1, seed=1, unit=False)
+    X[9] = 0.0
+    visits = []
+    original = _engine.run_visits
+
+    def counting(*args, **kwargs):
+        status = original(*args, **kwargs)
+        visits.append(int(args[5][T]))
+        return status
+
+    monkeypatch.setattr(_engine, "run_visits", counting)
+    with pytest.raises(InvalidArgument, match=r"X\[9\] is a zero row"):
+        run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=thread)
+    assert visits and visits[-1] <= X.shape[0]

@@ -28,7 +28,7 @@ from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import as_lemma
 from ._separator import max_margin_separator
-from ._validate import check_choice, check_data, check_gamma, check_order, check_vector
+from ._validate import check_choice, check_data, check_gamma, check_order, check_w_star
 
 __all__ = ["AuditReport", "audit", "audit_files"]
 
@@ -78,7 +78,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
         t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
         raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
     gamma = check_gamma(gamma)
-    ws = max_margin_separator(X, y) if w_star is None else check_vector("w_star", w_star, d)
+    ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
     stats = data_stats(X, y, ws)
     gamma = certify_margin(X, y, ws, stats, gamma)
     T = order.shape[0]

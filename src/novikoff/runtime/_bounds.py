@@ -180,6 +180,9 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
     """
     n, d = X.shape
     E = stats.E
+    if stats.ym_min is not None and not np.isfinite(stats.ym_min) or not np.isfinite(E):
+        raise InvalidArgument("y*<w_star, x> or its error bound overflows for some example; "
+                              "rescale w_star or X")
     if gamma is None:
         # Rows that could hold the minimum: y*m within 2E of the smallest y*m.
         cand, ym, ym_min = _margins_near(X, y, w_star, stats, None, 2 * E)

@@ -24,7 +24,7 @@ from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
-                        check_vector)
+                        check_w_star)
 
 __all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
 
@@ -163,7 +163,7 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     gamma = check_gamma(gamma)
     max_epochs = check_positive_int("max_epochs", max_epochs)
     if w_star is not None:
-        w_star = check_vector("w_star", w_star, d)
+        w_star = check_w_star(w_star, d)
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
@@ -372,11 +372,14 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         start_monitoring()
     status = None
     while True:
+        budget = int(chunk_visits)
+        if checks and keeper is None:  # return at the end of the first pass: bad data is
+            budget = max(1, min(budget, L - int(st[T])))  # reported, monitoring starts
         status = run_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic,
                             variant == "margin", log_i, log_t, log_p, log_m, log_q, stat_m,
                             stat_q, cand_i, cand_y, cand_gamma, cand_coef,
-                            bool(fused and keeper is None and helper is None),
-                            int(chunk_visits), backend=backend)
+                            bool(fused and keeper is None and helper is None), budget,
+                            backend=backend)
         done = status in (CONVERGED, END)
         if checks:
             if keeper is None and (int(st[T]) >= L or done):

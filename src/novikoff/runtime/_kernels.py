@@ -55,10 +55,17 @@ except ImportError:  # pragma: no cover - depends on the environment
     HAVE_NUMBA = False
 
 
-def _numpy_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                  log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
-                  cand_gamma, cand_coef, need_stats, chunk_visits):
+def _numpy_visits(*args):
     """Blocked numpy version: predict a block with one matrix product, stop at its first update."""
+    # Bad entries (NaN, inf) are reported from the statistics once the kernel returns; numpy's
+    # warnings about them meanwhile would only be noise.
+    with np.errstate(all="ignore"):
+        return _numpy_visits_blocks(*args)
+
+
+def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
+                         log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
+                         cand_gamma, cand_coef, need_stats, chunk_visits):
     L = order.shape[0]
     cap = log_i.shape[0]
     budget_end = st[T] + chunk_visits
@@ -205,18 +212,20 @@ if HAVE_NUMBA:
             qmax = max(qmax, q)
             ym = y[i] * m
             ymin = min(ymin, ym)
-            if ym <= (ymin if by_min else cand_gamma) + excess:
-                # A stale excess (qmax grew since) only keeps fewer candidates: FLOOR covers
-                # the rest.  Refreshing it here keeps the square root off the common path.
+            if ym < floor or ym <= (ymin if by_min else cand_gamma) + excess:
+                # A row is kept or lowers FLOOR: the rare path, where the excess, stale since
+                # max ||x||^2 last grew, is refreshed (the square root stays off the common
+                # path; a stale one only ever keeps fewer rows, and FLOOR covers those).
                 excess = cand_coef * np.sqrt(qmax)
-                if ncand < room:
-                    cand_i[ncand] = i
-                    cand_y[ncand] = ym
-                    ncand += 1
-                else:  # out of room: the candidates are complete below no margin
-                    floor = -np.inf
-            elif ym < floor:
-                floor = ym
+                if ym <= (ymin if by_min else cand_gamma) + excess:
+                    if ncand < room:
+                        cand_i[ncand] = i
+                        cand_y[ncand] = ym
+                        ncand += 1
+                    else:  # out of room: the candidates are complete below no margin
+                        floor = -np.inf
+                else:
+                    floor = ym
             # --
             if always or y[i] * p <= thr:
                 fired = True
@@ -251,18 +260,20 @@ if HAVE_NUMBA:
             qmax = max(qmax, q)
             ym = y[i] * m
             ymin = min(ymin, ym)
-            if ym <= (ymin if by_min else cand_gamma) + excess:
-                # A stale excess (qmax grew since) only keeps fewer candidates: FLOOR covers
-                # the rest.  Refreshing it here keeps the square root off the common path.
+            if ym < floor or ym <= (ymin if by_min else cand_gamma) + excess:
+                # A row is kept or lowers FLOOR: the rare path, where the excess, stale since
+                # max ||x||^2 last grew, is refreshed (the square root stays off the common
+                # path; a stale one only ever keeps fewer rows, and FLOOR covers those).
                 excess = cand_coef * np.sqrt(qmax)
-                if ncand < room:
-                    cand_i[ncand] = i
-                    cand_y[ncand] = ym
-                    ncand += 1
-                else:  # out of room: the candidates are complete below no margin
-                    floor = -np.inf
-            elif ym < floor:
-                floor = ym
+                if ym <= (ymin if by_min else cand_gamma) + excess:
+                    if ncand < room:
+                        cand_i[ncand] = i
+                        cand_y[ncand] = ym
+                        ncand += 1
+                    else:  # out of room: the candidates are complete below no margin
+                        floor = -np.inf
+                else:
+                    floor = ym
             # --
         qw[QMAX], qw[YMIN], qw[FLOOR] = qmax, ymin, floor
         st[BAD], st[NCAND] = bad, ncand
@@ -377,8 +388,9 @@ def data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma, cand
     block = 1 << 14
     for r in range(0, X.shape[0], block):
         rows = np.arange(r, min(r + block, X.shape[0]))
-        _numpy_first_pass(X[r:r + block], y[r:r + block], rows, ws, st, qw, stat_m, stat_q,
-                          cand_i, cand_y, cand_gamma, cand_coef)
+        with np.errstate(all="ignore"):  # bad entries are reported from the statistics
+            _numpy_first_pass(X[r:r + block], y[r:r + block], rows, ws, st, qw, stat_m,
+                              stat_q, cand_i, cand_y, cand_gamma, cand_coef)
 
 
 def stream_passes(X: np.ndarray, passes: int) -> float:

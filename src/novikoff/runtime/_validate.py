@@ -71,6 +71,21 @@ def check_vector(name: str, value, d: int, *, nonzero: bool = True) -> np.ndarra
     return v
 
 
+def check_w_star(value, d: int, name: str = "w_star") -> np.ndarray:
+    """A separator candidate: a finite, non-zero vector of length d whose squared norm is a
+    positive float (the error bounds of <w_star, x> scale with it)."""
+    v = check_vector(name, value, d)
+    with np.errstate(over="ignore", under="ignore"):
+        s = float(v @ v)
+    if not np.isfinite(s):
+        raise InvalidArgument(f"{name}: ||{name}||^2 overflows (entries up to "
+                              f"{float(np.abs(v).max())!r}); rescale it")
+    if s == 0.0:
+        raise InvalidArgument(f"{name}: ||{name}||^2 underflows to 0 (entries up to "
+                              f"{float(np.abs(v).max())!r}); rescale it")
+    return v
+
+
 def check_order(value, n: int, name: str = "order") -> np.ndarray:
     """A non-empty int64 sequence of example indices in [0, n)."""
     arr = _array(name, value, 1)
