@@ -171,11 +171,11 @@ def _use_stats_thread(choice, size: int, d: int, backend: str) -> bool:
     """Whether the statistics pass gets a helper thread (choice None: decide here)."""
     if choice is not None:
         return bool(choice)
-    # Only numba's pass releases the GIL.  The thread pays off where the fused pass is
-    # compute-bound (long rows: three dot products per row); on short rows both threads
-    # compete for memory bandwidth and the fused pass is faster (docs/runtime.md, Speed).
+    # Only numba's pass releases the GIL.  The thread pays off on long rows, where the fused
+    # pass (three dot products per row) is compute-bound; on short rows the two threads compete
+    # for memory bandwidth and the first pass waits for the helper (docs/runtime.md, Speed).
     numba = backend == "numba" or (backend == "auto" and HAVE_NUMBA)
-    return numba and d >= 256 and size >= 1 << 17 and _cpus() >= 2
+    return numba and d >= 64 and size >= 1 << 17 and _cpus() >= 2
 
 
 def _cpus() -> int:
