@@ -4,7 +4,9 @@ Every ratio is measured in one process on the same data: separable unit-row data
 margin gamma, cycling to convergence (E epochs).  Columns:
 
   on/off      monitored run (every lemma of proofs/ checked at every update) / same engine,
-              checks off                                                (issue target <= 1.1)
+              checks off: best time / best time                         (issue target <= 1.1)
+  paired      the median of on/off over runs made back to back (less sensitive to a machine
+              whose speed drifts during the benchmark)
   on/sklearn  monitored run / sklearn Perceptron(..., max_iter=E, tol=None) (target <= 1.0)
   on/stream   monitored run / E passes streaming X from memory          (target <= 3, d <= 100)
 
@@ -65,7 +67,7 @@ def main(argv=None) -> int:
     sizes = FULL if args.full else SMALL
     print(f"numba: {HAVE_NUMBA}; lemmas loaded: {len(lemmas)}")
     head = (f"{'n':>9} {'d':>5} {'gamma':>6} {'E':>4} {'M':>6} {'checks':>8} {'on ms':>8} "
-            f"{'off ms':>8} {'on/off':>7} {'skl ms':>8} {'on/skl':>7} {'strm ms':>8} "
+            f"{'off ms':>8} {'on/off':>7} {'paired':>7} {'skl ms':>8} {'on/skl':>7} {'strm ms':>8} "
             f"{'on/strm':>8}")
     print(head)
     print("-" * len(head))
@@ -89,18 +91,21 @@ def main(argv=None) -> int:
             # Interleave the contenders and keep each one's best time: the machine may be
             # shared, and a slow moment then hits every contender alike.
             t_on = t_off = t_skl = t_str = np.inf
+            paired = []  # on/off of runs made back to back: slow drifts of the machine cancel
             for _ in range(args.repeat):
-                t, r_on = best_of(lambda: run(X, y, w_star=ws, lemmas=lemmas), 1)
-                t_on = min(t_on, t)
-                t, r_off = best_of(lambda: run(X, y, w_star=ws, checks=False,
-                                               validate=False), 1)
-                t_off = min(t_off, t)
+                t1, r_on = best_of(lambda: run(X, y, w_star=ws, lemmas=lemmas), 1)
+                t_on = min(t_on, t1)
+                t2, r_off = best_of(lambda: run(X, y, w_star=ws, checks=False,
+                                                validate=False), 1)
+                t_off = min(t_off, t2)
+                paired.append(t1 / t2)
                 if not args.no_sklearn:
                     t_skl = min(t_skl, best_of(skl, 1)[0])
                 t_str = min(t_str, best_of(lambda: stream_passes(X, E), 1)[0])
             assert r_on.mistakes == r_off.mistakes and r_on.converged and r_on.epochs == E
             print(f"{n:>9} {d:>5} {gamma:>6} {E:>4} {r_on.mistakes:>6} {r_on.checks:>8} "
                   f"{t_on * 1e3:>8.2f} {t_off * 1e3:>8.2f} {t_on / t_off:>7.2f} "
+                  f"{float(np.median(paired)):>7.2f} "
                   f"{t_skl * 1e3:>8.2f} {t_on / t_skl:>7.2f} {t_str * 1e3:>8.2f} "
                   f"{t_on / t_str:>8.2f}", flush=True)
     return 0

@@ -381,10 +381,12 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                             bool(fused and keeper is None and helper is None), budget,
                             backend=backend)
         done = status in (CONVERGED, END)
+        # stopped only because the first pass ended: the log is judged with the next chunk
+        first_pass_ended = status == BUDGET and budget < chunk_visits
         if checks:
             if keeper is None and (int(st[T]) >= L or done):
                 start_monitoring()
-            if keeper is not None:
+            if keeper is not None and not first_pass_ended:
                 flush()
             elif status == FULL:  # first pass not finished: grow the log
                 log_i = np.concatenate([log_i, np.empty_like(log_i)])
