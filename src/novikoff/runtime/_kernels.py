@@ -13,10 +13,11 @@ y<w_star, x> is below FLOOR is a candidate (with its y<w_star, x>), so the calle
 candidates suffice and re-reads the data when it needs more.  The rule: an example is kept when
 its y<w_star, x> is at most  base + cand_coef * sqrt(Q), where base is cand_gamma, or the
 smallest y<w_star, x> so far when cand_gamma is NaN, and Q is a max ||x||^2 so far (the numba
-kernel refreshes the square root only when it keeps an example, to keep it off the common
-path); FLOOR is the smallest y<w_star, x> among the examples not kept (-inf when the candidate
-buffer ran out of room).  <w_star, x> and ||x||^2 of every example are stored
-too when stat_m / stat_q have room.  They return
+kernel refreshes the square root only for an example that it keeps or that lowers FLOOR, to keep
+it off the common path); FLOOR is the smallest y<w_star, x> among the examples not kept (-inf
+when the candidate buffer ran out of room).  <w_star, x> and ||x||^2 of every example are stored
+too when stat_m / stat_q have room.  data_pass computes the same statistics over the rows of X
+without predicting (a helper thread runs it next to the first pass).  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
     filled at the last update) or BUDGET (chunk_visits visits done: the caller checks the log,
