@@ -937,3 +937,18 @@ def test_bad_data_is_reported_at_the_end_of_the_first_pass(backend, thread, monk
     with pytest.raises(InvalidArgument, match=r"X\[9\] is a zero row"):
         run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=thread)
     assert visits and visits[-1] <= X.shape[0]
+
+
+@pytest.mark.parametrize("backend", ["fortran", None, 3])
+def test_an_unknown_backend_is_refused(backend):
+    X, y, ws = separable(20, 3, 0.1, seed=1)
+    with pytest.raises(InvalidArgument, match=r"backend="):
+        run(X, y, w_star=ws, lemmas=[], backend=backend)
+
+
+def test_the_numba_backend_without_numba_is_refused(monkeypatch):
+    from novikoff.runtime import _kernels
+    monkeypatch.setattr(_kernels, "HAVE_NUMBA", False)
+    X, y, ws = separable(20, 3, 0.1, seed=1)
+    with pytest.raises(InvalidArgument, match=r"backend='numba': numba is not installed"):
+        run(X, y, w_star=ws, lemmas=[], backend="numba")

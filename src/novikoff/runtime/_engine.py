@@ -19,7 +19,7 @@ from ..errors import InvalidArgument
 from ._bounds import (Bookkeeper, DataStats, certify_margin, check_rows, data_stats,
                       margin_error_per_norm)
 from ._kernels import (BAD, BUDGET, CONVERGED, END, FLOOR, FULL, K, NCAND, NLOG, QMAX, T, YMIN,
-                       HAVE_NUMBA, data_pass, new_state, run_visits, scan_norms)
+                       HAVE_NUMBA, check_backend, data_pass, new_state, run_visits, scan_norms)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
@@ -155,10 +155,12 @@ def _td_at(margins, counts, gammas):
     return np.maximum(gammas * C[j] - S[j], 0.0)
 
 
-def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, rows=True):
+def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
+             rows=True):
     X, y = check_data(X, y, rows=rows)
     n, d = X.shape
     variant = check_choice("variant", variant, VARIANTS)
+    check_backend(backend)
     order = np.arange(n, dtype=np.int64) if order is None else check_order(order, n)
     gamma = check_gamma(gamma)
     max_epochs = check_positive_int("max_epochs", max_epochs)
@@ -174,8 +176,7 @@ def _use_stats_thread(choice, size: int, d: int, backend: str) -> bool:
     # Only numba's pass releases the GIL.  The thread pays off on long rows, where the fused
     # pass (three dot products per row) is compute-bound; on short rows the two threads compete
     # for memory bandwidth and the first pass waits for the helper (docs/runtime.md, Speed).
-    numba = backend == "numba" or (backend == "auto" and HAVE_NUMBA)
-    return numba and d >= 64 and size >= 1 << 17 and _cpus() >= 2
+    return HAVE_NUMBA and backend != "numpy" and d >= 64 and size >= 1 << 17 and _cpus() >= 2
 
 
 def _cpus() -> int:
@@ -248,7 +249,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
              not (variant == "margin" and gamma is None))
     default_order = order is None
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
-        X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
+        X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
         rows=validate and not later)
     monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
                            on_violation=on_violation) if checks else None

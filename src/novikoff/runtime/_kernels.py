@@ -29,6 +29,8 @@ gamma_d * sum|a_i b_i| that the monitor uses holds for every order.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
@@ -48,7 +50,11 @@ def new_state():
     return st, np.array([0.0, 0.0, np.inf, np.inf])
 
 
-try:  # numba is optional (pip install novikoff[fast])
+# numba is optional (pip install novikoff[fast]); NOVIKOFF_NO_NUMBA=1 runs the numpy fallback
+# with numba installed (CI tests both).
+try:
+    if os.environ.get("NOVIKOFF_NO_NUMBA", "") not in ("", "0"):
+        raise ImportError("NOVIKOFF_NO_NUMBA is set")
     import numba as _nb
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover - depends on the environment
@@ -364,6 +370,17 @@ if HAVE_NUMBA:
         qw[QMAX], qw[YMIN], qw[FLOOR] = acc[0], acc[1], acc[2]
         st[BAD], st[NCAND] = acc[4], acc[5]
         return status
+
+
+def check_backend(backend) -> str:
+    """'auto', 'numba' (InvalidArgument when numba is not available) or 'numpy'."""
+    from ..errors import InvalidArgument
+    if backend not in ("auto", "numba", "numpy"):
+        raise InvalidArgument(f"backend={backend!r}: expected 'auto', 'numba' or 'numpy'")
+    if backend == "numba" and not HAVE_NUMBA:
+        raise InvalidArgument("backend='numba': numba is not installed (pip install "
+                              "'novikoff[fast]') or NOVIKOFF_NO_NUMBA is set")
+    return backend
 
 
 def run_visits(*args, backend: str = "auto"):
