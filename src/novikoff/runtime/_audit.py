@@ -13,6 +13,14 @@ Two kinds of findings:
 * ``lemma``: a lemma statement evaluated on the trace's own weights is certainly false.  Lemmas
   are checked whatever the rule findings: a variant that legitimately differs from the textbook
   rule still has its invariants checked, as long as its setting's assumptions hold.
+* ``td`` (when the trace reports ``td`` (T,), the implementation's TD after each visit): the
+  reported value is certainly not the sum of max(0, gamma - y<w_star, x>) over the examples
+  presented so far.  The first such visit is reported; td_violations counts them all.
+
+Separable data (the default): w_star (given, or a max-margin separator) is certified to separate
+the data with margin gamma.  separable=False: no margin is certified; the hinge-loss lemmas judge
+the trace, with TD for (w_star, gamma) over the examples presented; w_star is given or a
+soft-margin separator, gamma given or the one minimising a monitored hinge bound (as ``run``).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from ._compile import Unbindable, compile_formula
 from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import as_lemma
-from ._separator import max_margin_separator
+from ._separator import max_margin_separator, soft_margin_separator
 from ._validate import check_choice, check_data, check_gamma, check_order, check_w_star
 
 __all__ = ["AuditReport", "audit", "audit_files"]
@@ -44,6 +52,8 @@ class AuditReport:
     lemma_violations: int
     violations: list = field(default_factory=list)
     monitor: dict | None = None
+    td_violations: int = 0
+    separable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -52,7 +62,9 @@ class AuditReport:
     def as_dict(self) -> dict:
         return {"violations": self.violations, "visits": self.visits, "updates": self.updates,
                 "rule_violations": self.rule_violations,
-                "lemma_violations": self.lemma_violations, "checks": self.checks,
+                "lemma_violations": self.lemma_violations,
+                "td_violations": self.td_violations, "checks": self.checks,
+                "separable": self.separable,
                 "gamma": self.gamma, "R": self.R,
                 "monitored": (self.monitor or {}).get("monitored", []),
                 "not_monitorable": (self.monitor or {}).get("not_monitorable", [])}
@@ -62,9 +74,13 @@ def _rowdot(A, B):
     return np.einsum("ij,ij->i", A, B)
 
 
-def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", lemmas=None,
-          proofs=None, include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
-    """Check an external trace against the update rule and every monitored lemma."""
+def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
+          separable: bool = True, td=None, lemmas=None, proofs=None,
+          include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
+    """Check an external trace against the update rule and every monitored lemma.
+
+    td: the implementation's TD after each visit (T,), checked against its definition.
+    """
     X, y = check_data(X, y)
     n, d = X.shape
     variant = check_choice("variant", variant, VARIANTS)
@@ -78,10 +94,20 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
         t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
         raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
     gamma = check_gamma(gamma)
-    ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
-    stats = data_stats(X, y, ws)
-    gamma = certify_margin(X, y, ws, stats, gamma)
     T = order.shape[0]
+    if td is not None:
+        td = _check_td(td, T)
+    if separable:
+        ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+        stats = data_stats(X, y, ws)
+        gamma = certify_margin(X, y, ws, stats, gamma)
+    else:
+        ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+        stats = data_stats(X, y, ws)
+    # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
+    judged, gamma = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
+                                    proofs, include_unverified)
+    stats.gamma = gamma
     Wb = np.vstack([np.zeros((1, d)), W[:-1]])
     Xv, yv = X[order], y[order]
     g = gam(d) * SAFETY
@@ -127,8 +153,6 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
         findings.append({"kind": "rule", "lemma": None, "visit": int(t), "k": int(ks[t]),
                          "example": i, "message": msg})
     # ---------------------------------------------------------------- the lemmas
-    judged = _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs,
-                             include_unverified)
     monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
     keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
@@ -167,10 +191,13 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
     })
     env_s = {key: env_u[key] for key in ("k", "M", "<w_star, w[k]>", "<w[k], w[k]>")}
     env_s.update(keeper.constants())
-    if keeper.need_td:
+    if keeper.need_td or td is not None:
+        # TD before each visit t: P[t], within eP[t] of the exact sum
         h, e_h = keeper.hinge(order)
         P = np.concatenate(([0.0], np.cumsum(h)))
         eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:])))) * SAFETY
+    td_found = _td_findings(td, P, eP, order, ks) if td is not None else []
+    if keeper.need_td:
         env_u["TD[k]"] = env_s["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
     monitor.check_chunk(env_u, env_s, 0, K, examples=idx, visits=up)
@@ -191,11 +218,44 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic", 
     for v in monitor.violations:
         lemma_found.append({"kind": "lemma", "lemma": v.lemma, "visit": v.visit, "k": v.k,
                             "example": v.example, "message": v.message()})
-    findings = sorted(findings + lemma_found,
+    findings = sorted(findings + lemma_found + td_found[:1],
                       key=lambda f: (f["visit"] if f["visit"] is not None else -1))
     return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
                        rule_violations=len(rule), lemma_violations=len(lemma_found),
-                       violations=findings, monitor=monitor.summary())
+                       violations=findings, monitor=monitor.summary(),
+                       td_violations=len(td_found), separable=bool(separable))
+
+
+def _check_td(td, T: int) -> np.ndarray:
+    arr = np.asarray(td)
+    if arr.ndim != 1 or arr.shape[0] != T or arr.dtype.kind not in "biuf":
+        raise InvalidArgument(f"td: shape {arr.shape} does not match order: expected ({T},) "
+                              f"numbers, the implementation's TD after each visit")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise InvalidArgument(f"td[{int(bad[0])}]={arr[bad[0]].item()!r} is not finite")
+    return arr
+
+
+def _td_findings(td, P, eP, order, ks) -> list:
+    """Visits whose reported TD is certainly not the sum of the hinge losses presented so far.
+
+    P[t+1] is within eP[t+1] of that sum, and so is a correct implementation's own float sum
+    (the same bound holds for any summation order): they may differ by 2 eP[t+1].
+    """
+    exact, err = P[1:], eP[1:]
+    bad = np.flatnonzero(np.abs(td - exact) > 2 * err)
+    out = []
+    for t in bad:
+        t = int(t)
+        out.append({"kind": "td", "lemma": None, "visit": t, "k": int(ks[t]),
+                    "example": int(order[t]),
+                    "message": f"visit {t} (example {int(order[t])}): the trace reports "
+                               f"TD = {float(td[t])!r}, but the hinge losses max(0, gamma - "
+                               f"y<w_star, x>) of the examples presented so far sum to "
+                               f"{float(exact[t])!r} (+- {float(2 * err[t]):.3g})"})
+    return out
 
 
 def _load_array(path, key: str | None, what: str):
@@ -216,8 +276,10 @@ def _load_array(path, key: str | None, what: str):
         raise InvalidArgument(f"{what}={str(path)!r} is not readable ({err})") from None
 
 
-def _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs, include_unverified):
-    """The lemmas a trace is judged by, each gated by its assumptions about the data only.
+def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
+                    include_unverified):
+    """(The lemmas a trace is judged by, each gated by its assumptions about the data only;
+    gamma: as given, or as the reference run chose it).
 
     Which lemmas: those that the textbook rule of ``variant`` satisfies on this data and order,
     as a reference run of the correct engine decides (a margin-perceptron trace is not judged by
@@ -227,7 +289,7 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs, include_unv
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
     reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
-                    lemmas=base, include_unverified=include_unverified,
+                    lemmas=base, include_unverified=include_unverified, separable=separable,
                     on_violation="collect")
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
@@ -236,7 +298,7 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, lemmas, proofs, include_unv
         gated = _data_gated(obj)
         if (gated.name, gated.where) in applies:
             judged.append(gated)
-    return judged
+    return judged, (reference.gamma if gamma is None else gamma)
 
 
 _GATED: dict = {}  # id(lemma object) -> (the object, its data-gated Lemma)
@@ -270,11 +332,14 @@ def _about_data(formula, kinds) -> bool:
 
 
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit() on files: data .npz (X, y), trace .npz (order, w), optional w_star .npy/.npz."""
+    """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
+    w_star .npy/.npz."""
     X = _load_array(data, "X", "data")
     y = _load_array(data, "y", "data")
     order = _load_array(trace, "order", "trace")
     w = _load_array(trace, "w", "trace")
+    if "td" not in kwargs:
+        kwargs["td"] = _load_array(trace, None, "trace").get("td")
     ws = None
     if w_star is not None:
         ws = _load_array(w_star, None, "w_star")

@@ -57,13 +57,17 @@ def register(subparsers) -> None:
         "audit", help="check a trace of any perceptron implementation",
         description="Check a run made by any implementation: data npz (X (n, d), y (n,) in "
                     "{-1, +1}), trace npz (order (T,) the example visited at each step, w (T, "
-                    "d) the weights after each visit).  Reports violations of the update rule "
-                    "(kind 'rule') and of the lemmas (kind 'lemma').")
+                    "d) the weights after each visit, optionally td (T,) the implementation's TD "
+                    "after each visit).  Reports violations of the update rule (kind 'rule'), "
+                    "of the lemmas (kind 'lemma') and of TD's definition (kind 'td').")
     a.add_argument("--data", required=True, metavar="D.npz")
     a.add_argument("--trace", required=True, metavar="T.npz")
     a.add_argument("--w-star", metavar="W.npy")
     a.add_argument("--variant", choices=("classic", "margin"), default="classic")
     a.add_argument("--gamma", type=float)
+    a.add_argument("--non-separable", action="store_true",
+                   help="data not separable by w*: judge by the hinge-loss bound (TD for w*, "
+                        "gamma over the examples presented; gamma chosen if not given)")
     _common(a)
     a.set_defaults(handler=audit_command)
 
@@ -260,7 +264,7 @@ def audit_command(args) -> int:
     from ._audit import audit_files
 
     report = audit_files(args.data, args.trace, w_star=args.w_star, variant=args.variant,
-                         gamma=args.gamma, proofs=args.proofs,
+                         gamma=args.gamma, separable=not args.non_separable, proofs=args.proofs,
                          include_unverified=args.include_unverified)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
@@ -270,6 +274,9 @@ def audit_command(args) -> int:
         print(f"checks     {report.checks:,} invariant checks")
         print(f"rule       {report.rule_violations} violation(s) of the update rule")
         print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+        if report.td_violations:
+            print(f"td         {report.td_violations} visit(s) report a TD that is not its "
+                  f"definition")
         for v in report.violations:
             print(f"  [{v['kind']}] {v['message']}")
         for m in report.monitor.get("monitored", []):
