@@ -163,3 +163,84 @@ def test_a_rule_breaking_trace_is_still_judged_by_the_lemmas(lemmas):
     kinds = {v["kind"] for v in rep.violations}
     assert kinds == {"rule", "lemma"}
     assert "norm_growth" in {v["lemma"] for v in rep.violations if v["kind"] == "lemma"}
+
+
+# ----------------------------------------------------------------------------- non-separable
+
+def nonseparable_unit(n=60, d=4, flips=6, seed=3):
+    """Unit rows labelled by a unit w* with a few labels flipped: no separator exists."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    ws = rng.standard_normal(d)
+    ws /= np.linalg.norm(ws)
+    y = np.where(X @ ws >= 0, 1.0, -1.0)
+    y[rng.choice(n, flips, replace=False)] *= -1
+    return X, y, ws
+
+
+def reported_td(X, y, ws, gamma, order):
+    """What a correct implementation reports: TD after each visit, over the examples presented."""
+    return np.cumsum(np.maximum(0.0, gamma - y[order] * (X[order] @ ws)))
+
+
+def test_a_non_separable_trace_is_judged_by_the_hinge_bound(lemmas):
+    X, y, ws = nonseparable_unit()
+    order = np.tile(np.arange(X.shape[0]), 3)
+    W = textbook_trace(X, y, order)
+    with pytest.raises(InvalidArgument, match="does not separate"):
+        audit(X, y, order, W, w_star=ws, gamma=0.1, lemmas=lemmas)
+    rep = audit(X, y, order, W, w_star=ws, gamma=0.1, separable=False,
+                td=reported_td(X, y, ws, 0.1, order), lemmas=lemmas)
+    assert rep.ok and not rep.separable and rep.td_violations == 0
+    checked = {m["lemma"]: m["checks"] for m in rep.monitor["monitored"] if m["applies"]}
+    assert checked.get("hinge_bound", 0) > 0 and checked.get("norm_growth", 0) > 0
+    # gamma not given: the one minimising the hinge bound, as run() chooses it
+    chosen = audit(X, y, order, W, w_star=ws, separable=False, lemmas=lemmas)
+    res = run(X, y, w_star=ws, order=order, cyclic=False, separable=False, lemmas=lemmas)
+    assert chosen.ok and chosen.gamma == res.gamma > 0
+
+
+def test_a_wrong_step_on_non_separable_data_is_caught(lemmas):
+    X, y, ws = nonseparable_unit()
+    order = np.tile(np.arange(X.shape[0]), 2)
+    W = textbook_trace(X, y, order, step=lambda w, x, yi: w + 2 * yi * x)
+    rep = audit(X, y, order, W, w_star=ws, gamma=0.1, separable=False, lemmas=lemmas)
+    kinds = {v["kind"] for v in rep.violations}
+    assert "rule" in kinds and rep.rule_violations > 0
+
+
+def test_a_reported_td_that_is_not_its_definition_is_caught(lemmas):
+    X, y, ws = nonseparable_unit()
+    n = X.shape[0]
+    order = np.tile(np.arange(n), 3)
+    W = textbook_trace(X, y, order)
+    gamma = 0.1
+    good = reported_td(X, y, ws, gamma, order)
+    # the classic bookkeeping slip: the hinge losses summed over the data set once
+    once = np.array([np.maximum(0.0, gamma - y[:min(t + 1, n)] * (X[:min(t + 1, n)] @ ws)).sum()
+                     for t in range(order.size)])
+    assert np.array_equal(once[:n], good[:n])  # the same during the first pass
+    rep = audit(X, y, order, W, w_star=ws, gamma=gamma, separable=False, td=once,
+                lemmas=lemmas)
+    first_bad = n + int(np.flatnonzero(good[n:] != once[n:])[0])
+    (v,) = [v for v in rep.violations if v["kind"] == "td"]
+    assert v["visit"] == first_bad and v["lemma"] is None and "TD = " in v["message"]
+    assert rep.td_violations == int((np.abs(good - once) > 1e-9).sum())
+    # rounding of a correct implementation (another summation order) is not a finding
+    noisy = good * (1 + 4e-16 * np.cos(np.arange(order.size)))
+    assert audit(X, y, order, W, w_star=ws, gamma=gamma, separable=False, td=noisy,
+                 lemmas=lemmas).td_violations == 0
+
+
+@pytest.mark.parametrize("td, message", [
+    (np.zeros(5), r"td: shape \(5,\) does not match order"),
+    (np.full((180,), np.nan), r"td\[0\]=nan is not finite"),
+    (np.zeros((180, 1)), r"td: shape \(180, 1\)"),
+])
+def test_a_td_that_does_not_fit_the_trace_is_bad_input(td, message):
+    X, y, ws = nonseparable_unit()
+    order = np.tile(np.arange(X.shape[0]), 3)
+    W = textbook_trace(X, y, order)
+    with pytest.raises(InvalidArgument, match=message):
+        audit(X, y, order, W, w_star=ws, gamma=0.1, separable=False, td=td, lemmas=[])

@@ -136,3 +136,30 @@ def test_audit_cli(tmp_path, capsys):
     assert code == 1 and doc["rule_violations"] > 0
     v = doc["violations"][0]
     assert set(v) >= {"kind", "lemma", "visit", "k", "message"} and v["kind"] == "rule"
+
+
+def test_audit_cli_non_separable_with_a_reported_td(tmp_path, capsys):
+    from test_runtime_audit import nonseparable_unit, reported_td
+    X, y, ws = nonseparable_unit()
+    order = np.tile(np.arange(X.shape[0]), 2)
+    W = textbook_trace(X, y, order)
+    td = reported_td(X, y, ws, 0.1, order)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.savez(tmp_path / "ok.npz", order=order, w=W, td=td)
+    np.savez(tmp_path / "slip.npz", order=order, w=W, td=td * 1.5)
+    np.savez(tmp_path / "short.npz", order=order, w=W, td=td[:3])
+    base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy"),
+            "--gamma", "0.1"]
+    code, out, _ = cli(base + ["--trace", str(tmp_path / "ok.npz")], capsys)
+    assert code == 2 and "does not separate" in out + _
+    code, out, _ = cli(base + ["--non-separable", "--trace", str(tmp_path / "ok.npz")], capsys)
+    assert code == 0 and "0 violation(s) of the update rule" in out
+    code, out, _ = cli(base + ["--non-separable", "--json", "--trace",
+                               str(tmp_path / "slip.npz")], capsys)
+    doc = json.loads(out)
+    assert code == 1 and doc["td_violations"] > 0 and not doc["separable"]
+    assert doc["violations"][0]["kind"] == "td"
+    code, out, err = cli(base + ["--non-separable", "--trace", str(tmp_path / "short.npz")],
+                         capsys)
+    assert code == 2 and "td: shape (3,)" in out + err
