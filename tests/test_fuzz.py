@@ -37,11 +37,122 @@ def test_each_mutant_is_killed_or_equivalent(mutant, lemmas, tmp_path):
         assert result.equivalent and result.reason
         return
     assert result.killed, f"{mutant.name} survived {result.examples} examples"
-    assert result.lemma and result.examples >= 1
+    assert result.examples >= 1
+    assert result.lemma if result.kind == "lemma" else result.kind == "td"
     # The case is saved losslessly and replays to a lemma violation.
     case = load_case(result.case)
     assert case.name == mutant.name and case.X.dtype == np.float64
     assert replay_case(result.case, lemmas)
+
+
+def test_td_over_dataset_is_killed_by_its_reported_td(lemmas, tmp_path):
+    # The learner is the classic perceptron; its TD counts each example once (the dataset's
+    # TD_gamma), not once per presentation: the audit's TD check (or a lemma) kills it.
+    from novikoff.fuzz import mutant_named
+    m = mutant_named("td_over_dataset")
+    assert m.equivalent is None and m.td is not None
+    result = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    assert result.killed and result.kind in ("td", "lemma"), result
+    assert result.examples >= 1
+    case = load_case(result.case)
+    assert case.td is not None and case.td.shape == case.order.shape
+    assert case.kind == result.kind and case.variant == "hinge"
+    found = replay_case(result.case, lemmas)
+    assert found and found[0].kind == result.kind and found[0].visit == case.visit
+
+
+def _hinge_run(data, max_n=30, max_dim=5):
+    from novikoff.strategies import nonseparable_datasets, orderings
+    ds = data.draw(nonseparable_datasets(max_n=max_n, max_dim=max_dim))
+    order = data.draw(orderings(n=ds.n))
+    return ds, order
+
+
+def test_the_correct_hinge_learner_and_its_td_are_never_flagged(lemmas):
+    from hypothesis import given, settings, strategies as st
+
+    from novikoff.fuzz import CORRECT, CORRECT_TD, trace, trace_violations
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.data())
+    def prop(data):
+        ds, order = _hinge_run(data)
+        W = trace(CORRECT["hinge"], ds.X, ds.y, order)
+        td = CORRECT_TD["hinge"](ds.X, ds.y, order, w_star=ds.w_star, gamma=float(ds.gamma))
+        assert not trace_violations(ds, order, W, "hinge", lemmas, td=td)
+
+    prop()
+
+
+def test_a_hinge_trace_with_one_wrong_update_is_caught(lemmas):
+    # The first update subtracts y x (the rest of the run is the correct rule from there): at
+    # k = 1, <w*, w_1> = -y<w*, x> < gamma - max(0, gamma - y<w*, x>) whenever y<w*, x> > 0,
+    # which the example presented first is (the one of largest margin).
+    from hypothesis import given, settings, strategies as st
+
+    from novikoff.fuzz import CORRECT, lemma_violations, trace
+
+    def wrong_first_update(X, y, *, gamma=None):
+        w, done = np.zeros(X.shape[1]), [False]
+
+        def step(i):
+            nonlocal w
+            if y[i] * (w @ X[i]) <= 0:
+                w = w + (y[i] if done[0] else -y[i]) * X[i]
+                done[0] = True
+            return w.copy()
+
+        return step
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.data())
+    def prop(data):
+        ds, order = _hinge_run(data)
+        best = int(np.argmax(ds.y * (ds.X @ ds.w_star)))
+        order = np.concatenate(([best], order)).astype(np.int64)
+        assert not lemma_violations(ds, order, trace(CORRECT["hinge"], ds.X, ds.y, order),
+                                    "hinge", lemmas)
+        found = lemma_violations(ds, order, trace(wrong_first_update, ds.X, ds.y, order),
+                                 "hinge", lemmas)
+        assert found and found[0].kind == "lemma" and found[0].visit == 0
+
+    prop()
+
+
+def test_a_wrong_td_at_one_visit_is_caught(lemmas):
+    from novikoff.fuzz import CORRECT, CORRECT_TD, trace, trace_violations
+    from novikoff.fuzz._mutants import distinct_td
+    from novikoff.strategies import certify
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, 0.8]])
+    y = np.array([1.0, 1.0, 1.0])
+    ds = certify(X, y, np.array([0.6, 0.8]), gamma=0.5)  # example 2: margin 0.28, loss 0.22
+    order = np.array([0, 2, 1, 2, 0, 2], dtype=np.int64)
+    W = trace(CORRECT["hinge"], ds.X, ds.y, order)
+    kw = dict(w_star=ds.w_star, gamma=float(ds.gamma))
+    td = CORRECT_TD["hinge"](ds.X, ds.y, order, **kw)
+    assert np.allclose(td, [0.0, 0.22, 0.22, 0.44, 0.44, 0.66])
+    assert not trace_violations(ds, order, W, "hinge", lemmas, td=td)
+    bad = td.copy()
+    bad[4] += 1e-9  # one visit off
+    found = [f for f in trace_violations(ds, order, W, "hinge", lemmas, td=bad)
+             if f.kind == "td"]
+    assert len(found) == 1 and found[0].visit == 4 and found[0].lemma is None
+    # td_over_dataset's bookkeeping: example 2 counted once, wrong from its second visit on
+    once = distinct_td(ds.X, ds.y, order, **kw)
+    assert np.allclose(once, [0.0, 0.22, 0.22, 0.22, 0.22, 0.22])
+    found = trace_violations(ds, order, W, "hinge", lemmas, td=once)
+    assert [(f.kind, f.visit) for f in found] == [("td", 3)]
+
+
+def test_a_case_saved_before_td_existed_still_loads(lemmas, tmp_path):
+    m = next(m for m in MUTANTS if m.name == "subtract_update")
+    result = hunt_mutant(m, lemmas, profile=PROFILE, directory=str(tmp_path))
+    with np.load(result.case) as z:
+        old = {k: z[k] for k in z.files if k not in ("td", "kind")}
+    np.savez(tmp_path / "old.npz", **old)
+    case = load_case(tmp_path / "old.npz")
+    assert case.td is None and case.kind == "lemma" and case.lemma == result.lemma
+    assert replay_case(tmp_path / "old.npz", lemmas)[0].lemma == result.lemma
 
 
 def test_norm_shrink_adversary_exposes_a_margin_test_without_the_norm(lemmas):
@@ -107,7 +218,9 @@ def test_fuzz_cli_json(tmp_path, capsys):
     names = {m["name"]: m for m in out["mutants"]}
     assert names["subtract_update"]["killed"] and names["subtract_update"]["lemma"] == "progress"
     assert names["strict_mistake_test"]["equivalent"] and not names["strict_mistake_test"]["killed"]
-    assert set(names["subtract_update"]) >= {"name", "killed", "equivalent", "lemma", "examples"}
+    assert set(names["subtract_update"]) >= {"name", "killed", "equivalent", "lemma", "kind",
+                                             "examples"}
+    assert names["subtract_update"]["kind"] == "lemma"
     assert out["runs_per_second"] > 0
     t = out["tightness"]
     assert t["orthonormal"] == 1.0

@@ -5,7 +5,10 @@ w[k+1], the example of an update, d and TD, the rounding allowances) and that de
 lemmas judge a trace: those the claimed variant's textbook rule satisfies on the same data and
 order, gated only by their assumptions about the *data* (the learner's own assumptions are the
 claim under test).  This module passes the library's lemmas to ``novikoff.runtime.audit`` and
-keeps its *lemma* findings; it binds nothing itself.
+keeps its *lemma* findings, and its *td* findings when the trace reports a TD; it binds nothing
+itself.  Non-separable runs (variant "hinge": the classic perceptron judged by the hinge-loss
+lemmas) are audited with ``separable=False``, TD for (ds.w_star, ds.gamma) over the examples
+presented.
 """
 
 from __future__ import annotations
@@ -14,18 +17,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["bundled_lemmas", "lemma_violations", "Finding"]
+__all__ = ["bundled_lemmas", "lemma_violations", "trace_violations", "Finding", "VARIANTS"]
+
+# The variants a trace can claim: the audit's rule ("classic" for hinge) and its separability.
+VARIANTS = {"classic": ("classic", True), "margin": ("margin", True), "hinge": ("classic", False)}
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A lemma violation found by the runtime's audit (visit and k as the audit counts them)."""
+    """A finding of the runtime's audit (visit and k as the audit counts them).
 
-    lemma: str
+    ``kind`` "lemma": ``lemma`` is the statement certainly false on the trace; "td": the reported
+    TD is certainly not its definition at ``visit`` (``lemma`` is None).
+    """
+
+    lemma: str | None
     visit: int | None
     k: int | None
     example: int | None
     message: str
+    kind: str = "lemma"
 
 
 def bundled_lemmas() -> tuple:
@@ -34,22 +45,35 @@ def bundled_lemmas() -> tuple:
     return tuple(load_lemmas())
 
 
-def lemma_violations(ds, order, W, variant: str, lemmas) -> list:
-    """The lemma violations (``Finding``s, earliest visit first) of a weight trace.
+def trace_violations(ds, order, W, variant: str, lemmas, *, td=None) -> list:
+    """The lemma violations and, when ``td`` is given, the first TD finding (``Finding``s,
+    earliest visit first) of a weight trace.
 
     ``ds`` is a certified dataset (``novikoff.strategies``); ``W[t]`` the weights after visit t
-    of ``order``; ``variant`` the algorithm the learner claims to be ("classic" or "margin");
-    ``lemmas`` the statements to judge by (``bundled_lemmas()``, or ``load_lemmas`` results).
-    The runtime's ``audit`` judges the trace; its update-rule findings are not reported here.
+    of ``order``; ``variant`` the algorithm the learner claims to be: "classic", "margin", or
+    "hinge" (the classic perceptron on data that need not be separable: audited with
+    ``separable=False``, the hinge-loss lemmas with TD for (ds.w_star, ds.gamma) over the
+    examples presented); ``td`` (T,) the TD the implementation reports after each visit,
+    checked against that definition; ``lemmas`` the statements to judge by (``bundled_lemmas()``,
+    or ``load_lemmas`` results).  The runtime's ``audit`` judges the trace; its update-rule
+    findings are not reported here.
     """
-    if variant not in ("classic", "margin"):
-        # runtime.audit certifies gamma <= min y<w*, x> and has no non-separable mode.
-        raise ValueError(f"variant={variant!r}: the runtime audits separable traces only "
-                         f"(classic, margin)")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant={variant!r} must be one of {sorted(VARIANTS)}")
+    rule, separable = VARIANTS[variant]
     from ..runtime import audit
     order = np.asarray(order, dtype=np.int64)
     W = np.asarray(W, dtype=np.float64).reshape(len(order), np.shape(ds.X)[1])
     rep = audit(ds.X, ds.y, order, W, w_star=ds.w_star, gamma=float(ds.gamma),
-                variant=variant, lemmas=lemmas, max_rule=0)
-    return [Finding(f["lemma"], f["visit"], f["k"], f.get("example"), f["message"])
-            for f in rep.violations if f["kind"] == "lemma"]
+                variant=rule, separable=separable, td=td, lemmas=lemmas, max_rule=0)
+    return [Finding(f["lemma"], f["visit"], f["k"], f.get("example"), f["message"], f["kind"])
+            for f in rep.violations if f["kind"] in ("lemma", "td")]
+
+
+def lemma_violations(ds, order, W, variant: str, lemmas) -> list:
+    """The lemma violations (``Finding``s, earliest visit first) of a weight trace.
+
+    As ``trace_violations`` without a reported TD: ``variant`` "classic" or "margin" (separable
+    data, gamma certified) or "hinge" (non-separable data, the hinge-loss lemmas).
+    """
+    return [f for f in trace_violations(ds, order, W, variant, lemmas) if f.kind == "lemma"]

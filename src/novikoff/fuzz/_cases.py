@@ -13,7 +13,9 @@ __all__ = ["Case", "save_case", "load_case"]
 
 @dataclass(frozen=True)
 class Case:
-    """One run: the data, the separator, the order of visits and the weights after each visit."""
+    """One run: the data, the separator, the order of visits and the weights after each visit;
+    ``td`` the TD the learner reported after each visit (None: it reported none); ``lemma``,
+    ``visit`` and ``kind`` ("lemma" or "td") the finding."""
 
     name: str
     variant: str
@@ -25,24 +27,32 @@ class Case:
     W: np.ndarray
     lemma: str = ""
     visit: int = -1
+    td: np.ndarray | None = None
+    kind: str = "lemma"
 
 
 def save_case(path, case: Case) -> str:
-    """Write ``case`` to ``path`` (.npz); gamma is stored as an exact fraction and as float.hex."""
+    """Write ``case`` to ``path`` (.npz); gamma is stored as an exact fraction and as float.hex,
+    ``td`` (float64, lossless) only when the case has one, under the name ``novikoff audit``
+    reads from a trace file."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     g = Fraction(case.gamma)
+    extra = {} if case.td is None else {"td": np.asarray(case.td, dtype=np.float64)}
     np.savez(path, X=case.X, y=case.y, w_star=case.w_star, order=case.order, w=case.W,
              gamma=np.array(float(g)), gamma_exact=np.array(f"{g.numerator}/{g.denominator}"),
              gamma_hex=np.array(float(g).hex()), name=np.array(case.name),
              variant=np.array(case.variant), lemma=np.array(case.lemma),
-             visit=np.array(case.visit))
+             visit=np.array(case.visit), kind=np.array(case.kind), **extra)
     return str(path)
 
 
 def load_case(path) -> Case:
-    """Read a case written by ``save_case``."""
+    """Read a case written by ``save_case`` (files written before ``td`` and ``kind`` existed
+    load with td=None and kind "lemma")."""
     with np.load(path, allow_pickle=False) as z:
         num, den = str(z["gamma_exact"]).split("/")
         return Case(name=str(z["name"]), variant=str(z["variant"]), X=z["X"], y=z["y"],
                     w_star=z["w_star"], gamma=Fraction(int(num), int(den)), order=z["order"],
-                    W=z["w"], lemma=str(z["lemma"]), visit=int(z["visit"]))
+                    W=z["w"], lemma=str(z["lemma"]), visit=int(z["visit"]),
+                    td=z["td"] if "td" in z.files else None,
+                    kind=str(z["kind"]) if "kind" in z.files else "lemma")

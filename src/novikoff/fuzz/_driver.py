@@ -1,10 +1,11 @@
 """The fuzz driver: properties over generated runs, the mutant hunt, tightness and throughput.
 
 Every invariant is a lemma statement from ``proofs/``, checked by ``novikoff.runtime``'s audit
-on a weight trace: the driver never states an inequality of its own.  A mutant is *killed* when
-the audit reports a lemma violation on some generated run; the number of Hypothesis examples
-it took is reported, the (shrunk) failing run is saved as an npz, and Hypothesis's example
-database (keyed per mutant) replays it first next time.
+on a weight trace (and on the TD the learner reports, for a learner that reports one): the
+driver never states an inequality of its own.  A mutant is *killed* when the audit reports a
+lemma violation, or a reported TD that is not TD, on some generated run; the number of
+Hypothesis examples it took is reported, the (shrunk) failing run is saved as an npz, and
+Hypothesis's example database (keyed per mutant) replays it first next time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import functools
 import hashlib
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -23,7 +25,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from .. import strategies as ns
 from . import _audit
 from ._cases import Case, save_case
-from ._mutants import CORRECT, MUTANTS, Mutant
+from ._mutants import CORRECT, CORRECT_TD, MUTANTS, Mutant
 from ._profiles import PROFILES
 
 __all__ = ["MutantResult", "EngineResult", "FuzzReport", "run_fuzz", "hunt_mutant", "replay_case",
@@ -44,18 +46,20 @@ class MutantResult:
     visit: int | None = None
     reason: str | None = None
     case: str | None = None
+    kind: str | None = None  # of the first finding: "lemma", or "td" (lemma is then None)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "killed": self.killed, "equivalent": self.equivalent,
-                "lemma": self.lemma, "examples": self.examples, "visit": self.visit,
-                "reason": self.reason, "case": self.case, "description": self.description}
+                "lemma": self.lemma, "kind": self.kind, "examples": self.examples,
+                "visit": self.visit, "reason": self.reason, "case": self.case,
+                "description": self.description}
 
 
 @dataclass
 class EngineResult:
     variant: str
     runs: int
-    violations: list = field(default_factory=list)  # [(lemma, message)]
+    violations: list = field(default_factory=list)  # [(lemma, message)]; lemma None: td
     case: str | None = None
 
     @property
@@ -144,10 +148,12 @@ def _fires(variant):
 
 
 @st.composite
-def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, max_dim=8):
-    """(dataset, order, W): a dataset, then an ordering, an adaptive adversary, or the
-    norm-shrinking adversary (one of three branches); the adversaries probe the update test's
-    boundary."""
+def runs(draw, family: str, variant: str, learner, producer=None, *, td=None, max_n=50,
+         max_dim=8):
+    """(dataset, order, W, reported td or None): a dataset, then an ordering, an adaptive
+    adversary, or the norm-shrinking adversary (one of three branches); the adversaries probe the
+    update test's boundary.  ``td``: the learner's TD reporter (``_mutants``), called on the
+    order presented with (ds.w_star, the gamma judged with)."""
     ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
     gamma = float(ds.gamma)  # rounded down: the gamma the audit certifies and judges with
     how = draw(_HOW)
@@ -161,7 +167,8 @@ def runs(draw, family: str, variant: str, learner, producer=None, *, max_n=50, m
     else:
         order = draw(ns.orderings(n=ds.n, max_epochs=4))
         W = (producer or _trace)(learner, ds.X, ds.y, order, gamma=gamma)
-    return ds, order, W
+    reported = None if td is None else td(ds.X, ds.y, order, w_star=ds.w_star, gamma=gamma)
+    return ds, order, W, reported
 
 
 def _trace(learner, X, y, order, *, gamma=None):
@@ -171,23 +178,16 @@ def _trace(learner, X, y, order, *, gamma=None):
 
 # --------------------------------------------------------------------------- judging
 
-def _judge(ds, order, W, variant, lemmas) -> list:
-    """Lemma findings of a generated run, earliest first, from the runtime.
+def _judge(ds, order, W, variant, lemmas, td=None) -> list:
+    """Lemma findings of a generated run, and its first TD finding when it reports a TD,
+    earliest first, from the runtime's audit of the trace.
 
-    Separable runs (classic, margin): the runtime's audit of the weight trace.  Non-separable
-    runs (hinge): the runtime's audit certifies gamma <= min y<w*, x> and cannot take them, so
-    the runtime's own engine is run on the same order (``run(separable=False)``: d bound to the
-    update's hinge loss, TD over the examples presented), with the runtime's own gating, and its
-    monitor's findings are kept.  The trace W is not judged there (no hinge mutant is hunted).
+    Separable runs (classic, margin): ``audit`` with gamma certified.  Non-separable runs
+    (hinge): ``audit(separable=False)`` of the same trace, the hinge-loss lemmas judging W with
+    d the update's hinge loss and TD for (ds.w_star, ds.gamma) over the examples presented;
+    a reported ``td`` is checked against that definition (findings of kind "td").
     """
-    if variant != "hinge":
-        return _audit.lemma_violations(ds, order, W, variant, lemmas)
-    from ..runtime import run
-    res = run(ds.X, ds.y, w_star=ds.w_star, gamma=float(ds.gamma), order=np.asarray(order),
-              cyclic=False, separable=False, lemmas=lemmas,
-              on_violation="collect")
-    return [_audit.Finding(v["lemma"], v["visit"], v["k"], v["example"], v["message"])
-            for v in res.monitor["violations"]]
+    return _audit.trace_violations(ds, order, W, variant, lemmas, td=td)
 
 
 # --------------------------------------------------------------------------- hunting
@@ -241,7 +241,11 @@ def _search(strategy, check, *, profile, directory, name):
     test._hypothesis_internal_database_key = _key(name)
     test = _seeded(test, profile, name)
     try:
-        test()
+        with warnings.catch_warnings():
+            # Hypothesis's report of a failing run (a long trace, and its TD) is not shown: the
+            # finding is recorded above and the run saved as a case.
+            warnings.filterwarnings("ignore", message="Generating overly large repr")
+            test()
     except Exception:  # the finding (or Hypothesis's report of it): recorded above
         if not first:
             raise
@@ -251,20 +255,14 @@ def _search(strategy, check, *, profile, directory, name):
 def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
                 directory: str | None = DEFAULT_DIR, max_n: int = 50,
                 max_dim: int = 8) -> MutantResult:
-    """Fuzz one mutant until a lemma invariant fails; save the shrunk failing run."""
-    if mutant.variant == "hinge":
-        # The runtime audits separable traces only: a non-separable trace cannot be judged.
-        if mutant.equivalent is None:
-            raise ValueError(f"mutant {mutant.name!r}: non-separable (hinge) traces cannot be "
-                             f"audited by the runtime")
-        return MutantResult(mutant.name, mutant.description, False, True, examples=0,
-                            reason=mutant.equivalent)
+    """Fuzz one mutant until a lemma invariant fails (or its reported TD is not TD); save the
+    shrunk failing run."""
     strategy = runs(mutant.data, mutant.variant, mutant.learner, mutant.producer,
-                    max_n=max_n, max_dim=max_dim)
+                    td=mutant.td, max_n=max_n, max_dim=max_dim)
 
     def check(case):
-        ds, order, W = case
-        vs = _judge(ds, order, W, mutant.variant, lemmas)
+        ds, order, W, td = case
+        vs = _judge(ds, order, W, mutant.variant, lemmas, td)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
@@ -274,42 +272,48 @@ def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
         return MutantResult(mutant.name, mutant.description, False, equivalent,
                             examples=count, reason=mutant.equivalent)
     n_first, _, v_first = first[0]
-    (ds, order, W), v_last = last[0]
+    case, v_last = last[0]
     path = None
     if directory:
         path = save_case(os.path.join(directory, "cases", f"{mutant.name}.npz"),
-                         Case(mutant.name, mutant.variant, np.asarray(ds.X), np.asarray(ds.y),
-                              np.asarray(ds.w_star), ds.gamma_exact, np.asarray(order),
-                              np.asarray(W), v_last.lemma, v_last.visit))
+                         _case(mutant.name, mutant.variant, case, v_last))
     return MutantResult(mutant.name, mutant.description, True, False, lemma=v_first.lemma,
                         examples=n_first, visit=v_first.visit,
                         reason=("listed as equivalent but killed: " + mutant.equivalent)
-                        if equivalent else None, case=path)
+                        if equivalent else None, case=path, kind=v_first.kind)
+
+
+def _case(name, variant, case, finding) -> Case:
+    ds, order, W, td = case
+    return Case(name, variant, np.asarray(ds.X), np.asarray(ds.y), np.asarray(ds.w_star),
+                ds.gamma_exact, np.asarray(order), np.asarray(W), finding.lemma or "",
+                finding.visit if finding.visit is not None else -1,
+                td=None if td is None else np.asarray(td, dtype=np.float64), kind=finding.kind)
 
 
 def check_engine(variant: str, lemmas, *, profile: str = "ci",
                  directory: str | None = DEFAULT_DIR, max_n: int = 50,
                  max_dim: int = 8) -> EngineResult:
-    """Every invariant holds on every generated run of a correct engine."""
+    """Every invariant holds on every generated run of a correct engine (and the TD it reports,
+    for hinge runs, is TD)."""
     family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    strategy = runs(family, variant, CORRECT[variant], max_n=max_n, max_dim=max_dim)
+    strategy = runs(family, variant, CORRECT[variant], td=CORRECT_TD.get(variant), max_n=max_n,
+                    max_dim=max_dim)
 
     def check(case):
-        ds, order, W = case
-        vs = _judge(ds, order, W, variant, lemmas)
+        ds, order, W, td = case
+        vs = _judge(ds, order, W, variant, lemmas, td)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
                                  name=f"engine:{variant}")
     if not first:
         return EngineResult(variant, count)
-    (ds, order, W), v = last[0]
+    case, v = last[0]
     path = None
     if directory:
         path = save_case(os.path.join(directory, "cases", f"engine-{variant}.npz"),
-                         Case(f"engine-{variant}", variant, np.asarray(ds.X), np.asarray(ds.y),
-                              np.asarray(ds.w_star), ds.gamma_exact, np.asarray(order),
-                              np.asarray(W), v.lemma, v.visit))
+                         _case(f"engine-{variant}", variant, case, v))
     return EngineResult(variant, count, [(v.lemma, v.message)], path)
 
 
@@ -373,15 +377,16 @@ def measure_throughput(lemmas, *, examples: int = 300, max_n: int = 50, max_dim:
                        variant: str = "classic", seed_: int | None = None) -> float:
     """Runs per second of the full property (generate, run, check) on the correct engine."""
     family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    strategy = runs(family, variant, CORRECT[variant], max_n=max_n, max_dim=max_dim)
+    strategy = runs(family, variant, CORRECT[variant], td=CORRECT_TD.get(variant), max_n=max_n,
+                    max_dim=max_dim)
     count = [0]
 
     @settings(PROFILES["ci"], max_examples=examples, database=None)
     @given(strategy)
     def prop(case):
-        ds, order, W = case
+        ds, order, W, td = case
         count[0] += 1
-        assert not _judge(ds, order, W, variant, lemmas)
+        assert not _judge(ds, order, W, variant, lemmas, td)
 
     if seed_ is not None:
         prop = seed(seed_)(prop)
@@ -418,7 +423,8 @@ def run_fuzz(profile: str = "ci", *, lemmas=None, directory: str | None = DEFAUL
 
 
 def replay_case(path, lemmas=None) -> list:
-    """Re-check a saved case: the lemma violations of its trace (earliest first)."""
+    """Re-check a saved case: the lemma violations of its trace, and its first TD finding when
+    it carries a reported TD (earliest first)."""
     from ..strategies import certify
     from ._cases import load_case
     case = load_case(path)
@@ -428,4 +434,4 @@ def replay_case(path, lemmas=None) -> list:
     ds = certify(case.X, case.y, case.w_star, gamma=None if separable else case.gamma)
     if separable and ds.gamma_exact != case.gamma:
         ds = certify(case.X, case.y, case.w_star, gamma=case.gamma)
-    return _judge(ds, case.order, case.W, case.variant, lemmas)
+    return _judge(ds, case.order, case.W, case.variant, lemmas, case.td)

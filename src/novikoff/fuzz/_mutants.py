@@ -4,6 +4,11 @@ A learner is ``make(X, y, *, gamma) -> step``, where ``step(i)`` visits example 
 weights after the visit (a fresh array).  ``trace(learner, X, y, order)`` turns it into the
 (T, d) weight trace that ``novikoff.runtime``'s audit checks, exactly as it would check a trace
 written by someone else's implementation in any language.
+
+A learner that also reports its TD (the hinge-loss bookkeeping of a non-separable run) has a TD
+reporter: ``report(X, y, order, *, w_star, gamma) -> (T,)``, the TD it reports after each visit
+of ``order`` for (w_star, gamma).  The audit checks it against TD's definition, the sum of
+max(0, gamma - y_i<w_star, x_i>) over the visits so far (kind ``td``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Mutant", "MUTANTS", "CORRECT", "trace", "classic", "margin", "mutant_named"]
+__all__ = ["Mutant", "MUTANTS", "CORRECT", "CORRECT_TD", "trace", "classic", "margin",
+           "presented_td", "distinct_td", "mutant_named"]
 
 
 def trace(learner, X, y, order, *, gamma=None) -> np.ndarray:
@@ -52,6 +58,36 @@ def margin(X, y, *, gamma):
         return w.copy()
 
     return step
+
+
+# --- TD reporters (the hinge-loss bookkeeping) ------------------------------------------------
+
+def _hinge_losses(X, y, order, w_star, gamma) -> np.ndarray:
+    """max(0, gamma - y_i<w_star, x_i>) of the example visited at each step of ``order``."""
+    order = np.asarray(order, dtype=np.int64)
+    return np.maximum(0.0, gamma - y[order] * (X[order] @ np.asarray(w_star, dtype=np.float64)))
+
+
+def presented_td(X, y, order, *, w_star, gamma) -> np.ndarray:
+    """The correct TD after each visit: the hinge losses of the examples presented so far,
+    repeats included (TD_gamma over the sequence of presentations)."""
+    return np.cumsum(_hinge_losses(X, y, order, w_star, gamma))
+
+
+def distinct_td(X, y, order, *, w_star, gamma) -> np.ndarray:
+    """The bug of ``td_over_dataset``: TD_gamma as the textbook sum over the dataset, each
+    example's hinge loss counted once (when it is first presented), not once per presentation.
+
+    Within the first pass over distinct examples it agrees with the correct TD; from then on it
+    stays at most the dataset's TD_gamma, while the correct TD keeps growing with every repeated
+    presentation of an example inside the margin.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    h = _hinge_losses(X, y, order, w_star, gamma)
+    first = np.zeros(len(order), dtype=bool)
+    if len(order):
+        first[np.unique(order, return_index=True)[1]] = True
+    return np.cumsum(np.where(first, h, 0.0))
 
 
 # --- mutants of the classic perceptron -------------------------------------------------------
@@ -191,9 +227,11 @@ class Mutant:
     """A buggy perceptron: how it is built and which invariants should catch it.
 
     ``variant`` is the algorithm it claims to be (classic, margin, hinge: the classic perceptron
-    on non-separable data); ``data`` the strategy family it is fuzzed with; ``equivalent`` the
-    reason why no invariant can fail, for a mutant that is not a bug as far as the lemmas, judged
-    on its weight trace, can tell.
+    on non-separable data); ``data`` the strategy family it is fuzzed with; ``td`` its TD
+    reporter (``report(X, y, order, *, w_star, gamma) -> (T,)``, see the module docstring), for
+    a mutant that reports the TD of its hinge-loss bookkeeping along with its weights (None: it
+    reports no TD); ``equivalent`` the reason why no invariant can fail, for a mutant that is not
+    a bug as far as the lemmas, judged on its weight trace (and reported TD), can tell.
     """
 
     name: str
@@ -203,6 +241,7 @@ class Mutant:
     data: str = "separable"
     producer: Callable = trace
     equivalent: str | None = None
+    td: Callable | None = None
 
 
 MUTANTS: tuple = (
@@ -245,16 +284,17 @@ MUTANTS: tuple = (
     # Not equivalent: where ||w|| < 1 it updates with y<w, x> up to gamma/2 > (gamma/2)||w||,
     # which breaks norm_step.  Reaching ||w|| < 1 takes an update on a nearly opposite example
     # (mirrored rows) and a test of the boundary (the probing norm-shrinking adversary).
+    # The learner is the classic perceptron; the bug is in the TD it reports (``distinct_td``:
+    # each example's hinge loss counted once, as in the textbook sum over the dataset), which
+    # differs from the correct TD once an example inside the margin is presented again.
     Mutant("td_over_dataset", "hinge bound with TD_gamma summed over the dataset once, not over "
            "the examples presented", classic, variant="hinge", data="nonseparable",
-           equivalent="the bug is in a monitor's bookkeeping, not in the learner: its weight "
-                      "trace is the classic perceptron's, and TD is bound by the runtime (over "
-                      "the examples presented), which a trace cannot override; killing it needs "
-                      "a runtime audit of non-separable traces that takes the TD the "
-                      "implementation reports"),
+           td=distinct_td),
 )
 
 CORRECT = {"classic": classic, "margin": margin, "hinge": classic}
+# The TD a correct implementation reports, by variant (only the hinge runs report one).
+CORRECT_TD = {"hinge": presented_td}
 
 
 def mutant_named(name: str) -> Mutant:

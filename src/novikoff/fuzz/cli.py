@@ -31,7 +31,8 @@ def _table(report) -> str:
     rows = [("mutant", "killed", "first lemma violated", "examples")]
     for m in report.mutants:
         killed = "yes" if m.killed else ("equivalent" if m.equivalent else "NO")
-        rows.append((m.name, killed, m.lemma or "-", str(m.examples if m.killed else "-")))
+        first = m.lemma or ("(reported TD)" if m.kind == "td" else "-")
+        rows.append((m.name, killed, first, str(m.examples if m.killed else "-")))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
