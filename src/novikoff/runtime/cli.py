@@ -270,7 +270,8 @@ def audit_command(args) -> int:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
     else:
         print(f"trace      {report.visits} visits, {report.updates} updates")
-        print(f"gamma      {_fmt(report.gamma)}   R {_fmt(report.R)}")
+        # gamma in full: auditing again with --gamma must judge by the same TD
+        print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
         print(f"checks     {report.checks:,} invariant checks")
         print(f"rule       {report.rule_violations} violation(s) of the update rule")
         print(f"lemmas     {report.lemma_violations} lemma(s) violated")
