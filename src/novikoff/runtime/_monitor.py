@@ -637,12 +637,7 @@ class Monitor:
                     inv.loose[hname] = j0 + int(st[4])
                 bad = int(st[3])
                 if bad >= 0:
-                    if which == "update" and j0 + bad < inv.fail_update:
-                        inv.fail_update = j0 + bad
-                        self._why(inv, hname, "update", inv.fail_update, examples, visits, j0)
-                    elif which == "state" and j0 + bad < inv.fail_state:
-                        inv.fail_state = j0 + bad
-                        self._why(inv, hname, "state", inv.fail_state, examples, visits, j0)
+                    self._fails(inv, hname, which, j0 + bad, examples, visits, j0)
             if inv.where == "update":
                 jd = ju
                 # points j with j < fail_update and j + 1 < fail_state: a prefix
@@ -722,19 +717,16 @@ class Monitor:
                 continue
             for hname, h in inv.hypotheses:
                 if h.where in ("update", "example"):
-                    ver = self._eval(h, env_u, (length,))
-                    self._assume(inv, hname, ver, j0)
-                    bad = self._first_false(ver)
-                    if bad >= 0 and j0 + bad < inv.fail_update:
-                        inv.fail_update = j0 + bad
-                        self._why(inv, hname, "update", inv.fail_update, examples, visits, j0)
+                    env, which = env_u, "update"
                 elif h.where == "state":
-                    ver = self._eval(h, env_s, (length,))
-                    self._assume(inv, hname, ver, j0)
-                    bad = self._first_false(ver)
-                    if bad >= 0 and j0 + bad < inv.fail_state:
-                        inv.fail_state = j0 + bad
-                        self._why(inv, hname, "state", inv.fail_state, examples, visits, j0)
+                    env, which = env_s, "state"
+                else:
+                    continue
+                ver = self._eval(h, env, (length,))
+                self._assume(inv, hname, ver, j0)
+                bad = self._first_false(ver)
+                if bad >= 0:
+                    self._fails(inv, hname, which, j0 + bad, examples, visits, j0)
             if inv.where == "update":
                 last_ok = j0 + length - 1 < inv.fail_update and j0 + length < inv.fail_state
                 ok = None if last_ok else (js < inv.fail_update) & (js + 1 < inv.fail_state)
@@ -820,6 +812,18 @@ class Monitor:
                 found.append(((K, 0), inv, self._report(inv, ver, 0, "state", K, k=K,
                                                         visit=visit), 1))
         self._record(found)
+
+    @classmethod
+    def _fails(cls, inv, hname, where, j, examples, visits, j0):
+        """Assumption hname fails at point j of kind where ('update' or 'state'): record it if
+        it is the earliest failure of that kind, with the reason the lemma stops applying."""
+        if where == "update" and j < inv.fail_update:
+            inv.fail_update = j
+        elif where == "state" and j < inv.fail_state:
+            inv.fail_state = j
+        else:
+            return
+        cls._why(inv, hname, where, j, examples, visits, j0)
 
     @staticmethod
     def _why(inv, hname, where, j, examples, visits, j0):
