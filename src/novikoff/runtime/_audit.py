@@ -258,7 +258,8 @@ def _td_findings(td, P, eP, order, ks) -> list:
     return out
 
 
-def _load_array(path, key: str | None, what: str):
+def _load_arrays(path, what: str):
+    """The arrays of an .npz file (a dict), or the array of an .npy file."""
     from pathlib import Path
 
     path = Path(path)
@@ -266,14 +267,19 @@ def _load_array(path, key: str | None, what: str):
         if path.suffix == ".npy":
             return np.load(path, allow_pickle=False)
         with np.load(path, allow_pickle=False) as f:
-            if key is None:
-                return {k: f[k] for k in f.files}
-            if key not in f.files:
-                raise InvalidArgument(f"{what}={str(path)!r} has no array {key!r} "
-                                      f"(it has {sorted(f.files)})")
-            return f[key]
+            return {k: f[k] for k in f.files}
     except (OSError, ValueError) as err:
         raise InvalidArgument(f"{what}={str(path)!r} is not readable ({err})") from None
+
+
+def _array(arrays, key: str, path, what: str):
+    """arrays[key] of a file _load_arrays read (an .npy file's array stands for any key)."""
+    if not isinstance(arrays, dict):
+        return arrays
+    if key not in arrays:
+        raise InvalidArgument(f"{what}={str(path)!r} has no array {key!r} "
+                              f"(it has {sorted(arrays)})")
+    return arrays[key]
 
 
 def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
@@ -334,15 +340,17 @@ def _about_data(formula, kinds) -> bool:
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
     w_star .npy/.npz."""
-    X = _load_array(data, "X", "data")
-    y = _load_array(data, "y", "data")
-    order = _load_array(trace, "order", "trace")
-    w = _load_array(trace, "w", "trace")
-    if "td" not in kwargs:
-        kwargs["td"] = _load_array(trace, None, "trace").get("td")
+    arrays = _load_arrays(data, "data")
+    X = _array(arrays, "X", data, "data")
+    y = _array(arrays, "y", data, "data")
+    arrays = _load_arrays(trace, "trace")
+    order = _array(arrays, "order", trace, "trace")
+    w = _array(arrays, "w", trace, "trace")
+    if "td" not in kwargs and isinstance(arrays, dict):
+        kwargs["td"] = arrays.get("td")
     ws = None
     if w_star is not None:
-        ws = _load_array(w_star, None, "w_star")
+        ws = _load_arrays(w_star, "w_star")
         if isinstance(ws, dict):
             if len(ws) != 1:
                 raise InvalidArgument(f"w_star={str(w_star)!r} holds {sorted(ws)}: expected one "

@@ -310,7 +310,8 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     # Keep the examples within twice the certification's tolerance of the running minimum (or
     # of gamma): with the headroom, the certification seldom has to read the data again.
     cand_gamma = np.nan if gamma is None else float(gamma)
-    cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(ws @ ws, d)
+    ws_sq = float(ws @ ws)
+    cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(ws_sq, d)
     helper = None
     if fused and _use_stats_thread(stats_thread, n * d, d, backend):
         # The statistics of every example, on the second CPU: the first pass then costs what
@@ -348,7 +349,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                         cand[2])
             check_rows(X, stat_q if keep_all else None, scan=(bad, qmax))
             stats = DataStats(stat_m if keep_all else None, stat_q if keep_all else None,
-                              float(ws @ ws), d, qmax, ymin, candidates=cand)
+                              ws_sq, d, qmax, ymin, candidates=cand)
             gamma = certify_margin(X, y, ws, stats, gamma)
         keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
                             need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)
