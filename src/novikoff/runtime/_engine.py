@@ -22,6 +22,7 @@ from ._kernels import (BAD, BUDGET, CONVERGED, END, FLOOR, FULL, K, NCAND, NLOG,
                        HAVE_NUMBA, check_backend, data_pass, new_state, run_visits, scan_norms)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
+from ._scratch import borrowed
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
                         check_w_star)
@@ -242,6 +243,15 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     thread alongside the first pass (True), fused into the first pass (False), or the former
     when a second CPU is available and the data is not tiny (None).
     """
+    with borrowed() as scratch:
+        return _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemmas,
+                    proofs, include_unverified, separable, checks, exact, on_violation,
+                    progress, all_examples, validate, backend, chunk_visits, stats_thread)
+
+
+def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemmas, proofs,
+         include_unverified, separable, checks, exact, on_violation, progress, all_examples,
+         validate, backend, chunk_visits, stats_thread) -> RunResult:
     t_start = time.perf_counter()
     # With checks on, the entries of X are validated by the squared norms the first pass
     # computes anyway (check_rows), unless something needs valid data before the run.
@@ -255,6 +265,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                            on_violation=on_violation) if checks else None
     if monitor is not None:
         monitor.example_scope = "all" if all_examples else "updates"
+        monitor.scratch = scratch
     need_wstar = checks or (variant == "margin" and gamma is None) or not separable
     precomputed = False
     stats = None
@@ -292,11 +303,11 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     w = np.zeros(d)
     ws = w_star if w_star is not None else np.zeros(d)
     cap = _LOG if checks else 0
-    log_i = np.empty(cap, np.int64)
-    log_t = np.empty(cap, np.int64)
-    log_p = np.empty(cap, np.float64)
-    log_m = np.empty(cap, np.float64)  # <w_star, x> and ||x||^2 of each update's example
-    log_q = np.empty(cap, np.float64)
+    log_i = scratch.array("log.i", cap, np.int64)
+    log_t = scratch.array("log.t", cap, np.int64)
+    log_p = scratch.array("log.p", cap)
+    log_m = scratch.array("log.m", cap)  # <w_star, x> and ||x||^2 of each update's example
+    log_q = scratch.array("log.q", cap)
     fused = checks and not precomputed
     # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is checked;
     # otherwise the first pass keeps their extremes (gamma, R) and the candidates for the
@@ -352,7 +363,8 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                               ws_sq, d, qmax, ymin, candidates=cand)
             gamma = certify_margin(X, y, ws, stats, gamma)
         keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                            need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable)
+                            need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable,
+                            scratch=scratch)
         monitor.check_constants(keeper.constants())
         if monitor.example_scope == "all" and any(inv.where == "example"
                                                   for inv in monitor.invariants):
@@ -362,9 +374,11 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         nlog = int(st[NLOG])
         if nlog == 0:
             return
-        idx, vis, p = log_i[:nlog].copy(), log_t[:nlog].copy(), log_p[:nlog].copy()
+        # The log is the run's scratch memory, reused by the next chunk: the keeper copies the
+        # predictions and statistics into the chunk's rows; idx, kept for the result, is copied.
+        idx, vis = log_i[:nlog].copy(), log_t[:nlog]
         j0 = keeper.k
-        env_u, env_s = keeper.chunk(idx, p, vis, m=log_m[:nlog].copy(), nx2=log_q[:nlog].copy())
+        env_u, env_s = keeper.chunk(idx, log_p[:nlog], vis, m=log_m[:nlog], nx2=log_q[:nlog])
         updates.append(idx)
         last_visit[0] = int(vis[-1])
         st[NLOG] = 0

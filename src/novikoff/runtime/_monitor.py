@@ -310,6 +310,8 @@ class Monitor:
 
     _memo = None
     _last_judged = None  # (env, Judged) of the last check_final_state / check_constants
+    # The run's scratch memory (runtime._scratch) for the judge's per-chunk arrays, if any.
+    scratch = None
     _prev_visit = None  # the visit of the last update checked (where state k+1 appears)
 
     def _fresh_memo(self):
@@ -611,10 +613,10 @@ class Monitor:
         self._last_judged = None
         on_u, on_s, both = self._chunk_checks()
         if self._same_points(env_u, env_s):
-            ju = js_ = build(both).judge(env_u, length)
+            ju = js_ = build(both).judge(env_u, length, self.scratch)
         else:
-            ju = build(on_u).judge(env_u, length)
-            js_ = build(on_s).judge(env_s, length)
+            ju = build(on_u).judge(env_u, length, self.scratch)
+            js_ = build(on_s).judge(env_s, length, self.scratch)
         found = []
         for inv in self.invariants:
             if inv.fail_constant or inv.where == "constant":

@@ -17,6 +17,8 @@ from ._kernels import HAVE_NUMBA
 __all__ = ["Program", "build_program", "HAVE_NUMBA"]
 
 LOAD, CONST, ADD, MUL, RECIP, SQRT, ABS, MAX, MIN, IPOW = range(10)
+# Points judged at once: the registers of a block stay in cache.
+_BLOCK = 256
 _RELS = {">=": 0, ">": 1, "<=": 2, "<": 3, "=": 4, "!=": 5}
 
 
@@ -119,10 +121,12 @@ class Program:
             return ("imp", [self._tree(p) for p in node[1]], self._tree(node[2]))
         return ("or", [self._tree(d) for d in node[1]])
 
-    def _slots(self, env: dict, length: int):
-        ns = len(self.slots)
-        sv = np.empty((max(ns, 1), length))
-        sr = np.empty((max(ns, 1), length))
+    def _slots(self, env: dict, length: int, scratch=None):
+        shape = (max(len(self.slots), 1), length)
+        if scratch is None:
+            sv, sr = np.empty(shape), np.empty(shape)
+        else:
+            sv, sr = scratch.array("judge.sv", shape), scratch.array("judge.sr", shape)
         for i, key in enumerate(self.slots):
             v, e = env[key]
             sv[i] = v
@@ -146,17 +150,28 @@ class Program:
         vl, vr, T, t, f = self._relations(env, length)
         return [_compose(tree, vl, vr, T, t, f) for tree in self.trees]
 
-    def judge(self, env: dict, length: int) -> Judged:
+    def judge(self, env: dict, length: int, scratch=None) -> Judged:
         """Every check's counts at `length` points of env, in one numba pass.
 
         Only the counts are kept; the per-point verdicts and values (for a report, or for
-        counting over a part of the points) are recomputed when asked for.
+        counting over a part of the points) are recomputed when asked for.  scratch: a run's
+        Scratch for the working arrays (fresh ones otherwise).
         """
-        sv, sr = self._slots(env, length)
+        sv, sr = self._slots(env, length, scratch)
         stats = np.empty((len(self.trees), 5), np.int64)
+        B = max(min(_BLOCK, length), 1)  # small chunks: small (cache-resident) registers
+        regs = (max(self.nregs, 1), B)
+        rels = (max(self.rels_arr.shape[0], 1), B)
+        if scratch is None:
+            rv, rr = np.empty(regs), np.empty(regs)
+            bt, bf = np.empty(rels, np.bool_), np.empty(rels, np.bool_)
+        else:
+            rv, rr = scratch.array("judge.rv", regs), scratch.array("judge.rr", regs)
+            bt = scratch.array("judge.bt", rels, np.bool_)
+            bf = scratch.array("judge.bf", rels, np.bool_)
         _interpret_judge(self.code_arr, self.cv, self.cr, sv, sr, self.rels_arr, length,
-                         max(self.nregs, 1), SAFETY, self.node_arr, self.child_arr,
-                         self.root_arr, stats)
+                         SAFETY, self.node_arr, self.child_arr, self.root_arr, stats,
+                         rv, rr, bt, bf)
         return Judged(self, env, length, stats)
 
     def judge_points(self, env: dict, length: int):
@@ -251,8 +266,6 @@ def build_program(checks) -> Program:
 
 if HAVE_NUMBA:
     import numba as _nb
-
-    _BLOCK = 256
 
     @_nb.njit(cache=True, inline="always")
     def _exec(code, cv, cr, sv, sr, b0, nb, rv, rr):
@@ -457,20 +470,20 @@ if HAVE_NUMBA:
             stats[c, 4] = -1
 
     @_nb.njit(cache=True)
-    def _interpret_judge(code, cv, cr, sv, sr, rels, length, nregs, safety, nodes, children,
-                         roots, stats):
-        """Only the counts of every check (no per-point arrays): the common, clean case."""
+    def _interpret_judge(code, cv, cr, sv, sr, rels, length, safety, nodes, children, roots,
+                         stats, rv, rr, bt, bf):
+        """Only the counts of every check (no per-point arrays): the common, clean case.
+
+        rv, rr (registers) and bt, bf (relations' verdicts): working arrays of B columns, the
+        block of points processed at once.
+        """
         u = 2.0 ** -53
-        B = max(min(_BLOCK, length), 1)  # small chunks: small (cache-resident) registers
-        rv = np.empty((nregs, B))
-        rr = np.empty((nregs, B))
+        B = rv.shape[1]
         N = nodes.shape[0]
         R = rels.shape[0]
         nt = np.empty(N + R, np.bool_)
         nf = np.empty(N + R, np.bool_)
         nin = np.empty(N, np.bool_)
-        bt = np.empty((R, B), np.bool_)
-        bf = np.empty((R, B), np.bool_)
         _reset(stats)
         for b0 in range(0, length, B):
             nb = min(B, length - b0)
