@@ -16,7 +16,6 @@ import json
 import multiprocessing as mp
 import os
 import platform
-import time
 
 
 def _worker(args):
@@ -41,7 +40,6 @@ def main(argv=None) -> int:
         rates = []
         for r in range(a.repeat):
             jobs = [(a.examples, 1000 * r + i, a.variant) for i in range(w)]
-            t0 = time.perf_counter()
             if w == 1:
                 per = [_worker(jobs[0])]
             else:

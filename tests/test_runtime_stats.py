@@ -862,17 +862,10 @@ def test_stats_thread_used_exactly_when_asked(backend, monkeypatch):
     assert made == []  # no checks, or gamma certified before the run: nothing to compute
 
 
-def test_auto_choice_of_the_helper_thread(monkeypatch):
-    monkeypatch.setattr(_engine, "_cpus", lambda: 4)
-    big = 1 << 20
-    assert _engine._use_stats_thread(None, big, 512, "numpy") is False
-    assert _engine._use_stats_thread(None, 100, 512, "numba") is False
-    assert _engine._use_stats_thread(None, big, 16, "numba") is False
-    assert _engine._use_stats_thread(None, big, 512, "numba") is HAVE_NUMBA
-    assert _engine._use_stats_thread(True, 1, 1, "numpy") is True
-    assert _engine._use_stats_thread(False, big, 512, "numba") is False
-    monkeypatch.setattr(_engine, "_cpus", lambda: 1)
-    assert _engine._use_stats_thread(None, big, 512, "numba") is False
+def test_the_helper_thread_is_used_only_on_request():
+    assert _engine._use_stats_thread(None) is False
+    assert _engine._use_stats_thread(False) is False
+    assert _engine._use_stats_thread(True) is True
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -952,3 +945,50 @@ def test_the_numba_backend_without_numba_is_refused(monkeypatch):
     X, y, ws = separable(20, 3, 0.1, seed=1)
     with pytest.raises(InvalidArgument, match=r"backend='numba': numba is not installed"):
         run(X, y, w_star=ws, lemmas=[], backend="numba")
+
+
+# ------------------------------------------------------------------ the default order's kernel
+
+@pytest.mark.parametrize("variant", ["classic", "margin"])
+@pytest.mark.parametrize("seed", range(3))
+def test_default_order_runs_as_the_explicit_identity(variant, seed):
+    """order=None gives the numba kernel no order to read (its identity version): the run must
+    be the one an explicit 0..n-1 order gives, in every mode and chunking."""
+    X, y, ws = separable(400 + 100 * seed, 3 + 4 * seed, 0.03, seed=seed, unit=seed != 1)
+    gamma = float(np.min(y * (X @ ws))) / 2 if variant == "margin" else None
+    n = X.shape[0]
+    for backend in BACKEND_NAMES:
+        for chunk in (DEFAULT_CHUNK, 61):
+            for thread in (False, True):
+                kw = dict(w_star=ws, lemmas=_lemmas(), variant=variant, gamma=gamma,
+                          backend=backend, chunk_visits=chunk, stats_thread=thread)
+                default = signature(run(X, y, **kw))
+                explicit = signature(run(X, y, order=np.arange(n), **kw))
+                assert default == explicit
+                assert signature(run(X, y, order=list(range(n)), **kw)) == explicit
+    off = run(X, y, w_star=ws, checks=False, validate=False, variant=variant, gamma=gamma)
+    assert off.mistakes == default["mistakes"] and off.w.tobytes() == default["w"]
+
+
+@needs_numba
+@pytest.mark.parametrize("need_stats", [False, True])
+def test_identity_kernel_matches_the_indexed_kernel(need_stats):
+    X, y, ws = separable(300, 7, 0.05, seed=4, unit=False)
+    n = X.shape[0]
+    results = []
+    for identity in (False, True):
+        sti, qw = new_state()
+        w = np.zeros(7)
+        logs = [np.empty(4096, np.int64), np.empty(4096, np.int64), np.empty(4096),
+                np.empty(4096), np.empty(4096)]
+        cand_i, cand_y = np.empty(n, np.int64), np.empty(n)
+        status = run_visits(X, y, np.arange(n), w, ws, sti, qw, 0.0, 10 * n, True, False,
+                            *logs, np.empty(0), np.empty(0), cand_i, cand_y, np.nan,
+                            margin_error_per_norm(float(ws @ ws), 7), need_stats, 1 << 30,
+                            backend="numba", identity=identity)
+        nl, nc = int(sti[NLOG]), int(sti[NCAND])
+        results.append((status, sti.tolist(), qw.tolist(), w.tobytes(),
+                        [a[:nl].tolist() for a in logs], cand_i[:nc].tolist(),
+                        cand_y[:nc].tolist()))
+    assert results[0] == results[1]
+    assert results[0][1][NLOG] > 5  # the run made updates

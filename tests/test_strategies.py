@@ -9,12 +9,10 @@ from hypothesis.errors import InvalidArgument
 
 import novikoff.strategies as ns
 from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, NormShrinkAdversary,
-                                 adversarial_run, adversaries, certify, classic_fires,
-                                 cyclic_run, epoch_orders, exact_margins, hadamard_datasets,
+                                 adversarial_run, adversaries, certify, cyclic_run, epoch_orders, exact_margins, hadamard_datasets,
                                  margin_fires, nonseparable_datasets, orderings, orthonormal_datasets,
                                  permutation_orders, planted_datasets, probing_adversaries,
-                                 repeat_orders, separable_datasets, textbook_learner,
-                                 tightness)
+                                 repeat_orders, separable_datasets, tightness)
 
 
 def _exact_check(ds):

@@ -16,7 +16,6 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 from hypothesis import given, seed, settings, strategies as st
