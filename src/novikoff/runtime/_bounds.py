@@ -478,6 +478,17 @@ if _HAVE_NUMBA:
             return np.nan
         return z if z < x else x
 
+    @_nb.njit(cache=True, inline="always")
+    def _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq):
+        """The prediction's error e_p and the running bound of ||w||^2 at update j, as
+        q_bounds of _numpy_chunk_rows computes them: (e_p, the carried sum, e_q1)."""
+        u = U
+        e_p = g * W0 * nxu + D0 * nxu
+        e_c = 2.0 * e_p + e_nx2 + u * abs(c)
+        t = e_c + u * abs(Sq)
+        Cq = t if j == 0 else Cq + t
+        return e_p, Cq, e_q + Cq + u * abs(q1)
+
     @_nb.njit(cache=True)
     def _numba_chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends):
         # The same floats as _numpy_chunk_rows (no fastmath: every operation rounds as numpy's
@@ -516,15 +527,10 @@ if _HAVE_NUMBA:
             js = j + k
             W0 = N0 * (1.0 + two_u * (js + 1.0))
             W1 = N1 * (1.0 + two_u * (js + 2.0))
-            t = W1
-            CW1 = t if j == 0 else CW1 + t
+            CW1 = W1 if j == 0 else CW1 + W1
             D1 = D + u * CW1
             # a priori bounds
-            e_p = g * W0 * nxu + D0 * nxu
-            e_c = 2.0 * e_p + e_nx2 + u * abs(c)
-            t = e_c + u * abs(Sq)
-            Cq = t if j == 0 else Cq + t
-            e_q1 = e_q + Cq + u * abs(q1)
+            e_p, Cq, e_q1 = _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq)
             # refined with ||w~[j]|| <= sqrt(q_j + e_q_j) + D_j
             v = q0 + e_q0
             if v < 0.0:
@@ -536,11 +542,7 @@ if _HAVE_NUMBA:
             W1r = _nanmin(W1, np.sqrt(v) * one_2u + D1)
             CW1r = W1r if j == 0 else CW1r + W1r
             D1r = D + u * CW1r
-            e_pr = g * W0r * nxu + D0r * nxu
-            e_cr = 2.0 * e_pr + e_nx2 + u * abs(c)
-            t = e_cr + u * abs(Sq)
-            Cqr = t if j == 0 else Cqr + t
-            e_q1r = e_q + Cqr + u * abs(q1)
+            e_pr, Cqr, e_q1r = _q_step(j, g, W0r, D0r, nxu, e_nx2, c, Sq, q1, e_q, Cqr)
             S = SAFETY
             pn = p_ + y_ * q_
             cross = q0 + y_ * p_
