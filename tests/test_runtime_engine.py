@@ -363,3 +363,25 @@ def test_judged_monitor_agrees_with_the_closures(monkeypatch, lemmas):
             mp.setattr(program, "HAVE_NUMBA", False)
             slow = run(Xc, yc, **case)
         assert ref.monitor == slow.monitor and ref.bounds == slow.bounds
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="the judged path needs numba")
+@pytest.mark.parametrize("variant", ["classic", "margin"])
+def test_chunks_judged_with_one_program_or_one_per_env_agree(monkeypatch, lemmas, variant):
+    """check_chunk judges a chunk whose state env is part of its update env with one program,
+    and separate envs with one program each: the monitor must come out the same, assumption
+    failures, loose assumptions and violations included."""
+    from novikoff.runtime._monitor import Monitor
+    X, y, ws = separable(300, 5, 0.05, seed=21, unit=False)
+    gamma = float(np.min(y * (X @ ws))) / 2 if variant == "margin" else None
+    too_much = Lemma("too_much", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
+    kw = dict(w_star=ws, lemmas=list(lemmas) + [too_much], variant=variant, gamma=gamma,
+              on_violation="collect", chunk_visits=113)
+    one = run(X, y, **kw)
+    monkeypatch.setattr(Monitor, "_same_points", staticmethod(lambda env_u, env_s: False))
+    split = run(X, y, **kw)
+    assert split.monitor == one.monitor and split.checks == one.checks
+    assert one.monitor["violations"] and any(
+        m["loose_assumptions"] for m in one.monitor["monitored"])
+    if variant == "margin":  # some lemma stops applying when an assumption fails
+        assert any(not m["applies"] for m in one.monitor["monitored"])

@@ -312,6 +312,7 @@ class Monitor:
     _last_judged = None  # (env, Judged) of the last check_final_state / check_constants
     # The run's scratch memory (runtime._scratch) for the judge's per-chunk arrays, if any.
     scratch = None
+    _plans = None  # shared -> (fail_constant flags, the _chunk_plan they give)
     _prev_visit = None  # the visit of the last update checked (where state k+1 appears)
 
     def _fresh_memo(self):
@@ -356,6 +357,50 @@ class Monitor:
         on_s = tuple({id(c): c for c in on_s}.values())
         self.shared[key] = on_u, on_s, both
         return on_u, on_s, both
+
+    def _chunk_plan(self, build, shared: bool):
+        """check_chunk's work list: the judge's programs and, per invariant checked in a chunk,
+        (index, where, (program, row) of its check, [(assumption, program, row, 'update' or
+        'state')]).
+
+        shared: the state env is part of the update env, so one program judges both; otherwise
+        one program per env.  check_chunk then reads the judge's counts by row, without looking
+        anything up per chunk.  Kept per template and per set of invariants whose constants
+        already failed.
+        """
+        flags = tuple(inv.fail_constant for inv in self.invariants)
+        mine = self._plans.get(shared)
+        if mine is not None and mine[0] == flags:
+            return mine[1]
+        key = ("chunk plan", shared, self.example_scope,
+               tuple(id(inv.check) for inv in self.invariants), flags)
+        plan = self.shared.get(key)
+        if plan is None:
+            on_u, on_s, both = self._chunk_checks()
+            programs = (build(both),) if shared else (build(on_u), build(on_s))
+            state = 0 if shared else 1  # the program that judges the state env
+
+            def at(which, check):
+                sel = state if which == "state" else 0
+                return sel, programs[sel].index[id(check)]
+
+            entries = []
+            for k, inv in enumerate(self.invariants):
+                if inv.fail_constant or inv.where == "constant":
+                    continue
+                if inv.where == "example":
+                    if self.example_scope != "updates":
+                        continue
+                    kinds = {"example": "update", "constant": "update"}
+                else:
+                    kinds = {"update": "update", "example": "update", "state": "state"}
+                hyps = [(hname, *at(kinds[h.where], h), kinds[h.where])
+                        for hname, h in inv.hypotheses if h.where in kinds]
+                where = "update" if inv.where == "example" else inv.where
+                entries.append((k, inv.where, at(where, inv.check), hyps))
+            plan = self.shared[key] = (programs, entries)
+        self._plans[shared] = (flags, plan)
+        return plan
 
     @classmethod
     def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
@@ -611,51 +656,44 @@ class Monitor:
                                               visits=visits)
         self._memo = None
         self._last_judged = None
-        on_u, on_s, both = self._chunk_checks()
-        if self._same_points(env_u, env_s):
-            ju = js_ = build(both).judge(env_u, length, self.scratch)
-        else:
-            ju = build(on_u).judge(env_u, length, self.scratch)
-            js_ = build(on_s).judge(env_s, length, self.scratch)
+        if self._plans is None:
+            self._plans = {}
+        shared = self._same_points(env_u, env_s)
+        programs, entries = self._chunk_plan(build, shared)
+        judged = [prog.judge(env, length, self.scratch)
+                  for prog, env in zip(programs, (env_u, env_s))]
+        # the counts as lists: reading them costs no numpy scalar per invariant
+        counts = [jd.stats.tolist() for jd in judged]
         found = []
-        for inv in self.invariants:
-            if inv.fail_constant or inv.where == "constant":
+        invariants = self.invariants
+        for k, where, (sel, c), hyps in entries:
+            inv = invariants[k]
+            jd = judged[sel]
+            if where == "example":
+                self._examples_at_updates_judged(inv, jd, counts[0], c, hyps, j0, examples,
+                                                 visits, found)
                 continue
-            if inv.where == "example":
-                if self.example_scope == "updates":
-                    self._examples_at_updates_judged(inv, ju, j0, length, examples, visits,
-                                                     found)
-                continue
-            for hname, h in inv.hypotheses:
-                if h.where in ("update", "example"):
-                    jd, which = ju, "update"
-                elif h.where == "state":
-                    jd, which = js_, "state"
-                else:
-                    continue
-                st = jd.stats[jd.row(h)]
-                if hname not in inv.loose and st[4] >= 0 and \
+            for hname, hsel, row, which in hyps:
+                st = counts[hsel][row]
+                if st[4] >= 0 and hname not in inv.loose and \
                         hname not in inv.vector_definitions:
-                    inv.loose[hname] = j0 + int(st[4])
-                bad = int(st[3])
-                if bad >= 0:
-                    self._fails(inv, hname, which, j0 + bad, examples, visits, j0)
-            if inv.where == "update":
-                jd = ju
+                    inv.loose[hname] = j0 + st[4]
+                if st[3] >= 0:
+                    self._fails(inv, hname, which, j0 + st[3], examples, visits, j0)
+            if where == "update":
                 # points j with j < fail_update and j + 1 < fail_state: a prefix
                 lim = min(inv.fail_update, inv.fail_state - 1) - j0
             else:
-                jd = js_
                 lim = min(inv.fail_update + 1, inv.fail_state) - j0
             if lim <= 0:
                 continue
-            c = jd.row(inv.check)
-            st = jd.stats[c]
+            st = counts[sel][c]
             if lim >= length:
-                inv.checks += int(st[0])
-                inv.undetermined += int(st[1])
-                nbad, i = int(st[2]), int(st[3])
+                inv.checks += st[0]
+                inv.undetermined += st[1]
+                nbad, i = st[2], st[3]
             else:
+                lim = int(lim)
                 force = jd.cin[c, :lim]
                 inv.checks += int(force.sum())
                 inv.undetermined += int((force & ~jd.ct[c, :lim] & ~jd.cf[c, :lim]).sum())
@@ -668,33 +706,33 @@ class Monitor:
             self._prev_visit = int(visits[length - 1])
         self._record(found)
 
-    def _examples_at_updates_judged(self, inv, ju, j0, length, examples, visits, found):
+    def _examples_at_updates_judged(self, inv, jd, counts, c, hyps, j0, examples, visits,
+                                    found):
+        """An example lemma at the examples of a chunk's updates (judged by jd; its counts by
+        row; hyps: the plan's assumptions, all judged by jd)."""
         ok = None
-        for hname, h in inv.hypotheses:
-            if h.where in ("example", "constant"):
-                st = ju.stats[ju.row(h)]
-                if hname not in inv.loose and st[4] >= 0 and \
-                        hname not in inv.vector_definitions:
-                    inv.loose[hname] = j0 + int(st[4])
-                if st[3] >= 0:
-                    hf = ju.cf[ju.row(h)]
-                    ok = ~hf if ok is None else ok & ~hf
-        c = ju.row(inv.check)
+        for hname, _, row, _ in hyps:
+            st = counts[row]
+            if st[4] >= 0 and hname not in inv.loose and hname not in inv.vector_definitions:
+                inv.loose[hname] = j0 + st[4]
+            if st[3] >= 0:
+                hf = jd.cf[row]
+                ok = ~hf if ok is None else ok & ~hf
         if ok is None:
-            st = ju.stats[c]
-            inv.checks += int(st[0])
-            inv.undetermined += int(st[1])
-            nbad, i = int(st[2]), int(st[3])
+            st = counts[c]
+            inv.checks += st[0]
+            inv.undetermined += st[1]
+            nbad, i = st[2], st[3]
         else:
-            force = ok & ju.cin[c]
+            force = ok & jd.cin[c]
             inv.checks += int(force.sum())
-            inv.undetermined += int((force & ~ju.ct[c] & ~ju.cf[c]).sum())
-            bad = np.flatnonzero(ju.cf[c] & ok)
+            inv.undetermined += int((force & ~jd.ct[c] & ~jd.cf[c]).sum())
+            bad = np.flatnonzero(jd.cf[c] & ok)
             nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
         if nbad:
             ex = int(examples[i]) if examples is not None else None
             vis = int(visits[i]) if visits is not None else None
-            found.append(((j0 + i, 0), inv, self._report(inv, ju.verdict(inv.check), i,
+            found.append(((j0 + i, 0), inv, self._report(inv, jd.verdict(inv.check), i,
                                                          "example", j0 + i, k=j0 + i,
                                                          example=ex, visit=vis), nbad))
 
