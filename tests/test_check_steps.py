@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-
 from helpers import check_text, lemma_of, steps_of
 
 NOVIKOFF = """

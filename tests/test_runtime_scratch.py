@@ -9,6 +9,8 @@ that the numba bookkeeping computes the same floats as the numpy one, bit for bi
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +19,9 @@ from hypothesis import strategies as st
 
 from novikoff.kernel import Inner, Relation
 from novikoff.runtime import HAVE_NUMBA, Lemma, LemmaViolation, load_lemmas, run
-from novikoff.runtime import _scratch
-from novikoff.runtime._bounds import _NROWS, _numba_chunk_rows, _numpy_chunk_rows, gam
+from novikoff.runtime import _engine, _scratch
+from novikoff.runtime._bounds import (_NROWS, _factors, _numba_chunk_rows, _numpy_chunk_rows,
+                                      gam)
 from novikoff.runtime._scratch import Scratch, borrowed
 
 from test_runtime_engine import R, k, separable, w  # noqa: E402
@@ -89,6 +92,53 @@ def test_runs_interleaved_with_other_runs_report_the_same():
     again = _summary(run(Xa, ya, w_star=wa, lemmas=_lemmas()))
     assert first == again
     assert other == _summary(run(Xb, yb, w_star=wb, lemmas=_lemmas()))
+
+
+def _textbook_updates(X, y, max_epochs=1000):
+    """The classic perceptron in plain Python (exact on integer data): its updates' examples."""
+    w = np.zeros(X.shape[1])
+    updates = []
+    for _ in range(max_epochs):
+        clean = True
+        for i in range(X.shape[0]):
+            if y[i] * float(w @ X[i]) <= 0:
+                w = w + y[i] * X[i]
+                updates.append(i)
+                clean = False
+        if clean:
+            break
+    return updates, w
+
+
+def test_a_run_reports_its_own_updates_across_many_chunks():
+    """The update log is reused from chunk to chunk: what the result keeps must be copied."""
+    rng = np.random.default_rng(7)
+    ws = rng.integers(-3, 4, 6).astype(float)
+    X = rng.integers(-4, 5, (400, 6)).astype(float)
+    m = X @ ws
+    X, y = X[np.abs(m) >= 2], np.sign(m[np.abs(m) >= 2])
+    expected, w = _textbook_updates(X, y)
+    assert len(expected) > 30
+    for chunk in (7, 1 << 22):
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), chunk_visits=chunk)
+        assert res.updates.tolist() == expected and res.w.tolist() == w.tolist()
+
+
+def test_runs_report_what_they_report_with_fresh_memory(monkeypatch):
+    """Runs that reuse a Scratch against runs that each get a new one."""
+    data = [separable(300, 6, 0.05, seed=1), separable(900, 11, 0.02, seed=2),
+            separable(200, 3, 0.1, seed=3, unit=False)]
+    reused = [_summary(run(X, y, w_star=w, lemmas=_lemmas(), chunk_visits=211))
+              for X, y, w in data + data]
+
+    @contextmanager
+    def fresh():
+        yield Scratch()
+
+    monkeypatch.setattr(_engine, "borrowed", fresh)
+    alone = [_summary(run(X, y, w_star=w, lemmas=_lemmas(), chunk_visits=211))
+             for X, y, w in data]
+    assert reused == alone + alone
 
 
 def test_a_run_nested_in_another_does_not_disturb_it():
@@ -162,3 +212,28 @@ def test_numba_bookkeeping_is_the_numpy_bookkeeping_bit_for_bit(L, d, seed, scal
         ends.append(end)
     assert np.array_equal(outs[0], outs[1], equal_nan=True)
     assert np.array_equal(ends[0], ends[1], equal_nan=True)
+
+
+_GOLDEN = Path(__file__).parent / "data" / "bookkeeping_golden.npz"
+
+
+@pytest.mark.parametrize("rows", [_numpy_chunk_rows,
+                                  pytest.param(_numba_chunk_rows, marks=needs_numba)])
+def test_bookkeeping_is_the_one_before_it_was_compiled(rows):
+    """Both versions against the numpy bookkeeping of commit f65809a, bit for bit, including
+    chunks with NaN, inf, -0, subnormal and huge entries (tests/data/make_bookkeeping_golden.py)."""
+    golden = np.load(_GOLDEN)
+    cases = sorted({key.split("_")[0] for key in golden.files}, key=int)
+    assert len(cases) == 40
+    for c in cases:
+        g = {key.split("_", 1)[1]: golden[key] for key in golden.files
+             if key.split("_")[0] == c}
+        s, d = float(g["s_d"][0]), int(g["s_d"][1])
+        _, _, _, ge, cn, ce = _factors(s, d)
+        L = g["y"].shape[0]
+        out, ends = np.full((_NROWS, L), -7.0), np.full(6, -7.0)
+        with np.errstate(all="ignore"):
+            rows(g["y"], g["p"], g["m"], g["nx2"], *map(float, g["state"]), cn, ce, ge, gam(d),
+                 out, ends)
+        assert np.array_equal(out, g["out"], equal_nan=True), c
+        assert np.array_equal(ends, g["ends"], equal_nan=True), c

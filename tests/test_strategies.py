@@ -9,8 +9,9 @@ from hypothesis.errors import InvalidArgument
 
 import novikoff.strategies as ns
 from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, NormShrinkAdversary,
-                                 adversarial_run, adversaries, certify, cyclic_run, epoch_orders, exact_margins, hadamard_datasets,
-                                 margin_fires, nonseparable_datasets, orderings, orthonormal_datasets,
+                                 adversarial_run, adversaries, certify, cyclic_run, epoch_orders,
+                                 exact_margins, hadamard_datasets, margin_fires,
+                                 nonseparable_datasets, orderings, orthonormal_datasets,
                                  permutation_orders, planted_datasets, probing_adversaries,
                                  repeat_orders, separable_datasets, tightness)
 
