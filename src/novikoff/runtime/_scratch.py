@@ -21,6 +21,8 @@ import numpy as np
 __all__ = ["Scratch", "borrowed"]
 
 # A buffer larger than this is not kept after the run (a long run's chunks amortise its faults).
+# The limit is per buffer: a Scratch holds about a dozen names, so what a thread keeps between
+# runs is bounded by KEEP_SCRATCHES * 12 * KEEP_BYTES, and is a few MB after typical runs.
 KEEP_BYTES = 8 << 20
 # Scratches kept per thread (nested runs need one each).
 KEEP_SCRATCHES = 4
