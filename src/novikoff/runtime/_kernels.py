@@ -180,9 +180,10 @@ if HAVE_NUMBA:
             r += 1
         return r1, 0.0
 
-    # The first pass's statistics of a row are kept by the same lines in _scan_first and in
-    # _numba_data_pass: a shared numba function taking and returning the running values made
-    # both passes about 5x slower (it is not inlined into the loops).
+    # The first pass's statistics of a row are kept by the same few lines in _scan_first and in
+    # _numba_data_pass (storing m and q, max ||x||^2, min y*m, the gate comparison): a shared
+    # numba function for them, taking and returning the running values, made both passes about
+    # 5x slower.  The rare path behind the gate is shared (_rare_row): it is off the common path.
 
     @_nb.njit(cache=True, inline="always")
     def _gate(floor, ymin, by_min, cand_gamma, excess):
@@ -190,6 +191,27 @@ if HAVE_NUMBA:
         base + excess, and lowers FLOOR only below it.  ymin only changes at a row that is
         below base + excess, so the gate stays valid until the rare path recomputes it."""
         return max(floor, (ymin if by_min else cand_gamma) + excess)
+
+    @_nb.njit(cache=True, fastmath=_fast)
+    def _rare_row(i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
+                  cand_i, cand_y):
+        """A row below the gate (or a bad row): record a bad row, keep the row as a candidate or
+        let it lower FLOOR.  The excess, stale since max ||x||^2 last grew, is refreshed here
+        (the square root stays off the common path; a stale one only ever keeps fewer rows, and
+        FLOOR covers those).  Returns (excess, floor, bad, ncand, gate)."""
+        if not (q > 0.0 and q < np.inf) and bad < 0:
+            bad = i
+        excess = cand_coef * np.sqrt(qmax)
+        if ym <= (ymin if by_min else cand_gamma) + excess:
+            if ncand < cand_i.shape[0]:
+                cand_i[ncand] = i
+                cand_y[ncand] = ym
+                ncand += 1
+            else:  # out of room: the candidates are complete below no margin
+                floor = -np.inf
+        elif ym < floor:
+            floor = ym
+        return excess, floor, bad, ncand, _gate(floor, ymin, by_min, cand_gamma, excess)
 
     @_nb.njit(cache=True, fastmath=_fast)
     def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, cand_i, cand_y,
@@ -204,7 +226,6 @@ if HAVE_NUMBA:
         store_m = stat_m.shape[0] > 0
         store_q = stat_q.shape[0] > 0
         by_min = np.isnan(cand_gamma)
-        room = cand_i.shape[0]
         gate = _gate(floor, ymin, by_min, cand_gamma, excess)
         p = 0.0
         m = 0.0
@@ -231,22 +252,9 @@ if HAVE_NUMBA:
             # One comparison on the common path: gate >= FLOOR and >= the keeping threshold, so
             # a row below either one (or a bad row) takes the rare path.
             if ym <= gate or not (q > 0.0 and q < np.inf):
-                if not (q > 0.0 and q < np.inf) and bad < 0:
-                    bad = i
-                # A row is kept or lowers FLOOR: the rare path, where the excess, stale since
-                # max ||x||^2 last grew, is refreshed (the square root stays off the common
-                # path; a stale one only ever keeps fewer rows, and FLOOR covers those).
-                excess = cand_coef * np.sqrt(qmax)
-                if ym <= (ymin if by_min else cand_gamma) + excess:
-                    if ncand < room:
-                        cand_i[ncand] = i
-                        cand_y[ncand] = ym
-                        ncand += 1
-                    else:  # out of room: the candidates are complete below no margin
-                        floor = -np.inf
-                elif ym < floor:
-                    floor = ym
-                gate = _gate(floor, ymin, by_min, cand_gamma, excess)
+                excess, floor, bad, ncand, gate = _rare_row(
+                    i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
+                    cand_i, cand_y)
             # --
             if always or y[i] * p <= thr:
                 fired = True
@@ -263,7 +271,6 @@ if HAVE_NUMBA:
         store_m = stat_m.shape[0] > 0
         store_q = stat_q.shape[0] > 0
         by_min = np.isnan(cand_gamma)
-        room = cand_i.shape[0]
         gate = _gate(floor, ymin, by_min, cand_gamma, excess)
         for i in range(X.shape[0]):
             m = 0.0
@@ -283,22 +290,9 @@ if HAVE_NUMBA:
             # One comparison on the common path: gate >= FLOOR and >= the keeping threshold, so
             # a row below either one (or a bad row) takes the rare path.
             if ym <= gate or not (q > 0.0 and q < np.inf):
-                if not (q > 0.0 and q < np.inf) and bad < 0:
-                    bad = i
-                # A row is kept or lowers FLOOR: the rare path, where the excess, stale since
-                # max ||x||^2 last grew, is refreshed (the square root stays off the common
-                # path; a stale one only ever keeps fewer rows, and FLOOR covers those).
-                excess = cand_coef * np.sqrt(qmax)
-                if ym <= (ymin if by_min else cand_gamma) + excess:
-                    if ncand < room:
-                        cand_i[ncand] = i
-                        cand_y[ncand] = ym
-                        ncand += 1
-                    else:  # out of room: the candidates are complete below no margin
-                        floor = -np.inf
-                elif ym < floor:
-                    floor = ym
-                gate = _gate(floor, ymin, by_min, cand_gamma, excess)
+                excess, floor, bad, ncand, gate = _rare_row(
+                    i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
+                    cand_i, cand_y)
             # --
         qw[QMAX], qw[YMIN], qw[FLOOR] = qmax, ymin, floor
         st[BAD], st[NCAND] = bad, ncand
