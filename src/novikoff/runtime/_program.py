@@ -444,9 +444,7 @@ if HAVE_NUMBA:
         """Per-point verdicts of every check (ct, cf, cin) and their counts (stats)."""
         N = nodes.shape[0]
         R = t.shape[0]
-        nt = np.empty(N + R, np.bool_)
-        nf = np.empty(N + R, np.bool_)
-        nin = np.empty(N, np.bool_)
+        nt, nf, nin = _point_verdicts(N, R)
         _reset(stats)
         for i in range(length):
             for r in range(R):
@@ -459,6 +457,12 @@ if HAVE_NUMBA:
                 cf[c, i] = nf[q]
                 cin[c, i] = nin[q]
             _count(roots, nt, nf, nin, i, stats)
+
+    @_nb.njit(cache=True, inline="always")
+    def _point_verdicts(N, R):
+        """_tree's working arrays for one point: (certainly true, certainly false) of the N
+        nodes followed by the R relations, and whether each node's check is in force."""
+        return np.empty(N + R, np.bool_), np.empty(N + R, np.bool_), np.empty(N, np.bool_)
 
     @_nb.njit(cache=True, inline="always")
     def _reset(stats):
@@ -481,9 +485,7 @@ if HAVE_NUMBA:
         B = rv.shape[1]
         N = nodes.shape[0]
         R = rels.shape[0]
-        nt = np.empty(N + R, np.bool_)
-        nf = np.empty(N + R, np.bool_)
-        nin = np.empty(N, np.bool_)
+        nt, nf, nin = _point_verdicts(N, R)
         _reset(stats)
         for b0 in range(0, length, B):
             nb = min(B, length - b0)
