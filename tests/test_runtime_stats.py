@@ -24,6 +24,7 @@ from novikoff.runtime._kernels import (BAD, BUDGET, END, FLOOR, FULL, NCAND, NLO
                                        data_pass, new_state, run_visits)
 
 from test_runtime_engine import separable  # noqa: E402
+from test_runtime_inputs import WS0, X0, Y0, _with  # noqa: E402
 
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 BACKENDS = [pytest.param("numba", marks=needs_numba), "numpy"]
@@ -690,15 +691,6 @@ def test_kernel_keeps_no_statistics_after_the_first_pass_or_when_not_asked(backe
 
 
 # ----------------------------------------------------------------------------- 4. bad data
-
-X0, Y0, WS0 = separable(20, 3, 0.1, seed=1, unit=False)
-
-
-def _with(arr, where, value):
-    arr = np.array(arr, dtype=float)
-    arr[where] = value
-    return arr
-
 
 BAD_DATA = [
     ("nan", _with(X0, (4, 1), np.nan), 4, r"X\[4, 1\]=nan is not finite"),
