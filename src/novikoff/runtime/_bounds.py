@@ -95,11 +95,7 @@ class DataStats:
 
     def nx_up(self, idx=slice(None)):
         """Certified upper bounds of ||x_i||."""
-        return self.nx_up_of(self.nx2[idx])
-
-    def nx_up_of(self, nx2):
-        """Certified upper bounds of ||x|| from fl(||x||^2)."""
-        return np.sqrt(nx2) * self._cn
+        return np.sqrt(self.nx2[idx]) * self._cn
 
     def e_m(self, idx=slice(None)):
         """Bounds on |fl(<w_star, x_i>) - <w_star, x_i>| (gamma_d ||w_star|| ||x_i||)."""
