@@ -848,16 +848,10 @@ def test_stats_thread_used_exactly_when_asked(backend, monkeypatch):
     assert len(made) == 1 and made[0][-1] == backend
     assert signature(res) == signature(ref)
     made.clear()
-    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=None)  # tiny: fused
+    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=None)  # None: fused
     run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, checks=False)
     run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, variant="margin")
     assert made == []  # no checks, or gamma certified before the run: nothing to compute
-
-
-def test_the_helper_thread_is_used_only_on_request():
-    assert _engine._use_stats_thread(None) is False
-    assert _engine._use_stats_thread(False) is False
-    assert _engine._use_stats_thread(True) is True
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

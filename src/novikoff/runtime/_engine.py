@@ -169,18 +169,6 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
-def _use_stats_thread(choice) -> bool:
-    """Whether the statistics pass gets a helper thread (choice None: no).
-
-    Measured on the 2-core VM (docs/runtime.md, Speed): since the fused first pass keeps its
-    candidates behind a single comparison per row, it costs 1.0-1.15 x a plain pass at d <= 100
-    and 1.4 x at d = 1000, while the helper thread made the runs 1.07-1.3 x slower than the fused
-    pass at every size measured (the two threads compete for memory bandwidth, and the first
-    pass then waits for the helper).  The thread stays available on request.
-    """
-    return bool(choice)
-
-
 class _StatsThread:
     """data_pass in a daemon thread; result() joins it and re-raises what it raised."""
 
@@ -318,7 +306,10 @@ def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemma
     ws_sq = float(ws @ ws)
     cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(ws_sq, d)
     helper = None
-    if fused and _use_stats_thread(stats_thread):
+    # Only on request: since the fused first pass keeps its candidates behind one comparison per
+    # row, it measured faster than the helper thread at every size on the 2-core VM (the two
+    # threads compete for memory bandwidth; docs/runtime.md, Speed).
+    if fused and stats_thread:
         # The statistics of every example, on the second CPU: the first pass then costs what
         # a plain one does.  Its own state arrays: the kernel writes back its state at the end.
         sst, sqw = new_state()
