@@ -18,8 +18,9 @@ y = sp.Symbol("y", real=True)
 x, ws = sp.Symbol("x"), sp.Symbol("w_star")
 w = sp.Function("w")
 X, WS, W = K.Vec.atom(x), K.Vec.atom(ws), K.Vec.atom(w(k))
-SIG = K.Signature((K.Relation(">", gamma, 0), K.Relation("=", y ** 2, 1),
-                   K.Relation(">=", k, 0)), frozenset({y}), frozenset({k}), frozenset({x, y}))
+KINDS = {"gamma": "real", "y": "label", "k": "nat", "x": "vector", "w_star": "vector",
+         "w": "vector_sequence", "a": "real", "b": "real", "c": "real"}
+SIG = K.make_setting("s", KINDS, {"gamma": (">", 0)}, {"x", "y"}, {})
 
 
 def test_theorem_constructor_is_refused():
@@ -31,19 +32,19 @@ def test_forged_theorem_is_refused_by_every_rule():
     forged = object.__new__(K.Theorem)
     object.__setattr__(forged, "hyps", frozenset())
     object.__setattr__(forged, "concl", K.Relation(">=", gamma, 1))
-    real = K.assume(K.Relation(">=", gamma, 1))
+    real = K.assume(SIG, K.Relation(">=", gamma, 1))
     with pytest.raises(KernelError):
         K.decide(SIG, [forged], K.Relation(">=", gamma, 1))
     with pytest.raises(KernelError):
         K.trans(SIG, forged, real)
     with pytest.raises(KernelError):
-        K.accepts(forged, forged.concl, frozenset())
+        K.accepts(SIG, forged, forged.concl)
     with pytest.raises(KernelError):
-        K.discharge(forged, ())
+        K.discharge(SIG, forged, ())
 
 
 def test_theorems_are_immutable_and_not_copyable():
-    thm = K.assume(K.Relation(">=", gamma, 1))
+    thm = K.assume(SIG, K.Relation(">=", gamma, 1))
     with pytest.raises(KernelError):
         thm.concl = K.Relation(">=", gamma, 2)
     with pytest.raises(KernelError):
@@ -53,7 +54,7 @@ def test_theorems_are_immutable_and_not_copyable():
 
 
 def test_decide_verifies_and_records_hypotheses():
-    margin = K.assume(K.Relation(">=", y * K.ip(WS, X), gamma))
+    margin = K.assume(SIG, K.Relation(">=", y * K.ip(WS, X), gamma))
     d = K.decide(SIG, [margin], K.Relation(">=", y * K.ip(WS, X), gamma / 2))
     assert d.status == "verified"
     assert margin.concl in d.theorem.hyps
@@ -75,24 +76,24 @@ def test_unknown_is_not_verified():
 
 
 def test_transitivity_checks_the_middle_term():
-    a = K.assume(K.Relation("<=", k, gamma))
-    b = K.assume(K.Relation("<=", gamma + 1, 2 * gamma))
+    a = K.assume(SIG, K.Relation("<=", k, gamma))
+    b = K.assume(SIG, K.Relation("<=", gamma + 1, 2 * gamma))
     with pytest.raises(KernelError):
         K.trans(SIG, a, b)
-    c = K.assume(K.Relation("<", gamma, 2 * gamma))
+    c = K.assume(SIG, K.Relation("<", gamma, 2 * gamma))
     assert K.trans(SIG, a, c).concl == K.Relation("<", k, 2 * gamma)
-    d = K.assume(K.Relation(">=", gamma, 0))
+    d = K.assume(SIG, K.Relation(">=", gamma, 0))
     with pytest.raises(KernelError):
         K.trans(SIG, a, d)
 
 
 def test_induction_checks_base_and_step_instances():
-    stmt = K.Relation(">=", K.ip(WS, W), k * gamma)
-    base = K.assume(K.Relation(">=", K.ip(WS, K.Vec.atom(w(0))), 0))
-    step = K.assume(stmt.subs(k, k + 1))
+    stmt = K.Relation(">=", k * gamma, 0)
+    base = K.decide(SIG, [], stmt.subs(k, 0)).theorem
+    step = K.decide(SIG, [K.assume(SIG, stmt)], stmt.subs(k, k + 1)).theorem
     thm = K.induction(SIG, k, stmt, base, step)
     assert thm.concl == stmt
-    wrong_step = K.assume(stmt.subs(k, k + 2))
+    wrong_step = K.decide(SIG, [K.assume(SIG, stmt)], stmt.subs(k, k + 2)).theorem
     with pytest.raises(KernelError):
         K.induction(SIG, k, stmt, base, wrong_step)
     with pytest.raises(KernelError):
@@ -100,7 +101,7 @@ def test_induction_checks_base_and_step_instances():
 
 
 def test_vector_definitions_substitute():
-    update = K.assume(K.VectorEq(w(k + 1), W + X.scale(y)))
+    update = K.assume(SIG, K.VectorEq(w(k + 1), W + X.scale(y)))
     goal = K.Relation("=", K.ip(WS, K.Vec.atom(w(k + 1))), K.ip(WS, W) + y * K.ip(WS, X))
     assert K.decide(SIG, [update], goal).status == "verified"
     assert K.decide(SIG, [], goal).status == "failed"
@@ -108,8 +109,8 @@ def test_vector_definitions_substitute():
 
 def test_supposition_is_never_an_assumption():
     f = K.Relation(">=", gamma, 1)
-    thm = K.assume(f, label="failed step")
-    ok, extra = K.accepts(thm, f, frozenset({f}))
+    thm = K.assume(SIG, f, label="failed step")
+    ok, extra = K.accepts(SIG, thm, f)
     assert not ok and len(extra) == 1
 
 
@@ -147,3 +148,162 @@ def test_a_norm_is_always_the_root_of_a_gram_form():
     assert n ** 2 == n.gram()
     # Substituting an index keeps it a norm of a vector.
     assert K.norm(W).subs(k, k + 1) == K.norm(K.Vec.atom(w(k + 1)))
+
+
+# ---------------------------------------------------------------------------- soundness
+
+from fractions import Fraction  # noqa: E402
+
+from novikoff.kernel import written as WR  # noqa: E402
+
+a_, b_ = sp.Symbol("a", real=True), sp.Symbol("b", real=True)
+A, B, KK = WR.Sym("a", "real"), WR.Sym("b", "real"), WR.Sym("k", "nat")
+
+
+def rel(op, lhs, rhs):
+    return WR.formula_of(op, lhs, rhs)
+
+
+def test_a_forged_setting_is_refused():
+    forged = object.__new__(K.Setting)
+    with pytest.raises(KernelError):
+        K.assume(forged, K.Relation(">=", gamma, 1))
+    with pytest.raises(KernelError):
+        K.Setting()
+
+
+def test_declarations_come_from_the_kinds_and_are_recorded():
+    # A label's y^2 = 1 and a nat's k >= 0 are derived by the kernel, and rest in the theorem.
+    d = K.decide(SIG, [], K.Relation("=", y ** 2, 1))
+    assert d.status == "verified"
+    assert K.Relation("=", y ** 2, 1) in d.theorem.hyps
+    assert ("y", "label per update") in d.theorem.kinds
+    as_real = K.make_setting("r", {"y": "real"}, {}, (), {})
+    assert K.decide(as_real, [], K.Relation("=", y ** 2, 1)).status == "failed"
+    with pytest.raises(KernelError):  # the label theorem means something else here
+        K.decide(as_real, [d.theorem], K.Relation("=", y ** 2, 1))
+
+
+def test_a_symbol_the_setting_does_not_declare_is_refused():
+    with pytest.raises(KernelError):
+        K.decide(SIG, [], K.Relation(">=", sp.Symbol("q", real=True), 0))
+
+
+def test_per_update_kinds_travel_with_a_theorem():
+    const = K.make_setting("c", {"x": "vector", "k": "nat", "w": "vector_sequence"}, {}, (),
+                           {})
+    thm = K.assume(const, K.Relation(">=", K.ip(X, X), 0))
+    with pytest.raises(KernelError):
+        K.decide(SIG, [thm], K.Relation(">=", K.ip(X, X), 0))
+
+
+def test_undefined_terms_carry_their_domain():
+    f = rel("=", WR.Div(KK, KK), WR.Num(Fraction(1)))
+    assert f.lhs == 1 and K.Relation("!=", k, 0) in f.obligations()
+    assert K.decide(SIG, [], f).kind == "domain"
+    ge1 = K.assume(SIG, K.Relation(">=", k, 1))
+    assert K.decide(SIG, [ge1], f).status == "verified"
+    cancel = rel("=", WR.Div(WR.Sub(WR.Pow(A, Fraction(2)), WR.Num(Fraction(1))),
+                            WR.Sub(A, WR.Num(Fraction(1)))), WR.Add(A, WR.Num(Fraction(1))))
+    assert K.decide(SIG, [], cancel).status == "failed"
+    ne1 = K.assume(SIG, K.Relation("!=", a_, 1))
+    assert K.decide(SIG, [ne1], cancel).status == "verified"
+    root = rel("=", WR.Pow(WR.Sqrt(A), Fraction(2)), A)
+    assert K.decide(SIG, [], root).kind == "domain"
+
+
+@pytest.mark.parametrize("term", [
+    WR.Sqrt(WR.Num(Fraction(-1))),
+    WR.Div(WR.Num(Fraction(1)), WR.Div(WR.Num(Fraction(1)), WR.Num(Fraction(0)))),
+    WR.Pow(WR.Num(Fraction(0)), Fraction(-1)),
+    WR.Sqrt(WR.Neg(WR.Abs(WR.Add(A, WR.Num(Fraction(1)))))),
+    WR.Pow(WR.Num(Fraction(-1)), Fraction(1, 2)),
+])
+def test_no_imaginary_infinite_or_undefined_constant_is_interpreted(term):
+    with pytest.raises(KernelError):
+        WR.interpret(term)
+
+
+def test_an_index_must_be_natural():
+    f = rel(">=", WR.InnerOf(WR.Elem("w", "vector_sequence", WR.Sub(KK, WR.Num(Fraction(1)))),
+                            WR.Sym("x", "vector")), WR.Num(Fraction(-10**6)))
+    assert K.Relation(">=", k - 1, 0) in f.obligations()
+    with pytest.raises(KernelError):
+        WR.interpret(WR.Elem("w", "vector_sequence", WR.Div(KK, WR.Num(Fraction(2)))))
+
+
+def test_induction_refuses_a_hypothesis_that_varies_with_k():
+    big = K.assume(SIG, K.Relation(">=", k, 3))
+    stmt = K.Relation("!=", k, 3)
+    base = K.decide(SIG, [], stmt.subs(k, 0)).theorem
+    step = K.decide(SIG, [big], stmt.subs(k, k + 1)).theorem
+    with pytest.raises(KernelError, match="varies with k"):
+        K.induction(SIG, k, stmt, base, step)
+    # A hypothesis that does not vary with k is fine.
+    pos = K.assume(SIG, K.Relation(">=", gamma, 1))
+    stmt2 = K.Relation(">=", k * gamma + 1, 1)
+    base2 = K.decide(SIG, [pos], stmt2.subs(k, 0)).theorem
+    step2 = K.decide(SIG, [pos, K.assume(SIG, stmt2)], stmt2.subs(k, k + 1)).theorem
+    assert K.induction(SIG, k, stmt2, base2, step2).concl == stmt2
+
+
+def test_a_nat_constrained_by_an_assumption_is_a_problem_of_the_setting():
+    s = K.make_setting("big", {"k": "nat"}, {}, (), {"big": K.Relation(">=", k, 3)})
+    assert s.problems and "by itself" in s.problems[0][2]
+    half = K.make_setting("half", {"k": "nat", "w": "real_sequence"}, {}, (),
+                          {"h": K.Relation("=", k * sp.Function("w", real=True)(k), k / 2)})
+    assert not half.problems  # w[k] = 1/2 for k >= 1 is a model
+
+
+def test_contradictions_are_vacuous():
+    z = sp.Symbol("z")
+    s = K.make_setting("cs", {"x": "vector", "z": "vector"}, {}, (), {})
+    Z = K.Vec.atom(z)
+    hyps = [K.assume(s, K.Relation("=", K.ip(X, X), 1)), K.assume(s, K.Relation("=", K.ip(Z, Z), 1)),
+            K.assume(s, K.Relation("=", K.ip(X, Z), 2))]
+    assert K.decide(s, hyps, K.Relation("=", 1, 2)).kind == "vacuous"
+    half = K.assume(SIG, K.Relation("=", k, sp.Rational(1, 2)))
+    assert K.decide(SIG, [half], K.Relation("=", 1, 2), facts=[("nat_cases", k)]).kind == "vacuous"
+    assert K.decide(SIG, [half], K.Relation("=", 1, 2)).kind == "vacuous"
+
+
+def test_two_definitions_of_one_vector_give_an_equation():
+    w0 = sp.Function("w")(0)
+    first = K.assume(SIG, K.VectorEq(w0, X))
+    second = K.assume(SIG, K.VectorEq(w0, WS))
+    goal = K.Relation("=", K.ip(X - WS, X - WS), 0)
+    assert K.decide(SIG, [first, second], goal).status == "verified"
+    # Definitions that refer to each other do not crash: the second becomes an equation.
+    loop = K.assume(SIG, K.VectorEq(x, WS.scale(2)))
+    back = K.assume(SIG, K.VectorEq(ws, X))
+    assert K.decide(SIG, [loop, back], K.Relation("=", K.ip(WS, WS), 0)).status == "verified"
+
+
+def test_nats_are_integers_and_sequences_functions():
+    assert K.decide(SIG, [], K.Relation(">=", (k - 1) * (k - 2), 0)).status == "verified"
+    j = sp.Symbol("j", real=True)
+    s = K.make_setting("two", dict(KINDS, j="nat", S="real_sequence"), {}, (), {})
+    same = K.assume(s, K.Relation("=", j, k))
+    wj = K.Vec.atom(w(j))
+    assert K.decide(s, [same], K.Relation("=", K.ip(wj, X), K.ip(W, X))).status == "verified"
+    S = sp.Function("S", real=True)
+    zero = K.assume(s, K.Relation("=", k, 0))
+    assert K.decide(s, [zero], K.Relation("=", S(k), S(0))).status == "verified"
+
+
+def test_equality_composes_with_every_relation():
+    a = K.assume(SIG, K.Relation("=", k, gamma))
+    b = K.assume(SIG, K.Relation("!=", gamma, 2))
+    assert K.trans(SIG, a, b).concl.rel == "!="
+    assert K.trans(SIG, b, K.assume(SIG, K.Relation("=", 2, k))).concl.rel == "!="
+
+
+def test_only_accepted_theorems_are_certified():
+    f = K.Relation(">", gamma, 0)
+    thm = K.decide(SIG, [], f).theorem
+    assert not K.certifies(thm, f)
+    assert K.accepts(SIG, thm, f)[0]
+    assert K.certifies(thm, f)
+    assert not K.certifies(thm, K.Relation(">", gamma, -1))
+    forged = object.__new__(K.Theorem)
+    assert not K.certifies(forged, f)

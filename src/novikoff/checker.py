@@ -21,7 +21,7 @@ from .errors import KernelError, ProofSyntaxError
 from .kernel.formulas import free_symbols
 from .kernel.solver import atom_name
 from .language import ast as A
-from .language.elaborate import Scope, elaborate_setting
+from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.parser import parse
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
@@ -62,17 +62,27 @@ class StepReport:
 
 @dataclass
 class LemmaReport:
+    """A lemma's outcome.  `status` is 'verified' only when the kernel certifies the theorem for
+    the statement: an outcome string or a theorem made elsewhere cannot make a lemma verified."""
+
     name: str
     kind: str
     file: str
     line: int
     statement: str
-    status: str = "failed"  # verified | failed | expected_failure
+    outcome: str = "failed"  # what the checker found: verified | failed | expected_failure
     reason: str = ""
     steps: list = field(default_factory=list)
     theorem: object = None
     formula: object = None
     scope: Scope | None = None
+
+    @property
+    def status(self) -> str:
+        """verified | failed | expected_failure."""
+        if self.outcome == "verified":
+            return "verified" if K.certifies(self.theorem, self.formula) else "failed"
+        return self.outcome
 
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "file": self.file, "line": self.line,
@@ -164,7 +174,7 @@ class Checker:
                 raise ProofSyntaxError(f"setting {setting.name} is defined twice", display,
                                        setting.pos.line, setting.pos.col,
                                        lines.get(setting.pos.line, ""))
-            scopes[setting.name] = elaborate_setting(setting, display, lines)
+            scopes[setting.name] = elaborate_setting(setting, display, lines, self.timeout_ms)
             checked = self._check_setting(scopes[setting.name], setting, display)
             if checked.steps:
                 report.lemmas.append(checked)
@@ -188,34 +198,16 @@ class Checker:
             done[lemma.name] = outcome
 
     def _check_setting(self, scope: Scope, node: A.Setting, display: str) -> LemmaReport:
-        """Assumptions must be meaningful (no 1/0, no sqrt(-1)) and consistent together.
-
-        Only problems are reported, as the checks of a pseudo-lemma named after the setting.
-        """
+        """Report the problems the kernel found in a setting (undefined or contradictory
+        assumptions, a nat constrained by itself), as the checks of a pseudo-lemma."""
         report = LemmaReport(f"setting {scope.name}", "setting", display, node.pos.line,
-                             f"setting {scope.name}", status="verified", scope=scope)
-        earlier = []
-        for name, formula in scope.assumptions.items():
-            pos = scope.assumption_pos[name]
-            sides = [formula.lhs, formula.rhs] if isinstance(formula, K.Relation) else []
-            for obligation in dict.fromkeys(o for e in sides for o in K.domain_obligations(e)):
-                d = K.decide(scope.signature, earlier, obligation, timeout_ms=self.timeout_ms)
-                if d.status != "verified":
-                    report.steps.append(StepReport(
-                        display, pos.line, pos.col, report.name, scope.lines.get(pos.line, ""),
-                        d.status, f"assumption {name}: {_domain_reason(obligation)} (given the "
-                                  f"declarations and the assumptions above it)"))
-            earlier.append(K.assume(formula))
-        hyps = list(scope.signature.declarations) + [f for f in scope.assumptions.values()
-                                                     if not isinstance(f, K.VectorEq)]
-        if K.entails(hyps, None, self.timeout_ms).answer == "valid":
-            report.steps.append(StepReport(
-                display, node.pos.line, node.pos.col, report.name, f"setting {scope.name}:",
-                "failed", "the assumptions contradict each other: every lemma of this setting "
-                          "would hold vacuously"))
-        if report.steps:
-            report.status = "failed"
-            report.reason = "its assumptions are not all meaningful and consistent"
+                             f"setting {scope.name}", outcome="failed", scope=scope)
+        for name, status, message in scope.setting.problems:
+            pos = scope.assumption_pos[name] if name is not None else node.pos
+            text = scope.lines.get(pos.line, "") if name is not None else f"setting {scope.name}:"
+            report.steps.append(StepReport(display, pos.line, pos.col, report.name, text,
+                                           status, message))
+        report.reason = "its assumptions are not all meaningful and consistent"
         return report
 
     def _import(self, imp: A.Import, path: Path, display: str, lines: dict) -> dict:
@@ -255,27 +247,29 @@ class _LemmaCheck:
                  later: dict, display: str):
         self.checker = checker
         self.scope = scope
-        self.sig = scope.signature
+        self.setting = scope.setting
         self.lemma = lemma
         self.done = done
         self.later = later
         self.display = display
         self.report = LemmaReport(lemma.name, lemma.kind, display, lemma.pos.line,
                                   lemma.statement.text, scope=scope)
+        self.unverified_cites: dict = {}  # supposed theorem -> the unverified lemma it stands for
 
     # ------------------------------------------------------------------ entry
 
     def run(self) -> LemmaReport:
-        scope, lemma = self.scope, self.lemma
+        scope, lemma, setting = self.scope, self.lemma, self.setting
         goal = scope.relation(lemma.statement)
-        facts = {name: K.assume(f) for name, f in scope.assumptions.items()}
+        facts = {name: K.assume(setting, f) for name, f in scope.assumptions.items()}
         givens = []
         for gname, grel, gpos in lemma.givens:
-            if gname in facts or gname in scope.kinds:
+            if gname in facts or gname in scope.kinds or gname in BUILTIN_FACTS:
                 raise scope.error(f"{gname} is already a name in this setting", gpos)
-            g = scope.relation(grel)
+            g = scope.formula(grel)
+            self._check_meaningful(g, list(facts.values()), gpos, f"given {gname}")
             givens.append(g)
-            facts[gname] = K.assume(g)
+            facts[gname] = K.assume(setting, g)
         proof = lemma.proof
         if proof.method == "induction":
             thm = self._induction(proof, goal, facts)
@@ -283,38 +277,51 @@ class _LemmaCheck:
             thm = self._items(proof.items, goal, facts, proof.pos)
         statement = goal
         if givens:
-            thm = K.discharge(thm, tuple(givens))
+            thm = K.discharge(setting, thm, tuple(givens))
             statement = K.Implication(tuple(givens), goal)
         self.report.formula = statement
-        ok, extra = K.accepts(thm, statement, scope.allowed_hypotheses(), self.sig.labels)
+        ok, extra = K.accepts(setting, thm, statement, self.checker.timeout_ms)
         # A failing check that the final theorem happens not to use still fails the lemma.
-        if ok and all(s.ok for s in self.report.steps) and not any(
-                s.status == "expected_failure" for s in self.report.steps):
-            self.report.status = "verified"
+        if ok and all(s.status == "verified" for s in self.report.steps):
+            self.report.outcome = "verified"
             self.report.theorem = thm
             return self.report
-        causes = [self.checker.hypothetical.get(h) for h in extra]
-        if all(c is not None and c[0] == "expected" for c in causes) and all(
-                s.ok for s in self.report.steps):
-            self.report.status = "expected_failure"
-        else:
-            self.report.status = "failed"
+        checks_ok = all(s.ok for s in self.report.steps)
+        expected = any(s.status == "expected_failure" for s in self.report.steps)
+        supposed = all(isinstance(h, K.Supposition) for h in extra)
+        self.report.outcome = ("expected_failure" if checks_ok and expected and supposed
+                               else "failed")
         reasons = []
         failing = [f"{s.line}" + (" (expected)" if s.status == "expected_failure" else "")
                    for s in self.report.steps if not s.status == "verified"]
         if failing:
             reasons.append(f"checks at line{'s' if len(failing) > 1 else ''} "
                            f"{', '.join(failing)} did not verify")
-        for h, cause in zip(extra, causes):
+        for h in extra:
+            cause = self.checker.hypothetical.get(h)
             if cause is None:
                 reasons.append(f"depends on '{_show(h)}', which is not an assumption of "
                                f"setting {scope.name}")
             elif cause[1].startswith("cites") and cause[1] not in reasons:
                 reasons.append(cause[1])
+        if setting.problems:
+            reasons.append(f"setting {scope.name} has problems (see its checks)")
+        if not reasons:
+            reasons.append("the kernel does not accept the proof of this statement")
         self.report.reason = "; ".join(reasons)
-        if any(c is None for c in causes):
+        if self.report.outcome == "failed" and (checks_ok or any(
+                self.checker.hypothetical.get(h) is None for h in extra)):
             self._record(lemma.pos, lemma.statement.text, "failed", self.report.reason)
         return self.report
+
+    def _check_meaningful(self, formula, premises: list, pos: A.Pos, what: str) -> None:
+        """A given must mean something under the setting and the givens above it."""
+        for obligation in K.domain_obligations(formula):
+            d = K.decide(self.setting, premises, obligation, timeout_ms=self.checker.timeout_ms)
+            if d.status != "verified":
+                reason = (K.describe_obligation(obligation, formula, _show_expr)
+                          if d.kind != "vacuous" else d.reason)
+                self._record(pos, f"{what}: {_show(formula)}", d.status, f"{what}: {reason}")
 
     def _induction(self, proof: A.Proof, goal: K.Relation, facts: dict):
         var_name = proof.var.id
@@ -323,10 +330,10 @@ class _LemmaCheck:
                                    proof.var.pos)
         var = self.scope.symbol(var_name)
         base = self._items(proof.base, goal.subs(var, 0), facts, proof.pos)
-        ih = K.assume(goal)
+        ih = K.assume(self.setting, goal)
         step = self._items(proof.step, goal.subs(var, var + 1), dict(facts, ih=ih), proof.pos)
         try:
-            return K.induction(self.sig, var, goal, base, step)
+            return K.induction(self.setting, var, goal, base, step, self.checker.timeout_ms)
         except KernelError as exc:
             self._record(proof.pos, f"proof by induction on {var_name}", "failed", str(exc))
             return self._hypothetical(goal, "failed", f"the induction at line {proof.pos.line}"
@@ -354,7 +361,7 @@ class _LemmaCheck:
             elif isinstance(item, A.Cases):
                 last = self._cases(item, goal, facts)
                 last_pos = item.pos
-        if last is not None and K.conclusion_matches(last.concl, goal, self.sig.labels):
+        if last is not None and K.conclusion_matches(last.concl, goal, self.setting.labels):
             return last
         shown = "nothing" if last is None else f"'{_show(last.concl)}'"
         reason = f"the proof shows {shown}, but the goal is '{_show(goal)}'"
@@ -363,48 +370,57 @@ class _LemmaCheck:
                                                   f"does not reach its goal")
 
     def _bind(self, facts: dict, name: str, thm, pos: A.Pos):
-        if name in facts or name in self.scope.kinds:
+        if name in facts or name in self.scope.kinds or name in BUILTIN_FACTS:
             raise self.scope.error(f"{name} is already a name here", pos)
-        if thm is not None:
-            facts[name] = thm
+        facts[name] = thm
 
     def _chain(self, chain: A.Chain, facts: dict):
+        """The chain's result; when its steps do not compose, a supposition of what it claims
+        (the failure is recorded), so that what follows is still judged."""
         self.scope.vectors_seen = []
-        prev = self.scope.scalar(chain.first, "a chain relates scalars")
+        first = self.scope.scalar(chain.first, "a chain relates scalars")
+        prev = first
         prev_vectors = list(self.scope.vectors_seen)
         result = None
+        broken = None
         meaningless = ()  # the left side's domain conditions, when the step above failed them
         for step in chain.steps:
             self.scope.vectors_seen = []
             rhs = self.scope.scalar(step.rhs, "a chain relates scalars")
             vectors = prev_vectors + list(self.scope.vectors_seen)
-            thm = self._step(K.Relation(step.op, prev, rhs), step.cites, step.xfail, step.pos,
-                             step.text, facts, vectors=vectors, supposed=meaningless)
+            formula = self.scope.written_formula(step.op, prev, rhs, step.pos)
+            thm = self._step(formula, step.cites, step.xfail, step.pos, step.text, facts,
+                             vectors=vectors, supposed=meaningless)
             meaningless = self._supposed_meaningful(rhs, step)
             if result is None:
                 result = thm
-            else:
+            elif broken is None:
                 try:
-                    result = K.trans(self.sig, result, thm)
+                    result = K.trans(self.setting, result, thm)
                 except KernelError as exc:
                     self._record(step.pos, step.text, "failed",
                                  f"the chain does not compose: {exc}")
-                    return None
+                    broken = step
             prev, prev_vectors = rhs, list(self.scope.vectors_seen)
         self.scope.vectors_seen = prev_vectors
+        if broken is not None:
+            claimed = self.scope.written_formula(chain.steps[-1].op, first, prev, chain.pos)
+            return self._hypothetical(claimed, "failed", f"the chain at line {chain.pos.line} "
+                                                         f"does not compose")
         return result
 
-    def _supposed_meaningful(self, expr, step: A.Step) -> tuple:
+    def _supposed_meaningful(self, rhs, step: A.Step) -> tuple:
         """After a step whose right side may be meaningless (1/0, sqrt(-1)), the next step of
         the chain supposes it meaningful, so that it is judged on its own terms.  The
         suppositions are labelled: a lemma resting on them is never verified."""
         last = self.report.steps[-1] if self.report.steps else None
         if last is None or last.line != step.pos.line or last.status == "verified" or \
-                not last.reason.startswith(("division by", "square root of")):
+                not last.reason.startswith(("division by", "square root of", "index ")):
             return ()
         cause = "expected" if last.status == "expected_failure" else "failed"
+        obligations = K.written.interpret(rhs).obligations
         return tuple(self._hypothetical(o, cause, f"the step at line {step.pos.line} fails")
-                     for o in K.domain_obligations(expr))
+                     for o in obligations)
 
     def _cases(self, item: A.Cases, goal, facts: dict):
         premises, _, _ = self._resolve(item.cites, facts, [])
@@ -412,11 +428,16 @@ class _LemmaCheck:
         for case in item.branches:
             condition = self.scope.relation(case.condition)
             sub = dict(facts)
-            self._bind(sub, case.name, K.assume(condition), case.pos)
+            self._bind(sub, case.name, K.assume(self.setting, condition), case.pos)
             branches.append((condition, self._items(case.items, goal, sub, case.pos)))
-        cover, thm = K.cases(self.sig, goal, branches, premises, timeout_ms=self.checker.
-                             timeout_ms)
         conditions = " or ".join(_show(c) for c, _ in branches)
+        try:
+            cover, thm = K.cases(self.setting, goal, branches, premises,
+                                 timeout_ms=self.checker.timeout_ms)
+        except KernelError as exc:
+            self._record(item.pos, item.text, "failed", f"the case split is invalid: {exc}")
+            return self._hypothetical(goal, "failed", f"the case split at line {item.pos.line} "
+                                                      f"is invalid")
         if cover.status == "verified":
             self._record(item.pos, item.text, "verified", f"the cases cover: {conditions}")
             return thm
@@ -433,8 +454,18 @@ class _LemmaCheck:
         started = time.perf_counter()
         premises, instances, cited = self._resolve(cites, facts, vectors)
         premises = list(extra) + premises + list(supposed)
-        decision = K.decide(self.sig, premises, goal, facts=instances,
+        decision = K.decide(self.setting, premises, goal, facts=instances,
                             timeout_ms=self.checker.timeout_ms)
+        unverified = self._unverified_citations(premises)
+        if decision.status == "verified" and unverified:
+            # The step holds only relative to a lemma that is not verified: not verified.
+            reason = (f"holds only if {', '.join(unverified)} "
+                      f"{'holds' if len(unverified) == 1 else 'hold'}, which "
+                      f"{'is' if len(unverified) == 1 else 'are'} not verified")
+            self._record(pos, text, "expected_failure" if xfail else "failed", reason,
+                         xfail=xfail)
+            self.report.steps[-1].seconds = time.perf_counter() - started
+            return decision.theorem
         if decision.status == "verified":
             if xfail:
                 self._record(pos, text, "failed", "marked xfail, but the step verifies",
@@ -447,7 +478,7 @@ class _LemmaCheck:
         if supposed:
             base += " (supposing its left side meaningful, which the step above could not show)"
         if decision.kind == "domain":
-            base = _domain_reason(decision.obligation)
+            base = K.describe_obligation(decision.obligation, goal, _show_expr)
         reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
         if decision.kind != "vacuous" and decision.status == "failed":
@@ -464,6 +495,11 @@ class _LemmaCheck:
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")
 
+    def _unverified_citations(self, premises) -> list:
+        """The unverified lemmas that a step cites directly."""
+        return list(dict.fromkeys(self.unverified_cites[t] for t in premises
+                                  if t in self.unverified_cites))
+
     def _explain(self, decision: K.Decision, base: str, cited=()):
         if decision.kind == "vacuous":
             core = self._contradiction(cited)
@@ -472,7 +508,7 @@ class _LemmaCheck:
         if decision.status == "unknown":
             return f"could not verify: {decision.reason or 'the solver gave up'}", None
         goal = decision.obligation
-        explanation = explain_failure(decision.hypotheses, goal, nats=self.sig.nats,
+        explanation = explain_failure(decision.hypotheses, goal, nats=self.setting.nats,
                                       timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
         reason = base
         if explanation.note:
@@ -485,8 +521,9 @@ class _LemmaCheck:
         facts = {n: f for n, f in facts.items() if f is not None}
 
         def contradictory(names) -> bool:
-            hyps = list(self.sig.declarations) + [facts[n] for n in names]
-            return K.entails(hyps, None, DIAGNOSTIC_TIMEOUT_MS).answer == "valid"
+            hyps = list(self.setting.declarations) + [facts[n] for n in names]
+            return K.entails(hyps, None, DIAGNOSTIC_TIMEOUT_MS,
+                             self.setting.nats).answer == "valid"
 
         needed = list(facts)
         if not needed or not contradictory(needed):
@@ -506,7 +543,8 @@ class _LemmaCheck:
                                                       self._default_instances(
                                                           "cauchy_schwarz", vectors)]
         if "nat_cases" not in cited:
-            named += [("nat_cases", ("nat_cases", k)) for k in sorted(self.sig.nats, key=str)]
+            named += [("nat_cases", ("nat_cases", k))
+                      for k in sorted(self.setting.nats, key=str)]
         pool = candidates + [(n, None) for n in dict.fromkeys(n for n, _ in named)]
         if not pool:
             return []
@@ -514,7 +552,7 @@ class _LemmaCheck:
         def holds(subset) -> bool:
             thms = [t for n, t in subset if t is not None]
             extra = [i for n, i in named if any(n == m for m, _ in subset)]
-            d = K.decide(self.sig, list(premises) + thms, goal,
+            d = K.decide(self.setting, list(premises) + thms, goal,
                          facts=list(instances) + extra, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
             return d.status == "verified"
 
@@ -543,7 +581,8 @@ class _LemmaCheck:
                 if cite.args:
                     if len(cite.args) != 2:
                         raise self.scope.error(f"{name} takes two vectors", cite.pos)
-                    u, v = (self.scope.vector(a, f"{name} takes vectors") for a in cite.args)
+                    u, v = (self.scope.meaning(self.scope.vector(a, f"{name} takes vectors"),
+                                               a.pos) for a in cite.args)
                     instances.append((name, u, v))
                 else:
                     instances += self._default_instances(name, vectors)
@@ -576,12 +615,13 @@ class _LemmaCheck:
         if cite.args:
             out = []
             for a in cite.args:
-                k = self.scope.scalar(a, "nat_cases takes nat variables")
-                if k not in self.sig.nats:
+                k = self.scope.meaning(self.scope.scalar(a, "nat_cases takes nat variables"),
+                                       a.pos)
+                if k not in self.setting.nats:
                     raise self.scope.error("nat_cases takes nat variables", a.pos)
                 out.append(("nat_cases", k))
             return out
-        return [("nat_cases", k) for k in sorted(self.sig.nats, key=str)]
+        return [("nat_cases", k) for k in sorted(self.setting.nats, key=str)]
 
     def _default_instances(self, name: str, vectors) -> list:
         unique = []
@@ -602,29 +642,38 @@ class _LemmaCheck:
         return out[:24]
 
     def _lemma_theorem(self, outcome: LemmaReport, pos: A.Pos):
-        """The theorem of a cited lemma, or its statement assumed if it is not verified."""
+        """The theorem of a cited lemma, or its statement supposed if it is not verified."""
         if outcome.scope is not self.scope:
             self._check_compatible(outcome, pos)
-        if outcome.theorem is not None:
+        if outcome.status == "verified":
             return outcome.theorem
-        cause = "expected" if outcome.status == "expected_failure" else "failed"
-        return self._hypothetical(outcome.formula, cause,
-                                  f"cites {outcome.name}, which is not verified")
+        thm = self._hypothetical(outcome.formula, "cites",
+                                 f"cites {outcome.name}, which is not verified")
+        self.unverified_cites[thm] = outcome.name
+        return thm
 
     def _check_compatible(self, outcome: LemmaReport, pos: A.Pos):
-        theirs = outcome.scope
-        for name, kind in theirs.kinds.items():
-            mine = self.scope.kinds.get(name)
-            if mine is not None and mine != kind:
+        """A lemma of another setting means the same here only if every symbol it mentions
+        has the same kind here (per update included); the kernel checks it again."""
+        theirs, mine = outcome.scope.setting, self.setting
+        for e in free_symbols(outcome.formula):
+            name = e.func.__name__ if isinstance(e, sp.core.function.AppliedUndef) else str(e)
+            if name not in theirs.kinds:
+                continue
+            kind = theirs.kind_of(name).replace("_", " ")
+            if name not in mine.kinds:
+                raise self.scope.error(f"{outcome.name} ({outcome.file}) mentions {name} (a "
+                                       f"{kind}), which is not declared here", pos)
+            here = mine.kind_of(name).replace("_", " ")
+            if here != kind:
                 raise self.scope.error(f"{outcome.name} ({outcome.file}) uses {name} as a "
-                                       f"{kind.replace('_', ' ')}, but here it is a "
-                                       f"{mine.replace('_', ' ')}", pos)
+                                       f"{kind}, but here it is a {here}", pos)
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _hypothetical(self, formula, cause: str, description: str):
         label = f"{self.display}:{self.lemma.name}:{len(self.checker.hypothetical)}"
-        thm = K.assume(formula, label=label)
+        thm = K.assume(self.setting, formula, label=label)
         (supposition,) = thm.hyps
         self.checker.hypothetical[supposition] = (cause, description)
         return thm
@@ -639,12 +688,6 @@ class _LemmaCheck:
 def _cited(cited: list, previous: bool = False) -> str:
     names = (["the fact above"] if previous else []) + [n for n in cited if n != "algebra"]
     return "the declarations" if not names else ", ".join(names) + " and the declarations"
-
-
-def _domain_reason(obligation) -> str:
-    if obligation.rel == "!=":
-        return f"division by {_show_expr(obligation.lhs)}, which may be zero"
-    return f"square root of {_show_expr(obligation.lhs)}, which may be negative"
 
 
 def _show_expr(expr) -> str:

@@ -14,7 +14,7 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .kernel import Disjunction, Implication, Inner, Relation, VectorEq, domain_obligations
+from .kernel import Disjunction, Implication, Inner, Relation, VectorEq
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
 
@@ -118,11 +118,8 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     tr = Translator()
     atoms: list = []
     try:
+        # Relations translate strictly: a counterexample gives every hypothesis a meaning.
         constraints = [tr.formula(h) for h in hypotheses]
-        # A counterexample must give every hypothesis a meaning: no 1/0, no sqrt(-1).
-        for h in hypotheses:
-            for side in _sides(h):
-                constraints += [tr.formula(o) for o in domain_obligations(side)]
         if negated_goal is not None:
             constraints.append(z3.Not(tr.formula(negated_goal)))
         atoms = _vector_atoms(list(hypotheses) + ([negated_goal] if negated_goal else []))

@@ -1,21 +1,22 @@
-"""The trusted kernel: terms, formulas, decision procedures and the rules that make Theorems.
+"""The trusted kernel: written terms, formulas, decision procedures, settings and theorems.
 
-Nothing outside this package can create a Theorem; everything else in novikoff is an untrusted
-helper whose output passes through these rules.
+Nothing outside this package can create a Setting or a Theorem; everything else in novikoff is an
+untrusted helper whose output passes through these rules.  docs/trust.md lists the trusted base.
 """
 
+from . import written
 from .formulas import RELATIONS, Disjunction, Implication, Relation, VectorEq, compose_relations
-from .logic import (Decision, Signature, Supposition, Theorem, accepts, assume, cases, cauchy_schwarz,
-                    conclusion_matches, decide, discharge, domain_obligations, induction,
-                    nat_cases, triangle, trans)
+from .logic import (Decision, Setting, Supposition, Theorem, accepts, assume, cases, certifies,
+                    cauchy_schwarz, conclusion_matches, decide, describe_obligation, discharge, domain_obligations,
+                    induction, make_setting, nat_cases, rewrite_vectors, trans, triangle)
 from .solver import Verdict, atom_name, entails
 from .terms import Inner, Norm, Vec, ip, label_reduce, norm, normal_form, same_term
 
 __all__ = [
-    "RELATIONS", "Disjunction", "Implication", "Relation", "VectorEq", "compose_relations",
-    "Decision", "Signature", "Supposition", "Theorem", "accepts", "assume", "cases", "cauchy_schwarz",
-    "conclusion_matches", "decide", "discharge", "domain_obligations", "induction", "nat_cases",
-    "triangle",
-    "trans", "Verdict", "atom_name", "entails", "Inner", "Norm", "Vec", "ip", "label_reduce",
-    "norm", "normal_form", "same_term",
+    "written", "RELATIONS", "Disjunction", "Implication", "Relation", "VectorEq",
+    "compose_relations", "Decision", "Setting", "Supposition", "Theorem", "accepts", "assume",
+    "cases", "certifies", "cauchy_schwarz", "conclusion_matches", "decide", "describe_obligation", "discharge", "domain_obligations",
+    "induction", "make_setting", "nat_cases", "rewrite_vectors", "trans", "triangle", "Verdict",
+    "atom_name", "entails", "Inner", "Norm", "Vec", "ip", "label_reduce", "norm", "normal_form",
+    "same_term",
 ]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sympy as sp
 
 from .terms import Vec, ip
 
 __all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Formula",
-           "compose_relations", "free_symbols"]
+           "compose_relations", "free_symbols", "visible_obligations"]
 
 RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -21,9 +22,9 @@ _DIRECTION = {"<=": "<", "<": "<", ">=": ">", ">": ">"}
 def compose_relations(r1: str, r2: str) -> str | None:
     """The relation that a R1 b, b R2 c give between a and c; None when they do not compose."""
     if r1 == "=":
-        return r2 if r2 != "!=" else None
+        return r2
     if r2 == "=":
-        return r1 if r1 != "!=" else None
+        return r1
     if "!=" in (r1, r2) or _DIRECTION[r1] != _DIRECTION[r2]:
         return None
     return r1 if _ORDER[r1] >= _ORDER[r2] else r2
@@ -37,22 +38,51 @@ def _as_expr(value) -> sp.Expr:
     raise TypeError(f"not a term: {value!r}")
 
 
+def visible_obligations(expr: sp.Expr) -> tuple:
+    """The obligations that a SymPy term shows: denominators != 0, radicands >= 0."""
+    out = []
+    for e in sp.preorder_traversal(expr):
+        if e.is_Pow and e.exp.is_Rational:
+            if e.exp < 0:
+                out.append(Relation("!=", e.base, sp.Integer(0)))
+            if e.exp.q == 2:
+                out.append(Relation(">=", e.base, sp.Integer(0)))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Relation:
-    """lhs REL rhs between scalar terms."""
+    """lhs REL rhs between scalar terms, meaningful where every relation of its domain holds.
+
+    domain: the obligations of the terms as written (see written.py); those that the SymPy terms
+    still show are added by obligations().  Semantics are strict: the relation holds only where
+    it is meaningful.
+    """
 
     rel: str
     lhs: sp.Expr
     rhs: sp.Expr
+    domain: tuple = ()
 
     def __post_init__(self):
         if self.rel not in RELATIONS:
             raise ValueError(f"rel={self.rel!r} is not one of {RELATIONS}")
         object.__setattr__(self, "lhs", _as_expr(self.lhs))
         object.__setattr__(self, "rhs", _as_expr(self.rhs))
+        object.__setattr__(self, "domain", tuple(self.domain))
 
     def subs(self, old, new) -> "Relation":
-        return Relation(self.rel, self.lhs.subs(old, new), self.rhs.subs(old, new))
+        return Relation(self.rel, self.lhs.subs(old, new), self.rhs.subs(old, new),
+                        tuple(d.subs(old, new) for d in self.domain))
+
+    def obligations(self) -> tuple:
+        """Every condition under which the relation means something."""
+        return self._obligations
+
+    @cached_property
+    def _obligations(self) -> tuple:  # formulas are translated many times: measured 2x
+        return tuple(dict.fromkeys(self.domain + visible_obligations(self.lhs)
+                                   + visible_obligations(self.rhs)))
 
     def __str__(self) -> str:
         return f"{self.lhs} {self.rel} {self.rhs}"
@@ -64,9 +94,15 @@ class VectorEq:
 
     atom: sp.Basic
     rhs: Vec
+    domain: tuple = ()
 
     def subs(self, old, new) -> "VectorEq":
-        return VectorEq(self.atom.subs(old, new), self.rhs.subs(old, new))
+        return VectorEq(self.atom.subs(old, new), self.rhs.subs(old, new),
+                        tuple(d.subs(old, new) for d in self.domain))
+
+    def obligations(self) -> tuple:
+        coeffs = tuple(o for _, c in self.rhs.terms for o in visible_obligations(c))
+        return tuple(dict.fromkeys(self.domain + coeffs))
 
     def as_quadratic(self) -> sp.Expr:
         """||atom - rhs||^2, which is zero exactly when the equation holds."""
@@ -88,6 +124,9 @@ class Implication:
         return Implication(tuple(p.subs(old, new) for p in self.premises),
                            self.conclusion.subs(old, new))
 
+    def obligations(self) -> tuple:
+        return ()  # meaningful always: an undefined premise is false, so the implication holds
+
     def __str__(self) -> str:
         return " and ".join(f"({p})" for p in self.premises) + f" => ({self.conclusion})"
 
@@ -101,6 +140,9 @@ class Disjunction:
     def subs(self, old, new) -> "Disjunction":
         return Disjunction(tuple(d.subs(old, new) for d in self.disjuncts))
 
+    def obligations(self) -> tuple:
+        return ()  # strict: a disjunct holds only where it is meaningful
+
     def __str__(self) -> str:
         return " or ".join(f"({d})" for d in self.disjuncts)
 
@@ -111,9 +153,10 @@ Formula = Relation | VectorEq | Implication | Disjunction
 def free_symbols(f: Formula) -> set:
     """Every SymPy symbol and sequence element a formula mentions (indices included)."""
     if isinstance(f, Relation):
-        exprs = [f.lhs, f.rhs]
+        exprs = [f.lhs, f.rhs] + [side for d in f.domain for side in (d.lhs, d.rhs)]
     elif isinstance(f, VectorEq):
-        exprs = [f.atom] + [c for _, c in f.rhs.terms] + list(f.rhs.atoms())
+        exprs = [f.atom] + [c for _, c in f.rhs.terms] + list(f.rhs.atoms()) + [
+            side for d in f.domain for side in (d.lhs, d.rhs)]
     elif isinstance(f, Implication):
         return set().union(*(free_symbols(p) for p in f.premises), free_symbols(f.conclusion))
     else:

@@ -1,13 +1,19 @@
-"""Theorems and the rules that make them.  The only code in novikoff that creates a Theorem.
+"""Settings, theorems and the rules that make them.  The only code in novikoff that creates either.
 
-A Theorem is a sequent ``hyps |- concl``: ``hyps`` is the set of formulas it depends on (setting
-assumptions, declarations, an induction hypothesis, a case condition, or a step that failed and was
-assumed so that checking could go on).  A lemma is verified when its theorem's conclusion is its
-statement and every hypothesis is an assumption or declaration of its setting.
+A Theorem is a sequent ``hyps |- concl`` made in a Setting: ``hyps`` is the set of formulas it
+depends on (setting assumptions, declarations, an induction hypothesis, a case condition, a
+`given`, or a labelled Supposition: a step that failed and was assumed so that checking could go
+on).  It also records the kinds of the symbols it mentions (real, label, nat, vector, sequence,
+and whether per update), so that it is never used where a symbol means something else.  A lemma is
+verified when ``accepts`` says so: its theorem's conclusion is its statement, every hypothesis is
+an assumption or declaration of its setting, and the setting itself is meaningful and consistent.
 
-Semantics of a setting: non-sequence symbols are constants, except those declared *per update*,
-which denote the example of update k; every assumption holds at every k.  That is why the
-induction rule refuses a statement that mentions a per-update symbol.
+Semantics of a setting: nats range over the natural numbers; symbols declared *per update* denote
+the example of update k (they change with the nats); every other symbol is a constant, a sequence a
+function of a natural index.  Every assumption holds at every value of the nats.  Semantics of
+terms are strict: ``k/k``, ``sqrt(a)`` and ``w[k-1]`` mean something only where ``k != 0``,
+``a >= 0``, ``k >= 1``, and a relation holds only where it means something.  Invariant of every
+rule: the hypotheses of a theorem imply that its conclusion means something.
 """
 
 from __future__ import annotations
@@ -21,29 +27,183 @@ from ..errors import KernelError
 from .formulas import (Disjunction, Implication, Relation, VectorEq, compose_relations,
                        free_symbols)
 from .solver import Verdict, entails
-from .terms import Inner, Norm, Vec, ip, normal_form, norm, same_term
+from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
+from .written import KINDS, symbol
 
-__all__ = ["Signature", "Supposition", "Theorem", "Decision", "assume", "decide", "trans", "induction", "cases",
-           "discharge", "conclusion_matches", "accepts", "cauchy_schwarz", "triangle", "nat_cases",
-           "rewrite_vectors"]
+__all__ = ["Setting", "Supposition", "Theorem", "Decision", "make_setting", "assume", "decide",
+           "trans", "induction", "cases", "discharge", "conclusion_matches", "accepts", "certifies",
+           "describe_obligation",
+           "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
 
-_ISSUED: "weakref.WeakSet[Theorem]" = weakref.WeakSet()
+_ISSUED: "weakref.WeakSet" = weakref.WeakSet()
+_ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
+_SETTINGS: "weakref.WeakSet" = weakref.WeakSet()
+_CONSTRAINTS = (">", ">=", "<", "<=", "!=")
+_PER_UPDATE_KINDS = ("vector", "real", "label")
 
 
-@dataclass(frozen=True)
-class Signature:
-    """What a setting declares that the rules need: constraints, labels, naturals, per-update."""
+# ---------------------------------------------------------------------------- settings
 
-    declarations: tuple  # Relations such as gamma > 0, y**2 = 1, k >= 0
-    labels: frozenset
-    nats: frozenset
-    per_update: frozenset
+class Setting:
+    """A setting as the kernel knows it, made only by make_setting.
 
+    kinds: name -> kind; per_update: names; declarations: what the kinds mean (``y^2 = 1`` for a
+    label, ``k >= 0`` for a nat, sign constraints), derived here, never taken from the caller;
+    assumptions: name -> formula; problems: (assumption name or None, status, message) for
+    assumptions that may be undefined, that constrain a nat by themselves, or that contradict
+    each other.  A setting with problems verifies nothing.
+    """
+
+    __slots__ = ("name", "kinds", "per_update", "declarations", "assumptions", "labels", "nats",
+                 "per_update_symbols", "problems", "_pairs", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise KernelError("a Setting is made only by make_setting")
+
+    def __setattr__(self, name, value):
+        raise KernelError("a Setting is immutable")
+
+    def __reduce__(self):
+        raise KernelError("a Setting cannot be copied or pickled")
+
+    def kind_of(self, name: str) -> str:
+        kind = self.kinds[name]
+        return f"{kind} per update" if name in self.per_update else kind
+
+    def allowed(self) -> frozenset:
+        return frozenset(self.assumptions.values()) | frozenset(self.declarations)
+
+    def __repr__(self) -> str:
+        return f"Setting({getattr(self, 'name', '?')})"
+
+
+def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumptions: dict,
+                 timeout_ms: int = 5000) -> Setting:
+    """Make a Setting: derive its declarations from the kinds, then check its assumptions.
+
+    kinds: name -> one of KINDS; constraints: name -> (op, 0) for reals (gamma > 0);
+    per_update: names of vectors, reals and labels that change with the update;
+    assumptions: name -> Relation or VectorEq (in order).
+    """
+    for n, kind in kinds.items():
+        if kind not in KINDS:
+            raise KernelError(f"kind {kind!r} of {n} is not one of {KINDS}")
+    declarations = []
+    for n, kind in kinds.items():
+        if kind == "label":
+            declarations.append(Relation("=", symbol(n, kind) ** 2, sp.Integer(1)))
+        elif kind == "nat":
+            declarations.append(Relation(">=", symbol(n, kind), sp.Integer(0)))
+    for n, (op, bound) in constraints.items():
+        if kinds.get(n) != "real" or op not in _CONSTRAINTS or bound != 0:
+            raise KernelError(f"a sign constraint {n} {op} {bound} needs a real and 0")
+        declarations.append(Relation(op, symbol(n, "real"), sp.Integer(0)))
+    per_update = frozenset(per_update)
+    for n in per_update:
+        if kinds.get(n) not in _PER_UPDATE_KINDS:
+            raise KernelError(f"{n} cannot be per update: only vectors, reals and labels can")
+    s = object.__new__(Setting)
+    set_ = object.__setattr__
+    set_(s, "name", name)
+    set_(s, "kinds", dict(kinds))
+    set_(s, "per_update", per_update)
+    set_(s, "declarations", tuple(declarations))
+    set_(s, "labels", frozenset(symbol(n, k) for n, k in kinds.items() if k == "label"))
+    set_(s, "nats", frozenset(symbol(n, k) for n, k in kinds.items() if k == "nat"))
+    set_(s, "per_update_symbols", frozenset(symbol(n, kinds[n]) for n in per_update))
+    set_(s, "_pairs", frozenset((n, s.kind_of(n)) for n in kinds))
+    set_(s, "assumptions", dict(assumptions))
+    for f in assumptions.values():
+        if not isinstance(f, (Relation, VectorEq)):
+            raise KernelError(f"an assumption is a relation or a vector definition: {f!r}")
+        _kinds_of(s, [f])  # every symbol declared, with its kind
+    set_(s, "problems", tuple(_setting_problems(s, timeout_ms)))
+    _SETTINGS.add(s)
+    return s
+
+
+def _setting_problems(s: Setting, timeout_ms: int) -> list:
+    problems = []
+    earlier: list = []
+    for n, f in s.assumptions.items():
+        nat = _constrains_nat_alone(s, f)
+        if nat is not None:
+            problems.append((n, "failed", f"assumption {n} constrains the nat {nat} by itself, "
+                                          f"but every assumption holds at every value of "
+                                          f"{nat}: state it as a `given` of a lemma"))
+        for o in f.obligations():
+            verdict = entails(_with_gram(_hypotheses(s, earlier), o), o, timeout_ms, s.nats)
+            if verdict.answer != "valid":
+                problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
+                                 f"assumption {n}: {describe_obligation(o, f)} (given the declarations "
+                                 f"and the assumptions above it)"))
+        earlier.append(f)
+    if not problems:
+        verdict = entails(_with_gram(_hypotheses(s, _instances(s))), None, timeout_ms, s.nats)
+        if verdict.answer == "valid":
+            problems.append((None, "failed", "the assumptions contradict each other (at some "
+                                             "value of the nats): every lemma of this setting "
+                                             "would hold vacuously"))
+    return problems
+
+
+def _constrains_nat_alone(s: Setting, f) -> str | None:
+    """A nat outside every index, in an assumption where nothing else varies with it."""
+    if not isinstance(f, Relation):
+        return None
+    expr = sp.expand(f.lhs - f.rhs)
+    elements = expr.atoms(sp.core.function.AppliedUndef)
+    outside = expr.xreplace({e: sp.Dummy() for e in elements}).free_symbols & s.nats
+    if not outside or elements or free_symbols(f) & s.per_update_symbols:
+        return None
+    return str(sorted(outside, key=str)[0])
+
+
+def _instances(s: Setting) -> list:
+    """The assumptions at the symbolic point and with each nat n at 0 and at n+1.
+
+    Every assumption holds at every value of the nats, so all these hold together; the
+    per-update symbols of an instance are fresh (they may differ from update to update).
+    """
+    out = list(s.declarations) + list(s.assumptions.values())
+    for i, k in enumerate(sorted(s.nats, key=str)):
+        for j, value in enumerate((sp.Integer(0), k + 1)):
+            fresh = {p: sp.Symbol(f"{p.name}@{i}.{j}", **p.assumptions0)
+                     for p in s.per_update_symbols}
+            for f in list(s.declarations) + list(s.assumptions.values()):
+                if k in free_symbols(f) or fresh.keys() & free_symbols(f):
+                    f = f.subs(k, value)
+                    for p, q in fresh.items():
+                        f = f.subs(p, q)
+                    out.append(f)
+    return out
+
+
+def _kinds_of(s: Setting, formulas) -> frozenset:
+    """(name, kind) of every symbol the formulas mention; refuse a symbol the setting lacks."""
+    pairs = set()
+    for f in formulas:
+        f = f.formula if isinstance(f, Supposition) else f
+        for e in free_symbols(f):
+            if isinstance(e, sp.core.function.AppliedUndef):
+                n, obj = e.func.__name__, e.func
+            elif isinstance(e, sp.Symbol):
+                n, obj = e.name, e
+            else:
+                continue
+            if n not in s.kinds or symbol(n, s.kinds[n]) != obj:
+                raise KernelError(f"{n} is not declared in setting {s.name} (or has another "
+                                  f"kind there)")
+            pairs.add((n, s.kind_of(n)))
+    return frozenset(pairs)
+
+
+# ---------------------------------------------------------------------------- theorems
 
 class Theorem:
-    """hyps |- concl, made only by the rules of this module."""
+    """hyps |- concl, made only by the rules of this module; kinds: the kinds it relies on."""
 
-    __slots__ = ("hyps", "concl", "__weakref__")
+    __slots__ = ("hyps", "concl", "kinds", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise KernelError("a Theorem is made only by the kernel's rules")
@@ -55,29 +215,41 @@ class Theorem:
         raise KernelError("a Theorem cannot be copied or pickled")
 
     def __repr__(self) -> str:
-        hyps = ", ".join(sorted(str(h) for h in self.hyps))
-        return f"Theorem({hyps} |- {self.concl})"
+        hyps = ", ".join(sorted(str(h) for h in getattr(self, "hyps", ())))
+        return f"Theorem({hyps} |- {getattr(self, 'concl', '?')})"
 
 
-def _make(hyps, concl) -> Theorem:
+def _make(s: Setting, hyps, concl) -> Theorem:
+    hyps = frozenset(hyps)
     thm = object.__new__(Theorem)
-    object.__setattr__(thm, "hyps", frozenset(hyps))
+    object.__setattr__(thm, "hyps", hyps)
     object.__setattr__(thm, "concl", concl)
+    object.__setattr__(thm, "kinds", _kinds_of(s, [concl, *hyps]))
     _ISSUED.add(thm)
     return thm
 
 
-def _genuine(*theorems: Theorem) -> None:
+def _genuine(s: Setting, *theorems: Theorem) -> None:
+    """Refuse a forged setting or theorem, and a theorem whose symbols mean something else here."""
+    if not isinstance(s, Setting) or s not in _SETTINGS:
+        raise KernelError(f"not a setting made by the kernel: {s!r}")
     for thm in theorems:
         if not isinstance(thm, Theorem) or thm not in _ISSUED:
             raise KernelError(f"not a theorem made by the kernel: {thm!r}")
+        clash = thm.kinds - s._pairs
+        if clash:
+            n, kind = sorted(clash)[0]
+            here = s.kind_of(n) if n in s.kinds else "not declared"
+            raise KernelError(f"the theorem uses {n} as a {kind.replace('_', ' ')}, but in "
+                              f"setting {s.name} it is {here.replace('_', ' ')}")
 
 
 @dataclass(frozen=True)
 class Supposition:
     """A labelled hypothesis: a formula supposed so that checking can go on past a failure.
 
-    It never equals an assumption of a setting, so a theorem resting on it is never accepted.
+    It never equals an assumption of a setting, so a theorem resting on it is never accepted,
+    and no rule removes it from a theorem's hypotheses.
     """
 
     label: str
@@ -87,11 +259,12 @@ class Supposition:
         return f"[{self.label}] {self.formula}"
 
 
-def assume(formula, label: str | None = None) -> Theorem:
+def assume(s: Setting, formula, label: str | None = None) -> Theorem:
     """formula |- formula; with a label, [label] formula |- formula."""
+    _genuine(s)
     if not isinstance(formula, (Relation, VectorEq, Implication, Disjunction)):
         raise KernelError(f"not a formula: {formula!r}")
-    return _make({Supposition(label, formula) if label else formula}, formula)
+    return _make(s, {Supposition(label, formula) if label else formula}, formula)
 
 
 # ---------------------------------------------------------------------------- vector facts
@@ -109,40 +282,69 @@ def triangle(u: Vec, v: Vec) -> list:
 
 
 def nat_cases(k: sp.Symbol) -> list:
-    """k = 0 or k >= 1, for a natural k (the solver treats k as a real >= 0)."""
+    """k = 0 or k >= 1, for a natural k."""
     return [Disjunction((Relation("=", k, sp.Integer(0)), Relation(">=", k, sp.Integer(1))))]
 
 
 _FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
 
 
+def _gram_pairs(formulas, limit: int = 10) -> list:
+    """Cauchy-Schwarz, squared, for every two vector atoms: what real vectors always satisfy."""
+    atoms: set = set()
+    for f in formulas:
+        for side in _sides(f):
+            for inner in side.atoms(Inner):
+                atoms.update(inner.args)
+            for n in side.atoms(Norm):
+                for inner in n.gram().atoms(Inner):
+                    atoms.update(inner.args)
+    ordered = sorted(atoms, key=sp.default_sort_key)[:limit]
+    return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
+            for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+
+
+def _sides(f) -> list:
+    if isinstance(f, Relation):
+        return [f.lhs, f.rhs]
+    if isinstance(f, Implication):
+        return [x for p in f.premises for x in _sides(p)] + _sides(f.conclusion)
+    if isinstance(f, Disjunction):
+        return [x for d in f.disjuncts for x in _sides(d)]
+    return []
+
+
+def _with_gram(formulas, goal=None) -> list:
+    """Formulas, and Cauchy-Schwarz for the vectors they (and the goal) mention."""
+    return list(formulas) + _gram_pairs(list(formulas) + ([goal] if goal is not None else []))
+
+
 # ---------------------------------------------------------------------------- rewriting
+
+def _substitute(vec: Vec, defs: dict) -> Vec:
+    out = Vec.zero()
+    for a, c in vec.terms:
+        out = out + (defs[a].scale(c) if a in defs else Vec.atom(a).scale(c))
+    return out
+
 
 def _replace_inner(expr: sp.Expr, defs: dict) -> sp.Expr:
     """Substitute vector definitions atom := Vec inside every Inner and Norm of expr."""
-    def lin(a):
-        return defs.get(a, Vec.atom(a))
-
     def inner(u, v):
-        return ip(lin(u), lin(v))
-
-    def norm_(n):
-        v = Vec.zero()
-        for a, c in n.vector().terms:
-            v = v + lin(a).scale(c)
-        return norm(v)
+        return ip(_substitute(Vec.atom(u), defs), _substitute(Vec.atom(v), defs))
 
     out = expr.replace(lambda e: isinstance(e, Inner), lambda e: inner(*e.args))
-    return out.replace(lambda e: isinstance(e, Norm), norm_)
+    return out.replace(lambda e: isinstance(e, Norm), lambda e: norm(_substitute(e.vector(), defs)))
 
 
 def rewrite_vectors(formula, defs: dict):
-    """Apply vector definitions to a scalar formula."""
+    """Apply vector definitions to a scalar formula (its domain included)."""
     if not defs:
         return formula
     if isinstance(formula, Relation):
         return Relation(formula.rel, _replace_inner(formula.lhs, defs),
-                        _replace_inner(formula.rhs, defs))
+                        _replace_inner(formula.rhs, defs),
+                        tuple(rewrite_vectors(d, defs) for d in formula.domain))
     if isinstance(formula, Implication):
         return Implication(tuple(rewrite_vectors(p, defs) for p in formula.premises),
                            rewrite_vectors(formula.conclusion, defs))
@@ -151,25 +353,39 @@ def rewrite_vectors(formula, defs: dict):
     return formula
 
 
-def _vector_definitions(formulas) -> dict:
-    defs = {}
+def _vector_definitions(formulas) -> tuple:
+    """Vector definitions as substitutions, and the scalar facts the rest of them give.
+
+    A second definition of a defined vector, or one that would be circular, is never dropped:
+    it becomes the equation ||lhs - rhs||^2 = 0.  Returns (defs, facts).
+    """
+    defs: dict = {}
+    equations: list = []
+    facts: list = []
     for f in formulas:
-        if isinstance(f, VectorEq):
-            if f.atom in f.rhs.atoms():
-                raise KernelError(f"a vector definition may not mention its own atom: {f}")
-            defs[f.atom] = f.rhs
-    # Resolve chains (a := b + c, b := d) so that one pass of substitution suffices.
-    for _ in range(len(defs) + 1):
-        changed = False
-        for atom, rhs in list(defs.items()):
-            new = Vec.zero()
-            for a, c in rhs.terms:
-                new = new + (defs[a].scale(c) if a in defs else Vec.atom(a).scale(c))
-            if new != rhs:
-                defs[atom], changed = new, True
-        if not changed:
-            return defs
-    raise KernelError("vector definitions are circular")
+        if not isinstance(f, VectorEq):
+            continue
+        facts += list(f.obligations())
+        rhs = _substitute(f.rhs, defs)
+        if f.atom in defs or f.atom in rhs.atoms():
+            left = defs.get(f.atom, Vec.atom(f.atom))
+            equations.append(left - rhs)
+            continue
+        one = {f.atom: rhs}
+        defs = {a: _substitute(v, one) for a, v in defs.items()}
+        defs[f.atom] = rhs
+    for d in equations:
+        d = _substitute(d, defs)
+        facts.append(Relation("=", ip(d, d), sp.Integer(0)))
+    return defs, [rewrite_vectors(f, defs) for f in facts]
+
+
+def _hypotheses(s: Setting, formulas) -> list:
+    """What the solver is told: declarations, formulas with vector definitions substituted."""
+    plain = [f.formula if isinstance(f, Supposition) else f for f in formulas]
+    defs, facts = _vector_definitions(plain)
+    return list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
+                                           if not isinstance(f, VectorEq)]
 
 
 # ---------------------------------------------------------------------------- deciding a step
@@ -192,96 +408,97 @@ class Decision:
     reason: str = ""
 
 
-def domain_obligations(expr: sp.Expr) -> list:
-    """Denominators must be non-zero, square-root arguments non-negative."""
+def domain_obligations(formula) -> tuple:
+    """The conditions under which a formula means something."""
+    return formula.obligations()
+
+
+def _instances_of(s: Setting, facts) -> list:
     out = []
-    for e in sp.preorder_traversal(expr):
-        if e.is_Pow and e.exp.is_Rational:
-            if e.exp < 0:
-                out.append(Relation("!=", e.base, sp.Integer(0)))
-            if e.exp.q == 2:
-                out.append(Relation(">=", e.base, sp.Integer(0)))
+    for name, *args in facts:
+        if name not in _FACTS:
+            raise KernelError(f"unknown named fact {name!r}")
+        if name == "nat_cases" and (len(args) != 1 or args[0] not in s.nats):
+            raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
+        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
+                                                                for a in args)):
+            raise KernelError(f"{name} applies to two vectors, not {args!r}")
+        instance = _FACTS[name](*args)
+        _kinds_of(s, instance)
+        out += instance
     return out
 
 
-def decide(sig: Signature, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
+def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
     """Decide premises + declarations + instances of named facts |- goal.
 
     premises: Theorems; facts: (name, *arguments) of named facts, instantiated here:
     ('cauchy_schwarz', u, v), ('triangle', u, v) for vectors, ('nat_cases', k) for a nat.
     """
-    _genuine(*premises)
+    _genuine(s, *premises)
     if not isinstance(goal, (Relation, Disjunction)):
         raise KernelError(f"a step proves a scalar relation, not {goal!r}")
+    _kinds_of(s, [goal])
     concls = [t.concl for t in premises]
-    defs = _vector_definitions(concls)
-    hyps = list(sig.declarations) + [rewrite_vectors(c, defs) for c in concls
-                                     if not isinstance(c, VectorEq)]
-    instances = []
-    for name, *args in facts:
-        if name not in _FACTS:
-            raise KernelError(f"unknown named fact {name!r}")
-        if name == "nat_cases" and (len(args) != 1 or args[0] not in sig.nats):
-            raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
-        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
-                                                                for a in args)):
-            raise KernelError(f"{name} applies to two vectors, not {args!r}")
-        instances += [rewrite_vectors(f, defs) for f in _FACTS[name](*args)]
+    defs, _ = _vector_definitions(concls)
+    hyps = tuple(_hypotheses(s, concls) + [rewrite_vectors(f, defs)
+                                           for f in _instances_of(s, facts)])
     target = rewrite_vectors(goal, defs)
-    hyps_t = tuple(hyps)
+    all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
 
-    all_hyps = frozenset(sig.declarations).union(*(t.hyps for t in premises))
-    vacuity = _contradictory(all_hyps, timeout_ms)
-    if vacuity.answer == "valid":
-        return Decision("failed", "vacuous", None, vacuity, None, hyps_t,
-                        "the hypotheses in force contradict each other, so the step is vacuous")
+    # Vacuity sees what the step sees, and what real vectors and natural numbers satisfy.  A
+    # contradiction that rests on a supposed (failed) step is that step's consequence instead.
+    if not any(isinstance(h, Supposition) for h in all_hyps):
+        vacuity = _contradictory(hyps, s.nats, timeout_ms)
+        if vacuity.answer == "valid":
+            return Decision("failed", "vacuous", None, vacuity, None, hyps,
+                            "the hypotheses in force contradict each other, so the step is "
+                            "vacuous")
 
-    exprs = [target.lhs, target.rhs] if isinstance(target, Relation) else [
-        side for d in target.disjuncts for side in (d.lhs, d.rhs)]
-    for obligation in dict.fromkeys(o for e in exprs for o in domain_obligations(e)):
-        verdict = entails(hyps_t + tuple(instances), obligation, timeout_ms)
+    for obligation in target.obligations():
+        verdict = entails(_with_gram(hyps, obligation), obligation, timeout_ms, s.nats)
         if verdict.answer != "valid":
             return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
-                            None, verdict, obligation, hyps_t, "")
+                            None, verdict, obligation, hyps, "")
 
     if (isinstance(target, Relation) and target.rel == "="
-            and normal_form(target.lhs - target.rhs, sig.labels) == 0):
-        return Decision("verified", "goal", _make(all_hyps, goal), None, target, hyps_t)
-    verdict = entails(hyps_t + tuple(instances), target, timeout_ms)
+            and normal_form(target.lhs - target.rhs, s.labels) == 0):
+        return Decision("verified", "goal", _make(s, all_hyps, goal), None, target, hyps)
+    verdict = entails(hyps, target, timeout_ms, s.nats)
     if verdict.answer == "valid":
-        return Decision("verified", "goal", _make(all_hyps, goal), verdict, target, hyps_t)
+        return Decision("verified", "goal", _make(s, all_hyps, goal), verdict, target, hyps)
     status = "failed" if verdict.answer == "invalid" else "unknown"
-    return Decision(status, "goal", None, verdict, target, hyps_t + tuple(instances),
-                    verdict.reason)
+    return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
 
 
-_CONSISTENT: list = []  # hypothesis sets found satisfiable (so are their subsets)
+_CONSISTENT: list = []  # constraint sets found satisfiable (so are their subsets)
 
 
-def _contradictory(hyps: frozenset, timeout_ms: int) -> Verdict:
-    """Verdict 'valid' when the hypotheses contradict each other.
-
-    A premise's conclusion follows from its hypotheses, so a step's hypotheses are consistent
-    exactly when the union of its premises' hypotheses and the declarations is: that union is
-    what is checked, and a set known consistent answers for all its subsets.
-    """
-    if any(hyps <= known for known in _CONSISTENT):
+def _contradictory(hyps, nats, timeout_ms: int) -> Verdict:
+    """Verdict 'valid' when the hypotheses contradict each other (Cauchy-Schwarz included)."""
+    key = frozenset(hyps)
+    if any(key <= known for known in _CONSISTENT):
         return Verdict("invalid")
-    formulas = [h.formula if isinstance(h, Supposition) else h for h in hyps]
-    defs = _vector_definitions(formulas)
-    verdict = entails([rewrite_vectors(f, defs) for f in formulas
-                       if not isinstance(f, VectorEq)], None, timeout_ms)
+    verdict = entails(_with_gram(hyps), None, timeout_ms, nats)
     if verdict.answer == "invalid":
-        _CONSISTENT.append(hyps)
+        _CONSISTENT.append(key)
         del _CONSISTENT[:-256]
     return verdict
 
 
+def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
+    """Whether hyps imply that formula means something."""
+    if isinstance(formula, Implication):
+        hyps, formula = set(hyps) | set(formula.premises), formula.conclusion
+    obligations = formula.obligations()
+    if not obligations:
+        return True
+    told = _hypotheses(s, hyps)
+    return all(entails(_with_gram(told, o), o, timeout_ms, s.nats).answer == "valid"
+               for o in obligations)
+
+
 # ---------------------------------------------------------------------------- structural rules
-
-def _same_relation(a: Relation, b: Relation, labels) -> bool:
-    return a.rel == b.rel and same_term(a.lhs, b.lhs, labels) and same_term(a.rhs, b.rhs, labels)
-
 
 _FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _IMPLIES = {"=": {"=", "<=", ">="}, "<": {"<", "<=", "!="}, ">": {">", ">=", "!="},
@@ -289,7 +506,8 @@ _IMPLIES = {"=": {"=", "<=", ">="}, "<": {"<", "<=", "!="}, ">": {">", ">=", "!=
 
 
 def conclusion_matches(shown, statement, labels=frozenset()) -> bool:
-    """Tell whether `shown` gives `statement`: same sides (either way round), a relation as strong."""
+    """Tell whether `shown` gives `statement` where both mean something: same sides (either way
+    round, up to ring identities), a relation as strong."""
     if isinstance(shown, Implication) and isinstance(statement, Implication):
         return (shown.premises == statement.premises
                 and conclusion_matches(shown.conclusion, statement.conclusion, labels))
@@ -303,68 +521,121 @@ def conclusion_matches(shown, statement, labels=frozenset()) -> bool:
     return False
 
 
-def trans(sig: Signature, first: Theorem, second: Theorem) -> Theorem:
+def _require_match(s: Setting, thm: Theorem, statement, what: str, timeout_ms: int) -> None:
+    if not conclusion_matches(thm.concl, statement, s.labels):
+        raise KernelError(f"{what} shows {thm.concl}, not {statement}")
+    if not _defined(s, thm.hyps, statement, timeout_ms):
+        raise KernelError(f"{what}: {statement} may mean nothing under its hypotheses "
+                          f"(a division by zero, a square root of a negative number, or a "
+                          f"negative index)")
+
+
+def trans(s: Setting, first: Theorem, second: Theorem) -> Theorem:
     """a R1 b, b R2 c |- a R c."""
-    _genuine(first, second)
+    _genuine(s, first, second)
     a, b = first.concl, second.concl
     if not (isinstance(a, Relation) and isinstance(b, Relation)):
         raise KernelError("transitivity joins two relations")
-    if not same_term(a.rhs, b.lhs, sig.labels):
+    if not same_term(a.rhs, b.lhs, s.labels):
         raise KernelError(f"the chain is broken: {a.rhs} is not {b.lhs}")
     rel = compose_relations(a.rel, b.rel)
     if rel is None:
         raise KernelError(f"'{a.rel}' then '{b.rel}' do not compose")
     # same_term uses y**2 = 1 for labels: the declarations are hypotheses of the result.
-    return _make(first.hyps | second.hyps | set(sig.declarations), Relation(rel, a.lhs, b.rhs))
+    domain = tuple(dict.fromkeys(a.obligations() + b.obligations()))
+    return _make(s, first.hyps | second.hyps | set(s.declarations),
+                 Relation(rel, a.lhs, b.rhs, domain))
 
 
-def induction(sig: Signature, var: sp.Symbol, statement: Relation, base: Theorem,
-              step: Theorem) -> Theorem:
-    """P(0), P(k) |- P(k+1)  give  P(k) for the natural k."""
-    _genuine(base, step)
-    if var not in sig.nats:
+def _varies(s: Setting, formula, var) -> bool:
+    return bool(free_symbols(formula) & ({var} | s.per_update_symbols))
+
+
+def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, step: Theorem,
+              timeout_ms: int = 5000) -> Theorem:
+    """P(0), P(k) |- P(k+1)  give  P(k) for the natural k.
+
+    Both may rest only on what holds at every k: any other hypothesis that varies with k (it
+    mentions k, an element indexed by k, or a per-update symbol) is refused.
+    """
+    _genuine(s, base, step)
+    if var not in s.nats:
         raise KernelError(f"induction on {var}, which is not declared nat")
     if not isinstance(statement, Relation):
         raise KernelError("induction proves a relation")
-    varying = free_symbols(statement) & sig.per_update
+    _kinds_of(s, [statement])
+    varying = free_symbols(statement) & s.per_update_symbols
     if varying:
         names = ", ".join(sorted(map(str, varying)))
         raise KernelError(f"the statement mentions {names}, which change with {var} "
                           f"(declared per update): induction on {var} does not apply")
-    if not conclusion_matches(base.concl, statement.subs(var, 0), sig.labels):
-        raise KernelError(f"the base case shows {base.concl}, not {statement.subs(var, 0)}")
-    if not conclusion_matches(step.concl, statement.subs(var, var + 1), sig.labels):
-        raise KernelError(f"the step shows {step.concl}, not {statement.subs(var, var + 1)}")
-    return _make(base.hyps | (step.hyps - {statement}) | set(sig.declarations), statement)
+    _require_match(s, base, statement.subs(var, 0), "the base case", timeout_ms)
+    _require_match(s, step, statement.subs(var, var + 1), "the step", timeout_ms)
+    hyps = base.hyps | (step.hyps - {statement})
+    allowed = s.allowed()
+    for h in hyps:
+        if not isinstance(h, Supposition) and h not in allowed and _varies(s, h, var):
+            raise KernelError(f"the proof rests on {h}, which varies with {var}: induction on "
+                              f"{var} may rest only on what holds at every {var} (the "
+                              f"setting's assumptions)")
+    return _make(s, hyps | set(s.declarations), statement)
 
 
-def cases(sig: Signature, goal, branches, premises=(), timeout_ms: int = 5000):
+def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):
     """(c1 or ... or cn), and goal under each ci  give  goal.  Returns (Decision, Theorem|None).
 
     branches: (condition, Theorem) pairs; coverage is decided from premises and declarations.
     """
-    _genuine(*premises, *(t for _, t in branches))
-    cover = decide(sig, premises, Disjunction(tuple(c for c, _ in branches)),
+    _genuine(s, *premises, *(t for _, t in branches))
+    cover = decide(s, premises, Disjunction(tuple(c for c, _ in branches)),
                    timeout_ms=timeout_ms)
     if cover.status != "verified":
         return cover, None
     hyps = set(cover.theorem.hyps)
     for condition, thm in branches:
-        if not conclusion_matches(thm.concl, goal, sig.labels):
-            raise KernelError(f"a case shows {thm.concl}, not {goal}")
+        _require_match(s, thm, goal, "a case", timeout_ms)
         hyps |= thm.hyps - {condition}
-    return cover, _make(hyps, goal)
+    return cover, _make(s, hyps, goal)
 
 
-def discharge(thm: Theorem, premises: tuple) -> Theorem:
+def discharge(s: Setting, thm: Theorem, premises: tuple) -> Theorem:
     """Gamma, H1..Hn |- C  gives  Gamma |- (H1 and .. and Hn) => C."""
-    _genuine(thm)
-    return _make(thm.hyps - set(premises), Implication(tuple(premises), thm.concl))
+    _genuine(s, thm)
+    return _make(s, thm.hyps - set(premises), Implication(tuple(premises), thm.concl))
 
 
-def accepts(thm: Theorem, statement, allowed, labels=frozenset()) -> tuple:
-    """Whether thm proves statement from allowed hypotheses; (ok, hypotheses not allowed)."""
-    _genuine(thm)
-    extra = tuple(h for h in thm.hyps if h not in allowed)
-    return conclusion_matches(thm.concl, statement, labels) and not extra, extra
+def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000) -> tuple:
+    """Whether thm proves statement in setting s; (ok, hypotheses that are not allowed).
 
+    The setting must have no problems, every hypothesis must be one of its assumptions or
+    declarations, and the statement must mean something where they hold.
+    """
+    _genuine(s, thm)
+    extra = tuple(h for h in thm.hyps if h not in s.allowed())
+    ok = (not s.problems and not extra
+          and conclusion_matches(thm.concl, statement, s.labels)
+          and _defined(s, thm.hyps, statement, timeout_ms))
+    if ok:
+        _ACCEPTED.setdefault(thm, []).append(statement)
+    return ok, extra
+
+
+def certifies(thm, statement) -> bool:
+    """Whether accepts() has accepted this very theorem for this statement (for consumers of
+    results: a status string or a theorem made elsewhere proves nothing)."""
+    return isinstance(thm, Theorem) and thm in _ISSUED and statement in _ACCEPTED.get(thm, ())
+
+
+def describe_obligation(obligation, formula=None, show=str) -> str:
+    """Say which condition of meaning failed: a division, a square root or an index."""
+    what = show(obligation.lhs)
+    if obligation.rel == "!=":
+        return f"division by {what}, which may be zero"
+    indices = set()
+    for side in _sides(formula) if formula is not None else []:
+        indices |= {e.args[0] for e in side.atoms(sp.core.function.AppliedUndef)}
+        indices |= {e.args[0] for i in side.atoms(Inner) for e in i.args
+                    if isinstance(e, sp.core.function.AppliedUndef)}
+    if obligation.lhs in indices:
+        return f"index {what}, which may be negative"
+    return f"square root of {what}, which may be negative"

@@ -1,10 +1,14 @@
 """Deciding obligations: SymPy-free translation of kernel formulas to Z3 (QF_NRA) and entailment.
 
-The translation is total and conservative: ``sqrt`` and division are new variables defined for every
-value of their argument (``sqrt(a) = 0`` for ``a < 0``, ``1/0 = 0``), so a definition never removes a
-model.  Whether a step's square roots and divisions are meaningful is a separate obligation that the
-kernel checks.  ``Norm(q)`` is ``sqrt(q)`` where ``q = <v, v>`` is a Gram form, so ``q >= 0`` is added
-as a fact (positivity of the inner product).
+The translation of terms is total and conservative: ``sqrt`` and division are new variables defined
+for every value of their argument (``sqrt(a) = 0`` for ``a < 0``, ``1/0 = 0``), so a definition never
+removes a model.  The translation of a *relation* is strict: it holds only together with its domain
+(every denominator non-zero, every radicand non-negative), so the total values are never used
+where a term means nothing.  ``Norm(q)`` is ``sqrt(q)`` where ``q = <v, v>`` is a Gram form, so
+``q >= 0`` is added as a fact (positivity of the inner product).  Two elements of one sequence are
+equal when their indices are (``j = k`` gives ``w[j] = w[k]``).  Naturals are first relaxed to reals
+``>= 0`` (nlsat is complete and fast there); a model that gives a natural a fractional value is
+re-checked with the naturals as integers.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class Translator:
     """Translate kernel terms and formulas into one Z3 context, remembering their definitions."""
 
     ctx: z3.Context = field(default_factory=z3.main_ctx)
+    nats: frozenset = frozenset()  # SymPy symbols translated as integers
     definitions: list = field(default_factory=list)
     atoms: dict = field(default_factory=dict)  # solver name -> (SymPy atom, z3 variable)
     _sqrt: dict = field(default_factory=dict)
@@ -49,7 +54,7 @@ class Translator:
     def _var(self, atom: sp.Basic) -> z3.ArithRef:
         name = atom_name(atom)
         if name not in self.atoms:
-            var = z3.Real(name, self.ctx)
+            var = z3.Int(name, self.ctx) if atom in self.nats else z3.Real(name, self.ctx)
             self.atoms[name] = (atom, var)
             if isinstance(atom, Inner) and atom.args[0] == atom.args[1]:
                 self.definitions.append(var >= 0)  # <v, v> >= 0
@@ -130,16 +135,47 @@ class Translator:
     def formula(self, f) -> z3.BoolRef:
         if isinstance(f, Relation):
             a, b = self.term(f.lhs), self.term(f.rhs)
-            return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
-                    ">": a > b, ">=": a >= b}[f.rel]
+            holds = {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
+                     ">": a > b, ">=": a >= b}[f.rel]
+            domain = [self.formula(o) for o in f.obligations()]
+            return z3.And(*domain, holds) if domain else holds
         if isinstance(f, Implication):
             return z3.Implies(z3.And([self.formula(p) for p in f.premises] or [True]),
                               self.formula(f.conclusion))
         if isinstance(f, Disjunction):
             return z3.Or([self.formula(d) for d in f.disjuncts])
         if isinstance(f, VectorEq):
-            return self.term(f.as_quadratic()) == 0
+            domain = [self.formula(o) for o in f.obligations()]
+            return z3.And(*domain, self.term(f.as_quadratic()) == 0)
         raise TranslationError(f"not a formula: {f!r}")
+
+    def congruence(self) -> list:
+        """Elements of one sequence at equal indices are equal (w[j], w[k] when j = k)."""
+        elements: dict = {}
+        vectors: set = set()
+        for atom, _ in list(self.atoms.values()):
+            parts = atom.args if isinstance(atom, Inner) else (atom,)
+            for part in parts:
+                if isinstance(part, sp.core.function.AppliedUndef) and not isinstance(part, Inner):
+                    elements.setdefault(part.func, set()).add(part)
+                if isinstance(atom, Inner):
+                    vectors.add(part)
+        facts = []
+        for group in elements.values():
+            ordered = sorted(group, key=sp.default_sort_key)
+            for i, e1 in enumerate(ordered):
+                for e2 in ordered[i + 1:]:
+                    gap = sp.expand(e1.args[0] - e2.args[0])
+                    if gap.is_number:
+                        continue  # k and k+1 are never equal
+                    same = self.term(e1.args[0]) == self.term(e2.args[0])
+                    if e1 in vectors or e2 in vectors:
+                        equal = [self._var(Inner(e1, u)) == self._var(Inner(e2, u))
+                                 for u in sorted(vectors, key=sp.default_sort_key)]
+                    else:
+                        equal = [self._var(e1) == self._var(e2)]
+                    facts.append(z3.Implies(same, z3.And(*equal)))
+        return facts
 
 
 @dataclass(frozen=True)
@@ -152,18 +188,43 @@ class Verdict:
     reason: str = ""
 
 
-def entails(hypotheses, goal, timeout_ms: int) -> Verdict:
-    """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat)."""
-    tr = Translator()
+def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
+    """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat).
+
+    nats: the symbols that are natural numbers (their ">= 0" is among the hypotheses).
+    """
+    verdict = _decide(hypotheses, goal, timeout_ms, frozenset())
+    if verdict.answer != "invalid" or not _fractional_nats(verdict, nats):
+        return verdict
+    # The model gives a natural a fractional value: decide again over the integers.
+    return _decide(hypotheses, goal, timeout_ms, frozenset(nats))
+
+
+def _fractional_nats(verdict: Verdict, nats) -> bool:
+    model = verdict.model
+    for atom, var in verdict.translator.atoms.values():
+        if atom in nats:
+            value = model.eval(var, model_completion=True)
+            if not (z3.is_rational_value(value) and value.denominator_as_long() == 1):
+                return True
+    # A natural that appears only in an index has no variable; its value is unconstrained.
+    return False
+
+
+def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
+    tr = Translator(nats=int_nats)
     try:
         hyps = [tr.formula(h) for h in hypotheses]
         negated = [z3.Not(tr.formula(goal))] if goal is not None else []
+        congruence = tr.congruence()
     except TranslationError as exc:
         return Verdict("unknown", reason=str(exc))
-    constraints = [*tr.definitions, *hyps, *negated]
-    # nlsat alone is complete for these problems and about twice as fast as the combined
-    # solver; the combined solver is the fallback when the tactic gives up.
-    for make in (_nlsat_solver, _combined_solver):
+    constraints = [*tr.definitions, *congruence, *hyps, *negated]
+    # nlsat alone is complete for real problems and about twice as fast as the combined
+    # solver; the combined solver is the fallback when the tactic gives up, and the only one
+    # for integers.
+    makers = (_combined_solver,) if int_nats else (_nlsat_solver, _combined_solver)
+    for make in makers:
         solver = make(tr.ctx)
         solver.set("timeout", int(timeout_ms))
         solver.add(*constraints)

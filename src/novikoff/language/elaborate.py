@@ -3,33 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-import sympy as sp
-
-from ..errors import ProofSyntaxError
-from ..kernel import Relation, Signature, Vec, VectorEq, ip, norm
+from ..errors import KernelError, ProofSyntaxError
+from ..kernel import Setting, make_setting
+from ..kernel import written as W
 from . import ast as A
 from .lexer import KEYWORDS
 
-__all__ = ["Scope", "elaborate_setting", "Typed"]
+__all__ = ["Scope", "elaborate_setting", "Typed", "BUILTIN_FACTS"]
 
 KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "nat")
-RESERVED = KEYWORDS | {"sqrt", "abs", "max", "min", "cauchy_schwarz", "triangle", "sq_nonneg",
-                       "sqrt_mono", "norm_nonneg"}
+# Names a proof cites without declaring them: a hypothesis may not take one of these names.
+BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
+                           "triangle", "nat_cases", "ih"})
+RESERVED = KEYWORDS | BUILTIN_FACTS | {"sqrt", "abs", "max", "min"}
 
 
 @dataclass(frozen=True)
 class Typed:
-    """An elaborated expression: a scalar SymPy term or a vector (Vec)."""
+    """An elaborated expression: a written kernel term, scalar or vector."""
 
     kind: str  # 'scalar' or 'vector'
-    value: object
+    value: object  # a term of kernel.written
     literal_zero: bool = False
 
 
 @dataclass
 class Scope:
-    """A setting, elaborated: symbol kinds, definitions, assumptions, the kernel signature."""
+    """A setting, elaborated: symbol kinds, definitions, assumptions, the kernel's Setting."""
 
     name: str
     path: str
@@ -39,7 +41,7 @@ class Scope:
     assumptions: dict = field(default_factory=dict)  # name -> kernel formula
     assumption_pos: dict = field(default_factory=dict)
     per_update: set = field(default_factory=set)
-    signature: Signature | None = None
+    setting: Setting | None = None
     vectors_seen: list = field(default_factory=list)  # Vecs under <,> and || || of the last term
     lines: dict = field(default_factory=dict)  # line number -> text, for error messages
 
@@ -51,62 +53,61 @@ class Scope:
 
     # ------------------------------------------------------------------ symbols
 
-    def symbol(self, name: str) -> sp.Basic:
-        kind = self.kinds[name]
-        if kind in ("vector",):
-            return sp.Symbol(name)
-        if kind == "vector_sequence":
-            return sp.Function(name)
-        if kind == "real_sequence":
-            return sp.Function(name, real=True)
-        return sp.Symbol(name, real=True)
+    def symbol(self, name: str):
+        return W.symbol(name, self.kinds[name])
 
     def allowed_hypotheses(self) -> frozenset:
-        return frozenset(self.assumptions.values()) | frozenset(self.signature.declarations)
+        return self.setting.allowed()
 
     # ------------------------------------------------------------------ expressions
 
     def expr(self, node) -> Typed:
         if isinstance(node, A.Num):
-            return Typed("scalar", sp.Rational(node.value.numerator, node.value.denominator),
-                         literal_zero=node.value == 0)
+            return Typed("scalar", W.Num(node.value), literal_zero=node.value == 0)
         if isinstance(node, A.Name):
             return self._name(node)
         if isinstance(node, A.Index):
             return self._index(node)
         if isinstance(node, A.Neg):
             t = self.expr(node.operand)
-            return Typed(t.kind, -t.value if t.kind == "scalar" else -t.value)
+            return Typed(t.kind, W.Neg(t.value))
         if isinstance(node, A.BinOp):
             return self._binop(node)
         if isinstance(node, A.InnerE):
             u = self.vector(node.left, "the inner product <u, v> takes two vectors")
             v = self.vector(node.right, "the inner product <u, v> takes two vectors")
-            self.vectors_seen += [u, v]
-            return Typed("scalar", ip(u, v))
+            self.vectors_seen += [self.meaning(u, node.left.pos), self.meaning(v, node.right.pos)]
+            return Typed("scalar", W.InnerOf(u, v))
         if isinstance(node, A.NormE):
             v = self.vector(node.operand, "||v|| takes a vector (write abs(e) for a scalar)")
-            self.vectors_seen.append(v)
-            return Typed("scalar", norm(v))
+            self.vectors_seen.append(self.meaning(v, node.operand.pos))
+            return Typed("scalar", W.NormOf(v))
         if isinstance(node, A.Call):
             args = [self.scalar(a, f"{node.func} takes scalars") for a in node.args]
-            fn = {"sqrt": sp.sqrt, "abs": sp.Abs, "max": sp.Max, "min": sp.Min}[node.func]
+            fn = {"sqrt": W.Sqrt, "abs": W.Abs, "max": W.Max, "min": W.Min}[node.func]
             return Typed("scalar", fn(*args))
         raise self.error(f"cannot elaborate {type(node).__name__}", getattr(node, "pos",
                                                                              A.Pos(0, 0)))
 
-    def scalar(self, node, message: str) -> sp.Expr:
+    def meaning(self, term, pos: A.Pos):
+        """The kernel's reading of a written term (a SymPy scalar or a Vec)."""
+        try:
+            return W.interpret(term).value
+        except KernelError as exc:
+            raise self.error(str(exc), pos) from None
+
+    def scalar(self, node, message: str):
         t = self.expr(node)
         if t.kind != "scalar":
             raise self.error(f"{message}, but this is a vector", node.pos)
         return t.value
 
-    def vector(self, node, message: str) -> Vec:
+    def vector(self, node, message: str):
         t = self.expr(node)
         if t.kind == "vector":
             return t.value
         if t.literal_zero:
-            return Vec.zero()
+            return W.ZeroVector()
         raise self.error(f"{message}, but this is a scalar", node.pos)
 
     def _name(self, node: A.Name) -> Typed:
@@ -117,9 +118,7 @@ class Scope:
         kind = self.kinds[node.id]
         if kind.endswith("sequence"):
             raise self.error(f"{node.id} is a sequence: write {node.id}[k]", node.pos)
-        if kind == "vector":
-            return Typed("vector", Vec.atom(self.symbol(node.id)))
-        return Typed("scalar", self.symbol(node.id))
+        return Typed("vector" if kind == "vector" else "scalar", W.Sym(node.id, kind))
 
     def _index(self, node: A.Index) -> Typed:
         name = node.base.id
@@ -130,104 +129,100 @@ class Scope:
             raise self.error(f"{name} is a {kind}, not a sequence: it takes no index",
                              node.pos)
         index = self.scalar(node.index, "an index is a natural number")
-        for s in index.free_symbols:
+        value = self.meaning(index, node.index.pos)
+        for s in value.free_symbols:
             if self.kinds.get(str(s)) != "nat":
                 raise self.error(f"an index may mention only nat variables, not {s}",
                                  node.index.pos)
-        if not _is_natural_index(index):
-            raise self.error("an index is a natural number such as 0, k or k+1",
-                             node.index.pos)
-        element = self.symbol(name)(index)
-        if kind == "vector_sequence":
-            return Typed("vector", Vec.atom(element))
-        return Typed("scalar", element)
+        element = W.Elem(name, kind, index)
+        self.meaning(element, node.index.pos)  # an integer polynomial in nats
+        return Typed("vector" if kind == "vector_sequence" else "scalar", element)
 
     def _binop(self, node: A.BinOp) -> Typed:
         op = node.op
         left, right = self.expr(node.left), self.expr(node.right)
         if op in "+-":
+            make = W.Add if op == "+" else W.Sub
             if left.kind == right.kind:
-                if left.kind == "scalar":
-                    return Typed("scalar", left.value + right.value if op == "+"
-                                 else left.value - right.value)
-                return Typed("vector", left.value + right.value if op == "+"
-                             else left.value - right.value)
+                return Typed(left.kind, make(left.value, right.value))
             # 0 is also the zero vector.
             if left.literal_zero or right.literal_zero:
-                v = left.value if left.kind == "vector" else right.value
-                if op == "-" and left.literal_zero:
-                    v = -v
-                return Typed("vector", v)
+                lv = W.ZeroVector() if left.kind == "scalar" else left.value
+                rv = W.ZeroVector() if right.kind == "scalar" else right.value
+                return Typed("vector", make(lv, rv))
             raise self.error(f"cannot {'add' if op == '+' else 'subtract'} a vector and a "
                              f"scalar", node.pos)
         if op == "*":
-            if left.kind == "scalar" and right.kind == "scalar":
-                return Typed("scalar", left.value * right.value)
             if left.kind == "vector" and right.kind == "vector":
                 raise self.error("cannot multiply two vectors: write <u, v> for the inner "
                                  "product", node.pos)
-            s, v = (left, right) if left.kind == "scalar" else (right, left)
-            return Typed("vector", v.value.scale(s.value))
+            kind = "scalar" if left.kind == right.kind == "scalar" else "vector"
+            return Typed(kind, W.Mul(left.value, right.value))
         if op == "/":
             if right.kind == "vector":
                 raise self.error("cannot divide by a vector", node.pos)
-            if left.kind == "vector":
-                return Typed("vector", left.value.scale(1 / right.value))
-            return Typed("scalar", left.value / right.value)
+            return Typed(left.kind, W.Div(left.value, right.value))
         if op == "^":
             if left.kind == "vector":
                 raise self.error("cannot raise a vector to a power: write ||v||^2 or "
                                  "<v, v>", node.pos)
-            if right.kind != "scalar" or not right.value.is_Rational:
-                raise self.error("an exponent is a number", node.right.pos)
-            if abs(right.value) > 16 or (not right.value.is_Integer and right.value.q != 2):
+            exponent = self._exponent(node.right)
+            if abs(exponent) > 16 or exponent.denominator not in (1, 2):
                 raise self.error("exponents are integers up to 16 or halves", node.right.pos)
-            return Typed("scalar", left.value ** right.value)
+            return Typed("scalar", W.Pow(left.value, exponent))
         raise self.error(f"unknown operator {op!r}", node.pos)
+
+    def _exponent(self, node) -> Fraction:
+        """An exponent is a number as written: 2, -1, 1/2, (3/2)."""
+        if isinstance(node, A.Num):
+            return node.value
+        if isinstance(node, A.Neg):
+            return -self._exponent(node.operand)
+        if isinstance(node, A.BinOp) and node.op in "+-*/":
+            a, b = self._exponent(node.left), self._exponent(node.right)
+            if node.op == "/" and b == 0:
+                raise self.error("an exponent divides by zero", node.pos)
+            return {"+": a + b, "-": a - b, "*": a * b}[node.op] if node.op != "/" else a / b
+        raise self.error("an exponent is a number", node.pos)
 
     # ------------------------------------------------------------------ formulas
 
-    def relation(self, rel: A.Rel) -> Relation:
+    def relation(self, rel: A.Rel):
         """A scalar relation (what a step, statement or condition is)."""
         lhs = self.scalar(rel.lhs, "a step relates scalars")
         rhs = self.scalar(rel.rhs, "a step relates scalars")
-        return Relation(rel.op, lhs, rhs)
+        return self.written_formula(rel.op, lhs, rhs, rel.pos)
+
+    def written_formula(self, op: str, lhs, rhs, pos: A.Pos):
+        """The kernel's formula for two written terms, its domain collected as written."""
+        try:
+            return W.formula_of(op, lhs, rhs)
+        except KernelError as exc:
+            raise self.error(str(exc), pos) from None
 
     def formula(self, rel: A.Rel):
         """A relation, or a vector definition (assumptions only)."""
         left, right = self.expr(rel.lhs), self.expr(rel.rhs)
         if left.kind == "scalar" and right.kind == "scalar":
-            return Relation(rel.op, left.value, right.value)
+            return self.written_formula(rel.op, left.value, right.value, rel.pos)
         if rel.op != "=":
             raise self.error(f"vectors can only be equated, not compared with {rel.op!r}",
                              rel.pos)
         lv = left.value if left.kind == "vector" else self.vector(rel.lhs, "")
         rv = right.value if right.kind == "vector" else self.vector(rel.rhs, "")
-        for atom_side, other in ((lv, rv), (rv, lv)):
-            if len(atom_side.terms) == 1 and atom_side.terms[0][1] == 1:
-                atom = atom_side.terms[0][0]
-                if atom not in other.atoms():
-                    return VectorEq(atom, other)
-        raise self.error("a vector equation must define a vector: write 'v = expression' "
-                         "with a vector or sequence element alone on one side", rel.pos)
+        try:
+            return W.formula_of("=", lv, rv)
+        except KernelError:
+            raise self.error("a vector equation must define a vector: write 'v = expression' "
+                             "with a vector or sequence element alone on one side",
+                             rel.pos) from None
 
 
-def _is_natural_index(index: sp.Expr) -> bool:
-    """An integer polynomial in nat variables (k, k+1, 2*k), or a non-negative integer."""
-    if not index.free_symbols:
-        return bool(index.is_Integer and index >= 0)
-    try:
-        poly = sp.Poly(index, *sorted(index.free_symbols, key=str))
-    except sp.PolynomialError:
-        return False
-    return all(c.is_Integer for c in poly.coeffs())
-
-
-def elaborate_setting(node: A.Setting, path: str, lines: dict) -> Scope:
-    """Check a setting's declarations and elaborate its definitions and assumptions."""
+def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int = 5000) -> Scope:
+    """Check a setting's declarations, elaborate its definitions and assumptions, and have the
+    kernel make (and check) the Setting."""
     scope = Scope(node.name, path, lines=lines)
-    declarations = []
-    labels, nats = set(), set()
+    constraints = {}
     for decl in node.decls:
         if decl.name in RESERVED:
             raise scope.error(f"{decl.name!r} is a reserved word", decl.pos)
@@ -237,24 +232,15 @@ def elaborate_setting(node: A.Setting, path: str, lines: dict) -> Scope:
                               decl.pos)
         scope.kinds[decl.name] = decl.kind
         scope.positions[decl.name] = decl.pos
-        sym = scope.symbol(decl.name)
-        if decl.kind == "label":
-            labels.add(sym)
-            declarations.append(Relation("=", sym ** 2, sp.Integer(1)))
-        elif decl.kind == "nat":
-            nats.add(sym)
-            declarations.append(Relation(">=", sym, sp.Integer(0)))
         if decl.constraint is not None:
-            declarations.append(Relation(decl.constraint[0], sym, sp.Integer(0)))
+            constraints[decl.name] = decl.constraint
     for name, pos in node.per_update:
         if name not in scope.kinds:
             raise scope.error(f"unknown name {name!r} in 'per update'", pos)
         if scope.kinds[name] not in ("vector", "real", "label"):
             raise scope.error(f"only vectors, reals and labels can be per update, not a "
                               f"{scope.kinds[name].replace('_', ' ')}", pos)
-        scope.per_update.add(scope.symbol(name))
-    scope.signature = Signature(tuple(declarations), frozenset(labels), frozenset(nats),
-                                frozenset(scope.per_update))
+        scope.per_update.add(name)
     for define in node.defines:
         if define.name in scope.kinds or define.name in scope.defines:
             raise scope.error(f"{define.name} is already declared", define.pos)
@@ -269,4 +255,9 @@ def elaborate_setting(node: A.Setting, path: str, lines: dict) -> Scope:
                               assumption.pos)
         scope.assumptions[assumption.name] = scope.formula(assumption.formula)
         scope.assumption_pos[assumption.name] = assumption.pos
+    try:
+        scope.setting = make_setting(node.name, scope.kinds, constraints, scope.per_update,
+                                     scope.assumptions, timeout_ms)
+    except KernelError as exc:
+        raise scope.error(str(exc), node.pos) from None
     return scope

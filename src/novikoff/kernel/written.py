@@ -1,0 +1,311 @@
+"""Terms as written: the syntax the kernel reads, before SymPy simplifies anything.
+
+The elaborator builds these from the parse tree.  The kernel interprets them (a SymPy scalar or a
+``Vec``) and collects their *domain obligations* from the tree itself: every denominator non-zero,
+every square-root argument non-negative, every sequence index a natural number.  Because the
+obligations come from the term as written, SymPy's automatic simplification (``k/k`` is ``1``,
+``sqrt(a)^2`` is ``a``, ``1/(1/0)`` is ``0``) can never decide what exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from ..errors import KernelError
+from .formulas import Relation, VectorEq
+from .terms import Vec, ip, norm
+
+__all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
+           "Abs", "Max", "Min", "InnerOf", "NormOf", "Meaning", "interpret", "formula_of",
+           "symbol", "SCALAR_KINDS", "KINDS", "check_real"]
+
+SCALAR_KINDS = ("real", "label", "nat")
+KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence")
+
+
+def symbol(name: str, kind: str):
+    """The SymPy object that stands for a declared name of this kind (one place decides it)."""
+    if kind == "vector":
+        return sp.Symbol(name)
+    if kind == "vector_sequence":
+        return sp.Function(name)
+    if kind == "real_sequence":
+        return sp.Function(name, real=True)
+    if kind in SCALAR_KINDS:
+        return sp.Symbol(name, real=True)
+    raise KernelError(f"kind={kind!r} is not one of {KINDS}")
+
+
+# ---------------------------------------------------------------------------- the syntax
+
+@dataclass(frozen=True)
+class Num:
+    value: Fraction
+
+
+@dataclass(frozen=True)
+class Sym:
+    name: str
+    kind: str  # real | label | nat | vector
+
+
+@dataclass(frozen=True)
+class Elem:
+    name: str
+    kind: str  # vector_sequence | real_sequence
+    index: object
+
+
+@dataclass(frozen=True)
+class ZeroVector:
+    pass
+
+
+@dataclass(frozen=True)
+class Neg:
+    arg: object
+
+
+@dataclass(frozen=True)
+class Add:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Sub:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Mul:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Div:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Pow:
+    base: object
+    exp: Fraction  # an integer with |exp| <= 16, or a half-integer
+
+
+@dataclass(frozen=True)
+class Sqrt:
+    arg: object
+
+
+@dataclass(frozen=True)
+class Abs:
+    arg: object
+
+
+@dataclass(frozen=True)
+class Max:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Min:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class InnerOf:
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class NormOf:
+    arg: object
+
+
+# ---------------------------------------------------------------------------- meaning
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a written term denotes, and the conditions under which it denotes anything."""
+
+    kind: str  # 'scalar' or 'vector'
+    value: object  # a SymPy expression or a Vec
+    obligations: tuple  # Relations: denominators != 0, radicands >= 0, indices >= 0
+
+
+_NOT_REAL = (sp.I, sp.zoo, sp.oo, -sp.oo, sp.nan)
+
+
+def check_real(value: sp.Expr, what: str = "a term") -> sp.Expr:
+    """Refuse a SymPy value that is not a finite real quantity (I, zoo, oo, nan)."""
+    if any(value.has(c) for c in _NOT_REAL) or value.has(sp.AccumBounds):
+        raise KernelError(f"{what} is not a finite real number: {value}")
+    return value
+
+
+def _scalar(m: Meaning, what: str) -> sp.Expr:
+    if m.kind != "scalar":
+        raise KernelError(f"{what} takes a scalar, not the vector {m.value}")
+    return m.value
+
+
+def _vector(m: Meaning, what: str) -> Vec:
+    if m.kind != "vector":
+        raise KernelError(f"{what} takes a vector, not the scalar {m.value}")
+    return m.value
+
+
+def _nonzero(den: sp.Expr, what: str) -> Relation:
+    if den == 0:
+        raise KernelError(f"division by zero: {what} divides by {den}")
+    return Relation("!=", den, sp.Integer(0))
+
+
+def interpret(term) -> Meaning:
+    """The meaning of a written term, with the obligations collected before any simplification."""
+    if isinstance(term, Num):
+        return Meaning("scalar", sp.Rational(term.value.numerator, term.value.denominator), ())
+    if isinstance(term, Sym):
+        if term.kind == "vector":
+            return Meaning("vector", Vec.atom(symbol(term.name, "vector")), ())
+        if term.kind not in SCALAR_KINDS:
+            raise KernelError(f"{term.name} is a {term.kind}: it needs an index")
+        return Meaning("scalar", symbol(term.name, term.kind), ())
+    if isinstance(term, Elem):
+        return _element(term)
+    if isinstance(term, ZeroVector):
+        return Meaning("vector", Vec.zero(), ())
+    if isinstance(term, Neg):
+        m = interpret(term.arg)
+        return Meaning(m.kind, -m.value, m.obligations)
+    if isinstance(term, (Add, Sub)):
+        a, b = interpret(term.left), interpret(term.right)
+        if a.kind != b.kind:
+            raise KernelError("cannot add a vector and a scalar")
+        value = a.value + b.value if isinstance(term, Add) else a.value - b.value
+        return Meaning(a.kind, value, a.obligations + b.obligations)
+    if isinstance(term, Mul):
+        a, b = interpret(term.left), interpret(term.right)
+        obligations = a.obligations + b.obligations
+        if a.kind == b.kind == "scalar":
+            return Meaning("scalar", check_real(a.value * b.value), obligations)
+        if a.kind == b.kind == "vector":
+            raise KernelError("cannot multiply two vectors")
+        s, v = (a, b) if a.kind == "scalar" else (b, a)
+        return Meaning("vector", v.value.scale(s.value), obligations)
+    if isinstance(term, Div):
+        a, b = interpret(term.left), interpret(term.right)
+        den = _scalar(b, "a division")
+        obligations = a.obligations + b.obligations + (_nonzero(den, "a division"),)
+        if a.kind == "vector":
+            return Meaning("vector", a.value.scale(check_real(1 / den)), obligations)
+        return Meaning("scalar", check_real(a.value / den), obligations)
+    if isinstance(term, Pow):
+        return _power(term)
+    if isinstance(term, Sqrt):
+        a = interpret(term.arg)
+        arg = _scalar(a, "sqrt")
+        return Meaning("scalar", check_real(sp.sqrt(arg), f"sqrt({arg})"),
+                       a.obligations + (Relation(">=", arg, sp.Integer(0)),))
+    if isinstance(term, Abs):
+        a = interpret(term.arg)
+        return Meaning("scalar", sp.Abs(_scalar(a, "abs")), a.obligations)
+    if isinstance(term, (Max, Min)):
+        a, b = interpret(term.left), interpret(term.right)
+        fn = sp.Max if isinstance(term, Max) else sp.Min
+        return Meaning("scalar", fn(_scalar(a, fn.__name__), _scalar(b, fn.__name__)),
+                       a.obligations + b.obligations)
+    if isinstance(term, InnerOf):
+        a, b = interpret(term.left), interpret(term.right)
+        return Meaning("scalar", ip(_vector(a, "<u, v>"), _vector(b, "<u, v>")),
+                       a.obligations + b.obligations)
+    if isinstance(term, NormOf):
+        a = interpret(term.arg)
+        return Meaning("scalar", norm(_vector(a, "||v||")), a.obligations)
+    raise KernelError(f"not a written term: {term!r}")
+
+
+def _power(term: Pow) -> Meaning:
+    a = interpret(term.base)
+    base = _scalar(a, "a power")
+    exp = term.exp
+    if not isinstance(exp, Fraction) or exp.denominator not in (1, 2) or abs(exp) > 16:
+        raise KernelError(f"exponent {exp} is not an integer up to 16 or a half")
+    obligations = a.obligations
+    if exp < 0:
+        obligations += (_nonzero(base, "a negative power"),)
+    if exp.denominator == 2:
+        obligations += (Relation(">=", base, sp.Integer(0)),)
+    value = base ** sp.Rational(exp.numerator, exp.denominator)
+    return Meaning("scalar", check_real(value, f"({base})^({exp})"), obligations)
+
+
+def _element(term: Elem) -> Meaning:
+    if term.kind not in ("vector_sequence", "real_sequence"):
+        raise KernelError(f"{term.name} is a {term.kind}, not a sequence")
+    m = interpret(term.index)
+    index = _scalar(m, "an index")
+    if not _natural_polynomial(term.index) or not _integer_polynomial(index):
+        raise KernelError(f"the index {index} of {term.name} is not an integer polynomial in "
+                          f"nat variables")
+    obligations = m.obligations + (Relation(">=", index, sp.Integer(0)),)
+    element = symbol(term.name, term.kind)(index)
+    if term.kind == "vector_sequence":
+        return Meaning("vector", Vec.atom(element), obligations)
+    return Meaning("scalar", element, obligations)
+
+
+def _natural_polynomial(term) -> bool:
+    """Whether a written index uses only nat variables, integers, +, -, * and natural powers."""
+    if isinstance(term, Num):
+        return term.value.denominator == 1
+    if isinstance(term, Sym):
+        return term.kind == "nat"
+    if isinstance(term, Neg):
+        return _natural_polynomial(term.arg)
+    if isinstance(term, (Add, Sub, Mul)):
+        return _natural_polynomial(term.left) and _natural_polynomial(term.right)
+    if isinstance(term, Pow):
+        return term.exp.denominator == 1 and term.exp >= 0 and _natural_polynomial(term.base)
+    return False
+
+
+def _integer_polynomial(index: sp.Expr) -> bool:
+    if not index.free_symbols:
+        return bool(index.is_Integer)
+    try:
+        poly = sp.Poly(index, *sorted(index.free_symbols, key=str))
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Integer for c in poly.coeffs())
+
+
+def formula_of(op: str, lhs, rhs):
+    """The formula `lhs op rhs` of two written terms: a Relation, or a VectorEq for vectors.
+
+    The formula carries the obligations of both sides as its domain.
+    """
+    a, b = interpret(lhs), interpret(rhs)
+    domain = tuple(dict.fromkeys(a.obligations + b.obligations))
+    if a.kind == b.kind == "scalar":
+        return Relation(op, a.value, b.value, domain)
+    if a.kind != b.kind:
+        raise KernelError("a formula relates two scalars or two vectors")
+    if op != "=":
+        raise KernelError(f"vectors can only be equated, not compared with {op!r}")
+    for atom_side, other in ((a.value, b.value), (b.value, a.value)):
+        if len(atom_side.terms) == 1 and atom_side.terms[0][1] == 1:
+            atom = atom_side.terms[0][0]
+            if atom not in other.atoms():
+                return VectorEq(atom, other, domain)
+    raise KernelError("a vector equation defines a vector: one side is a vector alone")
