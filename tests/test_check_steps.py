@@ -245,15 +245,17 @@ def test_case_split_hinge_squaring(tmp_path):
 setting hinge:
   real gamma > 0, TD >= 0
   nat M
-  assume combined: sqrt(M) >= gamma*M - TD
 """
+    # A bound on M is a `given`: as an assumption it would have to hold at every M.
     report = check_text(tmp_path, """
         lemma squaring_as_written: M >= gamma^2*M^2 - 2*gamma*M*TD
+          given combined: sqrt(M) >= gamma*M - TD
         proof:
           M >= (gamma*M - TD)^2    by combined   xfail
             >= gamma^2*M^2 - 2*gamma*M*TD
 
         lemma bound: M <= 1/gamma^2 + 2*TD/gamma
+          given combined: sqrt(M) >= gamma*M - TD
         proof by cases:
           case small: gamma*M <= TD
             M <= TD/gamma                  by small
@@ -305,11 +307,14 @@ def test_citing_an_unverified_lemma_taints(tmp_path):
         """)
     assert lemma_of(report, "wrong").status == "failed"
     uses = lemma_of(report, "uses")
-    assert all(s.status == "verified" for s in uses.steps)
+    # The step holds only relative to the unverified lemma, and says so.
+    (step,) = uses.steps
+    assert step.status == "failed" and "holds only if wrong holds" in step.reason
     assert uses.status == "failed" and "wrong" in uses.reason
 
 
-def test_nat_cases(tmp_path):
+def test_nats_are_whole_numbers(tmp_path):
+    # No nat lies strictly between two consecutive integers; nat_cases still documents it.
     report = check_text(tmp_path, """
         lemma needs_integrality: sqrt(k) <= k
         proof:
@@ -317,10 +322,21 @@ def test_nat_cases(tmp_path):
         lemma with_cases: sqrt(k) <= k
         proof:
           sqrt(k) <= k   by nat_cases
+        lemma between: (k-1)*(k-2) >= 0
+        proof:
+          (k-1)*(k-2) >= 0
+        lemma false_for_reals: k*(2*k - 3) >= -1
+        proof:
+          k*(2*k - 3) >= -1
+        lemma false: k*(2*k - 3) >= 0
+        proof:
+          k*(2*k - 3) >= 0   xfail
         """)
-    step = steps_of(report, "needs_integrality")[0]
-    assert step.status == "failed" and step.missing == ["nat_cases"]
-    assert lemma_of(report, "with_cases").status == "verified"
+    for name in ("needs_integrality", "with_cases", "between", "false_for_reals"):
+        assert lemma_of(report, name).status == "verified", name
+    wrong = steps_of(report, "false")[0]
+    assert wrong.status == "expected_failure"
+    assert wrong.counterexample["k"] == "1"
 
 
 def test_given_hypotheses_are_discharged(tmp_path):

@@ -253,7 +253,8 @@ def _expected_failures():
 def test_expected_failures_come_with_a_counterexample_or_a_hint(name, step):
     assert step["text"].rstrip().endswith("xfail")
     assert step["reason"]
-    assert step["counterexample"] or step["missing"], step
+    relative = step["reason"].startswith("holds only if")  # rests on an unverified lemma
+    assert step["counterexample"] or step["missing"] or relative, step
 
 
 def test_an_xfail_step_that_verifies_is_an_error(tmp_path):

@@ -31,10 +31,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def exit_code(reports) -> int:
-    """0: every check verified or failed as expected; 1: a failure or unknown; 2: malformed."""
+    """0: every lemma verified or failing as expected; 1: a failure or unknown; 2: malformed.
+
+    A lemma that rests on an unverified lemma is not verified, so it counts as a failure unless
+    the step that cites it is marked xfail.
+    """
     if any(r.error is not None for r in reports):
         return 2
     if any(not s.ok for r in reports for s in r.steps):
+        return 1
+    if any(lemma.status == "failed" for r in reports for lemma in r.lemmas):
         return 1
     return 0
 

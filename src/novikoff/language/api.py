@@ -61,7 +61,7 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
             scope = lemma.scope
             setting = SettingInfo(scope.name, dict(scope.kinds),
                                   frozenset(str(s) for s in scope.per_update),
-                                  dict(scope.assumptions), tuple(scope.signature.declarations))
+                                  dict(scope.assumptions), tuple(scope.setting.declarations))
             if lemma.theorem is not None:
                 used = {n: f for n, f in scope.assumptions.items() if f in lemma.theorem.hyps}
             else:
