@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
 from helpers import check_text, lemma_of, steps_of
 
 NOVIKOFF = """
@@ -443,3 +445,39 @@ def test_a_meaningless_left_side_is_reported_once(tmp_path):
     v = _values(second.counterexample)
     assert v["a"] != 0 and 1 / v["a"] < v["c"]
     assert lemma_of(report, "d").status == "expected_failure"
+
+
+@pytest.mark.parametrize("binding", [
+    "lemma t: gamma > 0\n  given sq_nonneg: gamma > 1\nproof:\n  gamma > 0   by sq_nonneg\n",
+    "lemma t: gamma > 0\nproof:\n  have algebra: gamma > -1\n  gamma > 0   by algebra\n",
+    "lemma cauchy_schwarz: gamma > 0\nproof:\n  gamma > 0\n",
+    "lemma t: gamma > 0\nproof by cases:\n  case ih: gamma > 1\n    gamma > 0\n"
+    "  case other: gamma <= 1\n    gamma > 0\n",
+])
+def test_a_hypothesis_named_like_a_built_in_fact_is_refused(tmp_path, binding):
+    report = check_text(tmp_path, binding)
+    assert report.error is not None and "name" in report.error.message
+
+
+def test_a_hence_after_a_broken_chain_is_still_judged(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: gamma <= R + gamma
+        proof:
+          gamma <= gamma + 1
+                >= gamma
+          hence gamma <= R + gamma
+        """)
+    assert report.error is None
+    steps = steps_of(report, "t")
+    assert any("does not compose" in s.reason for s in steps)
+    assert lemma_of(report, "t").status == "failed"
+
+
+def test_equality_composes_with_not_equal(tmp_path):
+    report = check_text(tmp_path, """
+        lemma t: 2*gamma != 0
+        proof:
+          2*gamma = gamma + gamma
+                  != 0
+        """)
+    assert lemma_of(report, "t").status == "verified"

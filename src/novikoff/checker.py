@@ -184,6 +184,11 @@ class Checker:
                 raise ProofSyntaxError(f"lemma {lemma.name} is defined twice", display,
                                        lemma.pos.line, lemma.pos.col,
                                        lines.get(lemma.pos.line, ""))
+            if lemma.name in BUILTIN_FACTS:
+                raise ProofSyntaxError(f"{lemma.name} is the name of a built-in fact: choose "
+                                       f"another name for this {lemma.kind}", display,
+                                       lemma.pos.line, lemma.pos.col,
+                                       lines.get(lemma.pos.line, ""))
             names[lemma.name] = lemma
         done = dict(imported)
         for lemma in tree.lemmas:

@@ -131,12 +131,10 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
             problems.append((n, "failed", f"assumption {n} constrains the nat {nat} by itself, "
                                           f"but every assumption holds at every value of "
                                           f"{nat}: state it as a `given` of a lemma"))
-        for o in f.obligations():
-            verdict = entails(_with_gram(_hypotheses(s, earlier), o), o, timeout_ms, s.nats)
-            if verdict.answer != "valid":
-                problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
-                                 f"assumption {n}: {describe_obligation(o, f)} (given the declarations "
-                                 f"and the assumptions above it)"))
+        for o, verdict in _meaningful(s, _hypotheses(s, earlier), f.obligations(), timeout_ms):
+            problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
+                             f"assumption {n}: {describe_obligation(o, f)} (given the "
+                             f"declarations and the assumptions above it)"))
         earlier.append(f)
     if not problems:
         verdict = entails(_with_gram(_hypotheses(s, _instances(s))), None, timeout_ms, s.nats)
@@ -455,11 +453,9 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
                             "the hypotheses in force contradict each other, so the step is "
                             "vacuous")
 
-    for obligation in target.obligations():
-        verdict = entails(_with_gram(hyps, obligation), obligation, timeout_ms, s.nats)
-        if verdict.answer != "valid":
-            return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
-                            None, verdict, obligation, hyps, "")
+    for obligation, verdict in _meaningful(s, hyps, target.obligations(), timeout_ms):
+        return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
+                        None, verdict, obligation, hyps, "")
 
     if (isinstance(target, Relation) and target.rel == "="
             and normal_form(target.lhs - target.rhs, s.labels) == 0):
@@ -486,16 +482,43 @@ def _contradictory(hyps, nats, timeout_ms: int) -> Verdict:
     return verdict
 
 
+def _meaningful(s: Setting, told, obligations, timeout_ms: int) -> list:
+    """The obligations that the formulas told do not imply, with the solver's verdicts.
+
+    All are decided at once; one by one only when that fails, to name the one that fails.
+    """
+    pending = tuple(o for o in obligations if not _evidently_met(s, o))
+    if not pending:
+        return []
+    told = list(told)
+    if entails(_with_gram(told, Disjunction(pending)), pending, timeout_ms,
+               s.nats).answer == "valid":
+        return []
+    out = []
+    for o in pending:
+        verdict = entails(_with_gram(told, o), o, timeout_ms, s.nats)
+        if verdict.answer != "valid":
+            out.append((o, verdict))
+    return out
+
+
+def _evidently_met(s: Setting, obligation: Relation) -> bool:
+    """p >= 0 for a polynomial p in nats with non-negative coefficients (an index k+1): true
+    because nats are >= 0.  A fast path measured to halve `novikoff check proofs/`."""
+    if obligation.rel != ">=" or obligation.rhs != 0 or not obligation.lhs.free_symbols <= s.nats:
+        return False
+    try:
+        poly = sp.Poly(obligation.lhs, *sorted(s.nats, key=str))
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
+
+
 def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
     """Whether hyps imply that formula means something."""
     if isinstance(formula, Implication):
         hyps, formula = set(hyps) | set(formula.premises), formula.conclusion
-    obligations = formula.obligations()
-    if not obligations:
-        return True
-    told = _hypotheses(s, hyps)
-    return all(entails(_with_gram(told, o), o, timeout_ms, s.nats).answer == "valid"
-               for o in obligations)
+    return not _meaningful(s, _hypotheses(s, hyps), formula.obligations(), timeout_ms)
 
 
 # ---------------------------------------------------------------------------- structural rules

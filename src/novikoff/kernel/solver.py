@@ -191,7 +191,8 @@ class Verdict:
 def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat).
 
-    nats: the symbols that are natural numbers (their ">= 0" is among the hypotheses).
+    goal: a formula, a tuple of formulas (all of them), or None.  nats: the symbols that are
+    natural numbers (their ">= 0" is among the hypotheses).
     """
     verdict = _decide(hypotheses, goal, timeout_ms, frozenset())
     if verdict.answer != "invalid" or not _fractional_nats(verdict, nats):
@@ -215,7 +216,8 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
     tr = Translator(nats=int_nats)
     try:
         hyps = [tr.formula(h) for h in hypotheses]
-        negated = [z3.Not(tr.formula(goal))] if goal is not None else []
+        goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
+        negated = [z3.Not(z3.And(*[tr.formula(g) for g in goals]))] if goals else []
         congruence = tr.congruence()
     except TranslationError as exc:
         return Verdict("unknown", reason=str(exc))
