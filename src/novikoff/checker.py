@@ -275,6 +275,12 @@ class _LemmaCheck:
             self._check_meaningful(g, list(facts.values()), gpos, f"given {gname}")
             givens.append(g)
             facts[gname] = K.assume(setting, g)
+        if givens and K.vacuous_givens(setting, K.Implication(tuple(givens), goal),
+                                       self.checker.timeout_ms):
+            first = lemma.givens[0][2]
+            self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens), "failed",
+                         "vacuous: the givens contradict each other or the setting's "
+                         "assumptions, so the lemma would hold vacuously")
         proof = lemma.proof
         if proof.method == "induction":
             thm = self._induction(proof, goal, facts)

@@ -32,6 +32,7 @@ from .written import KINDS, symbol
 
 __all__ = ["Setting", "Supposition", "Theorem", "Decision", "make_setting", "assume", "decide",
            "trans", "induction", "cases", "discharge", "conclusion_matches", "accepts", "certifies",
+           "vacuous_givens",
            "describe_obligation",
            "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
 
@@ -507,6 +508,8 @@ def _evidently_met(s: Setting, obligation: Relation) -> bool:
     because nats are >= 0.  A fast path measured to halve `novikoff check proofs/`."""
     if obligation.rel != ">=" or obligation.rhs != 0 or not obligation.lhs.free_symbols <= s.nats:
         return False
+    if not obligation.lhs.free_symbols:
+        return bool(obligation.lhs.is_Rational and obligation.lhs >= 0)
     try:
         poly = sp.Poly(obligation.lhs, *sorted(s.nats, key=str))
     except sp.PolynomialError:
@@ -637,10 +640,19 @@ def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000) -> tupl
     extra = tuple(h for h in thm.hyps if h not in s.allowed())
     ok = (not s.problems and not extra
           and conclusion_matches(thm.concl, statement, s.labels)
-          and _defined(s, thm.hyps, statement, timeout_ms))
+          and _defined(s, thm.hyps, statement, timeout_ms)
+          and not vacuous_givens(s, statement, timeout_ms))
     if ok:
         _ACCEPTED.setdefault(thm, []).append(statement)
     return ok, extra
+
+
+def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
+    """Whether a lemma's givens contradict the setting (then it would hold vacuously)."""
+    if not isinstance(statement, Implication):
+        return False
+    formulas = list(s.assumptions.values()) + list(statement.premises)
+    return _contradictory(tuple(_hypotheses(s, formulas)), s.nats, timeout_ms).answer == "valid"
 
 
 def certifies(thm, statement) -> bool:
