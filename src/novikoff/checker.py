@@ -19,7 +19,7 @@ from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .kernel.formulas import free_symbols
-from .kernel.solver import atom_name
+from .kernel.solver import AUDIT, atom_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.parser import parse
@@ -174,6 +174,7 @@ class Checker:
                 raise ProofSyntaxError(f"setting {setting.name} is defined twice", display,
                                        setting.pos.line, setting.pos.col,
                                        lines.get(setting.pos.line, ""))
+            AUDIT.label = f"{display}:{setting.pos.line}:setting-{setting.name}"
             scopes[setting.name] = elaborate_setting(setting, display, lines, self.timeout_ms)
             checked = self._check_setting(scopes[setting.name], setting, display)
             if checked.steps:
@@ -265,6 +266,7 @@ class _LemmaCheck:
 
     def run(self) -> LemmaReport:
         scope, lemma, setting = self.scope, self.lemma, self.setting
+        AUDIT.label = f"{self.display}:{lemma.pos.line}:lemma-{lemma.name}"
         goal = scope.relation(lemma.statement)
         facts = {name: K.assume(setting, f) for name, f in scope.assumptions.items()}
         givens = []
@@ -463,6 +465,7 @@ class _LemmaCheck:
     def _step(self, goal: K.Relation, cites: list, xfail: bool, pos: A.Pos, text: str,
               facts: dict, extra=(), vectors=(), supposed=()):
         started = time.perf_counter()
+        AUDIT.label = f"{self.display}:{pos.line}:{pos.col}"
         premises, instances, cited = self._resolve(cites, facts, vectors)
         premises = list(extra) + premises + list(supposed)
         decision = K.decide(self.setting, premises, goal, facts=instances,

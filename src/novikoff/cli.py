@@ -58,6 +58,23 @@ def _check(args) -> int:
         print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
               file=sys.stderr)
         return 2
+    from .kernel.solver import AUDIT
+
+    if args.cross_check:
+        try:
+            import cvc5  # noqa: F401
+        except ImportError:
+            print("novikoff: error: --cross-check needs cvc5: pip install 'novikoff[cvc5]'",
+                  file=sys.stderr)
+            return 2
+    if args.smt2 is not None:
+        try:
+            Path(args.smt2).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"novikoff: error: --smt2 {args.smt2}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    AUDIT.cross_check = args.cross_check
+    AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
     start = time.perf_counter()
     reports = check_paths(paths, timeout_ms=args.timeout)
     elapsed = time.perf_counter() - start
@@ -79,6 +96,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="solver timeout per obligation in milliseconds (default 5000)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print only the steps that are not verified")
+    check.add_argument("--cross-check", action="store_true",
+                       help="decide every obligation again with cvc5; a disagreement makes the "
+                            "step unknown (needs the cvc5 extra)")
+    check.add_argument("--smt2", metavar="DIR",
+                       help="write every obligation as a self-contained SMT-LIB 2 file in DIR")
     check.set_defaults(handler=_check)
     wanted = _SUBCOMMANDS.get(command, (None,))[0]
     if wanted is not None:

@@ -456,7 +456,7 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
 
     for obligation, verdict in _meaningful(s, hyps, target.obligations(), timeout_ms):
         return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
-                        None, verdict, obligation, hyps, "")
+                        None, verdict, obligation, hyps, verdict.reason)
 
     if (isinstance(target, Relation) and target.rel == "="
             and normal_form(target.lhs - target.rhs, s.labels) == 0):
@@ -504,12 +504,16 @@ def _meaningful(s: Setting, told, obligations, timeout_ms: int) -> list:
 
 
 def _evidently_met(s: Setting, obligation: Relation) -> bool:
-    """p >= 0 for a polynomial p in nats with non-negative coefficients (an index k+1): true
-    because nats are >= 0.  A fast path measured to halve `novikoff check proofs/`."""
-    if obligation.rel != ">=" or obligation.rhs != 0 or not obligation.lhs.free_symbols <= s.nats:
+    """A number that is != 0 or >= 0, or p >= 0 for a polynomial p in nats with non-negative
+    coefficients (an index k+1): true because nats are >= 0.  A fast path measured to cut
+    `novikoff check proofs/` from 2.9 to 2.2 s."""
+    lhs = obligation.lhs
+    if obligation.rhs != 0:
         return False
-    if not obligation.lhs.free_symbols:
-        return bool(obligation.lhs.is_Rational and obligation.lhs >= 0)
+    if lhs.is_Rational:  # a number: 2 != 0, 4 >= 0
+        return bool(lhs != 0) if obligation.rel == "!=" else bool(lhs >= 0)
+    if obligation.rel != ">=" or not lhs.free_symbols <= s.nats:
+        return False
     try:
         poly = sp.Poly(obligation.lhs, *sorted(s.nats, key=str))
     except sp.PolynomialError:

@@ -19,6 +19,7 @@ Printing conventions, so that a script is well-sorted SMT-LIB 2.6 in both logics
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy as sp
 
@@ -194,14 +195,16 @@ class _Printer:
 def smt2_script(hypotheses, goal, *, nats=(), comment: str = "") -> str:
     """A self-contained SMT-LIB 2 script that is unsat exactly when the hypotheses entail goal.
 
-    goal=None: the script asserts only the hypotheses (unsat when they are contradictory).
+    goal: a formula, a tuple of formulas (all of them), or None (or ()): then the script asserts
+    only the hypotheses, and is unsat when they are contradictory.
     nats: SymPy symbols that are natural numbers, declared Int with ``(>= k 0)``; the logic is
     QF_NIRA when one of them occurs, QF_NRA otherwise.  comment: lines put at the top.
     Raises TranslationError for a term with no translation.
     """
     pr = _Printer(nats)
     hyps = [(h, pr.formula(h)) for h in hypotheses]
-    negated = f"(not {pr.formula(goal)})" if goal is not None else None
+    goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
+    negated = f"(not {_apply('and', [pr.formula(g) for g in goals], 'true')})" if goals else None
     congruence = pr.congruence()  # last: it may mention new atoms and helpers
     names = sorted(pr.atoms)
     ints = [n for n in names if pr.is_int(n)]
@@ -219,36 +222,53 @@ def smt2_script(hypotheses, goal, *, nats=(), comment: str = "") -> str:
     for i, (h, text) in enumerate(hyps, 1):
         lines += [_comment(f"hypothesis {i}: {h}"), f"(assert {text})"]
     if negated is not None:
-        lines += [_comment(f"goal (negated): {goal}"), f"(assert {negated})"]
+        lines += [_comment(f"goal (negated): {' and '.join(f'({g})' for g in goals)}"),
+                  f"(assert {negated})"]
     lines.append("(check-sat)")
     return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
 class Cvc5Verdict:
-    """cvc5's answer: 'valid' (unsat), 'invalid' (sat) or 'unknown' (with a reason)."""
+    """cvc5's answer on script: 'valid' (unsat), 'invalid' (sat) or 'unknown' (with a reason).
+
+    model (for 'invalid'): the value of every declared symbol, keyed as the script writes it
+    (``|a|``), a Fraction when rational, cvc5's text otherwise (a real algebraic number).
+    """
 
     answer: str
     reason: str = ""
+    script: str = ""
+    model: dict | None = None
+
+
+def _value(value) -> Fraction | str:
+    if value.isIntegerValue():
+        return Fraction(value.getIntegerValue())
+    if value.isRealValue():
+        return Fraction(value.getRealValue())
+    return str(value)  # a real algebraic number
 
 
 def run_cvc5(script: str, timeout_ms: int) -> Cvc5Verdict:
     """Run an SMT-LIB 2 script (one check-sat) through cvc5's own parser.
 
     Options: tlimit-per (a soft limit: cvc5 checks it at its resource checkpoints),
-    strict-parsing (the script must be well-sorted standard SMT-LIB), and nl-cov (cylindrical
-    algebraic coverings, complete for QF_NRA) when the script is QF_NRA; with integers cvc5's
-    default (nl-ext, no coverings) is kept, since coverings there ignored the time limit.
+    strict-parsing (the script must be well-sorted standard SMT-LIB), produce-models, and nl-cov
+    (cylindrical algebraic coverings, complete for QF_NRA) when the script is QF_NRA.  With
+    integers cvc5's default (no coverings) is kept: coverings over the integers can run past any
+    time limit (cvc5 1.4.2 on k*k = 2*j*j, k >= 1).
     """
     try:
         import cvc5
     except ImportError as exc:
-        return Cvc5Verdict("unknown", f"cvc5 is not installed ({exc})")
+        return Cvc5Verdict("unknown", f"cvc5 is not installed ({exc})", script)
     try:
         tm = cvc5.TermManager()
         solver = cvc5.Solver(tm)
         solver.setOption("tlimit-per", str(max(1, int(timeout_ms))))
         solver.setOption("strict-parsing", "true")
+        solver.setOption("produce-models", "true")
         if "(set-logic QF_NRA)" in script.splitlines():
             solver.setOption("nl-cov", "true")
         symbols = cvc5.SymbolManager(tm)
@@ -262,19 +282,34 @@ def run_cvc5(script: str, timeout_ms: int) -> Cvc5Verdict:
             output = command.invoke(solver, symbols).strip()
             if output:
                 outputs.append(output)
+        if outputs == ["unsat"]:
+            return Cvc5Verdict("valid", "", script)
+        if outputs == ["sat"]:
+            model = {f"|{t.getSymbol()}|": _value(solver.getValue(t)) for t in symbols.getDeclaredTerms()}
+            return Cvc5Verdict("invalid", "", script, model)
     except Exception as exc:  # a cvc5 failure is an unknown, never an answer
-        return Cvc5Verdict("unknown", f"cvc5 failed: {exc}")
-    if outputs == ["unsat"]:
-        return Cvc5Verdict("valid")
-    if outputs == ["sat"]:
-        return Cvc5Verdict("invalid")
-    return Cvc5Verdict("unknown", f"cvc5 could not decide ({'; '.join(outputs) or 'no answer'})")
+        return Cvc5Verdict("unknown", f"cvc5 failed: {exc}", script)
+    return Cvc5Verdict("unknown", f"cvc5 could not decide ({'; '.join(outputs) or 'no answer'})",
+                       script)
 
 
 def cvc5_entails(hypotheses, goal, timeout_ms: int, *, nats=()) -> Cvc5Verdict:
-    """Decide with cvc5 whether the hypotheses imply goal, on the script smt2_script prints."""
+    """Decide with cvc5 whether the hypotheses imply goal, on scripts that smt2_script prints.
+
+    As solver.entails does, naturals are first relaxed to reals (the script without nats): unsat
+    there is unsat over the naturals, and a model that gives every natural a natural value is a
+    model over the naturals.  Otherwise the script with naturals as integers decides.  The
+    verdict carries the script it is an answer on.
+    """
     try:
-        script = smt2_script(hypotheses, goal, nats=nats)
+        relaxed = smt2_script(hypotheses, goal)
+        exact = smt2_script(hypotheses, goal, nats=nats)
     except TranslationError as exc:
         return Cvc5Verdict("unknown", str(exc))
-    return run_cvc5(script, timeout_ms)
+    verdict = run_cvc5(relaxed, timeout_ms)
+    if relaxed == exact or verdict.answer != "invalid":
+        return verdict
+    values = [verdict.model.get(smt2_symbol(atom_name(n))) for n in nats]
+    if all(v is None or (isinstance(v, Fraction) and v.denominator == 1 and v >= 0) for v in values):
+        return verdict  # None: a natural that does not occur in the script
+    return run_cvc5(exact, timeout_ms)

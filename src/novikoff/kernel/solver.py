@@ -22,7 +22,7 @@ import z3
 from .formulas import Disjunction, Implication, Relation, VectorEq
 from .terms import Inner, Norm
 
-__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name"]
+__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "AUDIT", "Audit"]
 
 
 class TranslationError(Exception):
@@ -188,6 +188,21 @@ class Verdict:
     reason: str = ""
 
 
+@dataclass
+class Audit:
+    """Defence in depth, off by default: write every obligation as SMT-LIB 2 (smt2_dir) and
+    decide it again with cvc5 (cross_check).  `label` names the obligations' source."""
+
+    cross_check: bool = False
+    smt2_dir: object = None  # a pathlib.Path
+    label: str = "obligation"
+    written: int = 0
+    disagreements: list = field(default_factory=list)
+
+
+AUDIT = Audit()
+
+
 def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat).
 
@@ -195,10 +210,60 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     natural numbers (their ">= 0" is among the hypotheses).
     """
     verdict = _decide(hypotheses, goal, timeout_ms, frozenset())
-    if verdict.answer != "invalid" or not _fractional_nats(verdict, nats):
+    if verdict.answer == "invalid" and _fractional_nats(verdict, nats):
+        # The model gives a natural a fractional value: decide again over the integers.
+        verdict = _decide(hypotheses, goal, timeout_ms, frozenset(nats))
+    if AUDIT.cross_check or AUDIT.smt2_dir is not None:
+        verdict = _audit(hypotheses, goal, timeout_ms, frozenset(nats), verdict)
+    return verdict
+
+
+def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict) -> Verdict:
+    """Write the obligation as SMT-LIB 2 and/or have cvc5 decide it; a disagreement or a cvc5
+    failure turns the verdict into 'unknown' with both answers."""
+    from .smtlib import cvc5_entails, smt2_script
+
+    if AUDIT.smt2_dir is not None:
+        AUDIT.written += 1
+        try:
+            text = smt2_script(hypotheses, goal, nats=nats,
+                               comment=f"{AUDIT.label}\nz3: {verdict.answer} (unsat = valid)")
+        except TranslationError as exc:
+            text = f"; {AUDIT.label}: no SMT-LIB translation ({exc})\n"
+        stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in AUDIT.label)[-80:]
+        (AUDIT.smt2_dir / f"{AUDIT.written:05d}-{stem}.smt2").write_text(text, encoding="utf-8")
+    if not AUDIT.cross_check:
         return verdict
-    # The model gives a natural a fractional value: decide again over the integers.
-    return _decide(hypotheses, goal, timeout_ms, frozenset(nats))
+    second = None
+    if verdict.answer == "invalid":
+        # Z3's model is a certificate: cvc5 checks it (a sat search alone often times out).
+        pinned = _model_values(verdict)
+        if pinned:
+            second = cvc5_entails(list(hypotheses) + pinned, goal, timeout_ms, nats=nats)
+            if second.answer == "unknown":
+                second = None
+    if second is None:
+        second = cvc5_entails(hypotheses, goal, timeout_ms, nats=nats)
+    if second.answer == verdict.answer:
+        return verdict
+    reason = (f"the solvers disagree: z3 says {verdict.answer}"
+              f"{f' ({verdict.reason})' if verdict.reason else ''}, cvc5 says {second.answer}"
+              f"{f' ({second.reason})' if second.reason else ''}")
+    AUDIT.disagreements.append((AUDIT.label, reason))
+    return Verdict("unknown", translator=verdict.translator, reason=reason)
+
+
+def _model_values(verdict: Verdict) -> list:
+    """atom = value for every atom of the model with a rational value."""
+    out = []
+    for atom, var in verdict.translator.atoms.values():
+        value = verdict.model.eval(var, model_completion=True)
+        if z3.is_int_value(value):
+            out.append(Relation("=", atom, sp.Integer(value.as_long())))
+        elif z3.is_rational_value(value):
+            number = sp.Rational(value.numerator_as_long(), value.denominator_as_long())
+            out.append(Relation("=", atom, number))
+    return out
 
 
 def _fractional_nats(verdict: Verdict, nats) -> bool:
