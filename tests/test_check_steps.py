@@ -481,3 +481,36 @@ def test_equality_composes_with_not_equal(tmp_path):
                   != 0
         """)
     assert lemma_of(report, "t").status == "verified"
+
+
+def test_a_verified_status_set_outside_the_kernel_is_refused(tmp_path, monkeypatch):
+    report = check_text(tmp_path, """
+        lemma good: gamma > 0
+        proof:
+          gamma > 0
+        lemma bad: gamma > R
+        proof:
+          gamma > R
+        """)
+    good, bad = lemma_of(report, "good"), lemma_of(report, "bad")
+    assert good.status == "verified" and bad.status == "failed"
+    bad.outcome = "verified"  # a status string proves nothing ...
+    assert bad.status == "failed"
+    bad.theorem = good.theorem  # ... nor a genuine theorem of another statement
+    assert bad.status == "failed"
+
+    # The runtime monitor reads the same certified status.
+    from novikoff import checker
+    from novikoff.language import api
+
+    real_run = checker._LemmaCheck.run
+
+    def forge(self):
+        out = real_run(self)
+        out.outcome = "verified"
+        return out
+
+    monkeypatch.setattr(checker._LemmaCheck, "run", forge)
+    path = tmp_path / "t.proof"
+    lemmas = {info.name: info for info in api.load_lemmas([path])}
+    assert lemmas["good"].verified and not lemmas["bad"].verified
