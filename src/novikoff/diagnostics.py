@@ -15,6 +15,7 @@ import sympy as sp
 import z3
 
 from .kernel import Disjunction, Implication, Inner, Relation, VectorEq
+from .kernel.formulas import sides
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
 
@@ -74,22 +75,10 @@ def _truth(formula, subs: dict) -> bool | None:
 def _vector_atoms(formulas) -> list:
     atoms = set()
     for f in formulas:
-        for side in _sides(f):
+        for side in sides(f):
             for inner in expand_norms(side).atoms(Inner):
                 atoms.update(inner.args)
     return sorted(atoms, key=sp.default_sort_key)
-
-
-def _sides(f):
-    if isinstance(f, Relation):
-        return [f.lhs, f.rhs]
-    if isinstance(f, Implication):
-        return [s for p in f.premises for s in _sides(p)] + _sides(f.conclusion)
-    if isinstance(f, Disjunction):
-        return [s for d in f.disjuncts for s in _sides(d)]
-    if isinstance(f, VectorEq):
-        return [f.as_quadratic()]
-    return []
 
 
 def _principal_minors(matrix, size: int, max_order: int):

@@ -10,7 +10,7 @@ import sympy as sp
 from .terms import Vec, ip
 
 __all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Formula",
-           "compose_relations", "free_symbols", "visible_obligations"]
+           "compose_relations", "free_symbols", "sides", "visible_obligations"]
 
 RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -166,3 +166,16 @@ def free_symbols(f: Formula) -> set:
         out |= e.free_symbols
         out |= e.atoms(sp.core.function.AppliedUndef)
     return out
+
+
+def sides(f) -> list:
+    """The scalar terms of a formula (a vector definition gives ||atom - rhs||^2)."""
+    if isinstance(f, Relation):
+        return [f.lhs, f.rhs]
+    if isinstance(f, Implication):
+        return [t for p in f.premises for t in sides(p)] + sides(f.conclusion)
+    if isinstance(f, Disjunction):
+        return [t for d in f.disjuncts for t in sides(d)]
+    if isinstance(f, VectorEq):
+        return [f.as_quadratic()]
+    return []

@@ -25,7 +25,7 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import (Disjunction, Implication, Relation, VectorEq, compose_relations,
-                       free_symbols)
+                       free_symbols, sides)
 from .solver import Verdict, entails
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
 from .written import KINDS, symbol
@@ -292,7 +292,7 @@ def _gram_pairs(formulas, limit: int = 10) -> list:
     """Cauchy-Schwarz, squared, for every two vector atoms: what real vectors always satisfy."""
     atoms: set = set()
     for f in formulas:
-        for side in _sides(f):
+        for side in sides(f):
             for inner in side.atoms(Inner):
                 atoms.update(inner.args)
             for n in side.atoms(Norm):
@@ -301,16 +301,6 @@ def _gram_pairs(formulas, limit: int = 10) -> list:
     ordered = sorted(atoms, key=sp.default_sort_key)[:limit]
     return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
             for i, a in enumerate(ordered) for b in ordered[i + 1:]]
-
-
-def _sides(f) -> list:
-    if isinstance(f, Relation):
-        return [f.lhs, f.rhs]
-    if isinstance(f, Implication):
-        return [x for p in f.premises for x in _sides(p)] + _sides(f.conclusion)
-    if isinstance(f, Disjunction):
-        return [x for d in f.disjuncts for x in _sides(d)]
-    return []
 
 
 def _with_gram(formulas, goal=None) -> list:
@@ -671,7 +661,7 @@ def describe_obligation(obligation, formula=None, show=str) -> str:
     if obligation.rel == "!=":
         return f"division by {what}, which may be zero"
     indices = set()
-    for side in _sides(formula) if formula is not None else []:
+    for side in sides(formula) if formula is not None else []:
         indices |= {e.args[0] for e in side.atoms(sp.core.function.AppliedUndef)}
         indices |= {e.args[0] for i in side.atoms(Inner) for e in i.args
                     if isinstance(e, sp.core.function.AppliedUndef)}
