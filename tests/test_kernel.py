@@ -307,3 +307,13 @@ def test_only_accepted_theorems_are_certified():
     assert not K.certifies(thm, K.Relation(">", gamma, -1))
     forged = object.__new__(K.Theorem)
     assert not K.certifies(forged, f)
+
+
+def test_consistency_learned_for_a_real_is_not_reused_for_a_nat():
+    # k >= 0 and k = 1/2 is satisfiable where k is a real, not where k is a nat.
+    as_real = K.make_setting("kr", {"k": "real"}, {"k": (">=", 0)}, (), {})
+    half_real = K.assume(as_real, K.Relation("=", k, sp.Rational(1, 2)))
+    assert K.decide(as_real, [half_real], K.Relation(">=", k, 0)).status == "verified"
+    as_nat = K.make_setting("kn", {"k": "nat"}, {}, (), {})
+    half_nat = K.assume(as_nat, K.Relation("=", k, sp.Rational(1, 2)))
+    assert K.decide(as_nat, [half_nat], K.Relation(">=", k, 0)).kind == "vacuous"

@@ -458,17 +458,19 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
 
 
-_CONSISTENT: list = []  # constraint sets found satisfiable (so are their subsets)
+# Constraint sets found satisfiable, with the symbols that were nats (whole numbers) there: a
+# subset is satisfiable too, but only with the same nats (k = 1/2 is satisfiable for a real k).
+_CONSISTENT: list = []
 
 
 def _contradictory(hyps, nats, timeout_ms: int) -> Verdict:
     """Verdict 'valid' when the hypotheses contradict each other (Cauchy-Schwarz included)."""
-    key = frozenset(hyps)
-    if any(key <= known for known in _CONSISTENT):
+    key, nats = frozenset(hyps), frozenset(nats)
+    if any(nats == known_nats and key <= known for known_nats, known in _CONSISTENT):
         return Verdict("invalid")
     verdict = entails(_with_gram(hyps), None, timeout_ms, nats)
     if verdict.answer == "invalid":
-        _CONSISTENT.append(key)
+        _CONSISTENT.append((nats, key))
         del _CONSISTENT[:-256]
     return verdict
 
