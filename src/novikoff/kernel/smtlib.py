@@ -18,6 +18,9 @@ Printing conventions, so that a script is well-sorted SMT-LIB 2.6 in both logics
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -242,53 +245,70 @@ class Cvc5Verdict:
     model: dict | None = None
 
 
-def _value(value) -> Fraction | str:
-    if value.isIntegerValue():
-        return Fraction(value.getIntegerValue())
-    if value.isRealValue():
-        return Fraction(value.getRealValue())
-    return str(value)  # a real algebraic number
+# The child process that runs cvc5: stdin the script, argv the options; stdout one JSON line.
+_CHILD = r"""
+import json, sys
+import cvc5
+script, timeout_ms, nl_cov = sys.stdin.read(), sys.argv[1], sys.argv[2] == "nl-cov"
+tm = cvc5.TermManager()
+solver = cvc5.Solver(tm)
+solver.setOption("tlimit-per", timeout_ms)
+solver.setOption("strict-parsing", "true")
+solver.setOption("produce-models", "true")
+if nl_cov:
+    solver.setOption("nl-cov", "true")
+symbols = cvc5.SymbolManager(tm)
+parser = cvc5.InputParser(solver, symbols)
+parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, script, "obligation.smt2")
+outputs, model = [], {}
+while True:
+    command = parser.nextCommand()
+    if command.isNull():
+        break
+    output = command.invoke(solver, symbols).strip()
+    if output:
+        outputs.append(output)
+if outputs == ["sat"]:
+    for term in symbols.getDeclaredTerms():
+        value = solver.getValue(term)
+        rational = value.isIntegerValue() or value.isRealValue()
+        text = str(value.getIntegerValue() if value.isIntegerValue() else
+                   value.getRealValue() if value.isRealValue() else value)
+        model["|" + term.getSymbol() + "|"] = [rational, text]
+print(json.dumps({"outputs": outputs, "model": model}))
+"""
 
 
 def run_cvc5(script: str, timeout_ms: int) -> Cvc5Verdict:
-    """Run an SMT-LIB 2 script (one check-sat) through cvc5's own parser.
+    """Run an SMT-LIB 2 script (one check-sat) through cvc5's own parser, in a child process.
 
-    Options: tlimit-per (a soft limit: cvc5 checks it at its resource checkpoints),
-    strict-parsing (the script must be well-sorted standard SMT-LIB), produce-models, and nl-cov
-    (cylindrical algebraic coverings, complete for QF_NRA) when the script is QF_NRA.  With
-    integers cvc5's default (no coverings) is kept: coverings over the integers can run past any
-    time limit (cvc5 1.4.2 on k*k = 2*j*j, k >= 1).
+    Options: tlimit-per, strict-parsing (the script must be well-sorted standard SMT-LIB),
+    produce-models, and nl-cov (cylindrical algebraic coverings, complete for QF_NRA) when the
+    script is QF_NRA; with integers cvc5's default (no coverings) is kept.  cvc5's time limit is
+    soft (it is checked at resource checkpoints, and coverings can run far past it: cvc5 1.4.2
+    did on 3-variable quadratics, and on k*k = 2*j*j over the integers), so the child is killed
+    after 2 * timeout_ms + 1 s.
     """
+    seconds = 2 * timeout_ms / 1000 + 1
+    nl = "nl-cov" if "(set-logic QF_NRA)" in script.splitlines() else "default"
     try:
-        import cvc5
-    except ImportError as exc:
-        return Cvc5Verdict("unknown", f"cvc5 is not installed ({exc})", script)
-    try:
-        tm = cvc5.TermManager()
-        solver = cvc5.Solver(tm)
-        solver.setOption("tlimit-per", str(max(1, int(timeout_ms))))
-        solver.setOption("strict-parsing", "true")
-        solver.setOption("produce-models", "true")
-        if "(set-logic QF_NRA)" in script.splitlines():
-            solver.setOption("nl-cov", "true")
-        symbols = cvc5.SymbolManager(tm)
-        parser = cvc5.InputParser(solver, symbols)
-        parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, script, "obligation.smt2")
-        outputs = []
-        while True:
-            command = parser.nextCommand()
-            if command.isNull():
-                break
-            output = command.invoke(solver, symbols).strip()
-            if output:
-                outputs.append(output)
-        if outputs == ["unsat"]:
-            return Cvc5Verdict("valid", "", script)
-        if outputs == ["sat"]:
-            model = {f"|{t.getSymbol()}|": _value(solver.getValue(t)) for t in symbols.getDeclaredTerms()}
-            return Cvc5Verdict("invalid", "", script, model)
-    except Exception as exc:  # a cvc5 failure is an unknown, never an answer
-        return Cvc5Verdict("unknown", f"cvc5 failed: {exc}", script)
+        done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(max(1, int(timeout_ms))), nl],
+                              input=script, capture_output=True, text=True, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return Cvc5Verdict("unknown", f"cvc5 ran past its time limit; stopped after {seconds:g} s", script)
+    except OSError as exc:
+        return Cvc5Verdict("unknown", f"cvc5 could not be started ({exc})", script)
+    if done.returncode != 0 or not done.stdout.strip():
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        return Cvc5Verdict("unknown", f"cvc5 failed: {lines[-1]}", script)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    outputs = result["outputs"]
+    if outputs == ["unsat"]:
+        return Cvc5Verdict("valid", "", script)
+    if outputs == ["sat"]:
+        model = {symbol: Fraction(text) if rational else text
+                 for symbol, (rational, text) in result["model"].items()}
+        return Cvc5Verdict("invalid", "", script, model)
     return Cvc5Verdict("unknown", f"cvc5 could not decide ({'; '.join(outputs) or 'no answer'})",
                        script)
 
