@@ -106,7 +106,8 @@ def test_naturals_are_decided_over_the_integers():
 
 
 def test_script_shape():
-    script = smt2_script([rel(">", a)], rel(">", a ** 2 / 3 - sp.Rational(1, 2), -5), comment="lemma L, step 2")
+    goal = rel(">", a ** 2 / 3 - sp.Rational(1, 2), -5)
+    script = smt2_script([rel(">", a)], goal, comment="lemma L, step 2")
     lines = script.splitlines()
     assert lines[:3] == ["; lemma L, step 2", "(set-logic QF_NRA)", "(set-info :status unknown)"]
     assert "(declare-fun |a| () Real)" in lines
@@ -227,7 +228,8 @@ def test_cvc5_is_stopped_when_it_runs_past_its_time_limit():
     verdict = cvc5_entails([rel("<", p1), rel("!=", p2)], rel(">=", p3), 500)
     assert time.perf_counter() - start < 10
     assert verdict.answer in ("unknown", "invalid")  # Z3 finds a counter-model
-    assert solver.entails([rel("<", p1), rel("!=", p2)], rel(">=", p3), 500).answer in ("unknown", "invalid")
+    theirs = solver.entails([rel("<", p1), rel("!=", p2)], rel(">=", p3), 500).answer
+    assert theirs in ("unknown", "invalid")
 
 
 @given(st.text(max_size=12))
@@ -266,15 +268,16 @@ def _polynomials(draw, nvars):
 def _obligations(draw):
     nvars = draw(st.integers(2, 3))
     relation = st.sampled_from(("<", "<=", ">", ">=", "=", "!="))
-    hyps = [Relation(draw(relation), draw(_polynomials(nvars)), 0) for _ in range(draw(st.integers(0, 2)))]
+    count = draw(st.integers(0, 2))
+    hyps = [Relation(draw(relation), draw(_polynomials(nvars)), 0) for _ in range(count)]
     return hyps, Relation(draw(relation), draw(_polynomials(nvars)), 0)
 
 
 @given(_obligations())
 def test_cvc5_and_z3_agree_on_random_polynomial_inequalities(obligation):
     hyps, goal = obligation
-    theirs = solver.entails(hyps, goal, 2000).answer
-    ours = cvc5_entails(hyps, goal, 2000)
+    theirs = solver.entails(hyps, goal, 1000).answer
+    ours = cvc5_entails(hyps, goal, 1000)  # cvc5 gives up (or is stopped) on a few percent
     if "unknown" not in (theirs, ours.answer):
         assert ours.answer == theirs, ours.script
 
@@ -295,8 +298,10 @@ def _typical_obligations():
         ("margin_step", setting + [margin], rel(">=", ip(WS, W + X.scale(y)), ip(WS, W) + gamma), (k,)),
         ("norm_step", setting + [mistake, radius],
          rel("<=", ip(W + X.scale(y), W + X.scale(y)), ip(W, W) + R ** 2), (k,)),
-        ("unsubstituted_step", setting + [update, margin], rel(">=", ip(WS, W1), ip(WS, W) + gamma), (k,)),
-        ("norm_bound", setting + [rel("<=", ip(W, W), k * R ** 2)], rel("<=", norm(W), R * sp.sqrt(k)), (k,)),
+        ("unsubstituted_step", setting + [update, margin],
+         rel(">=", ip(WS, W1), ip(WS, W) + gamma), (k,)),
+        ("norm_bound", setting + [rel("<=", ip(W, W), k * R ** 2)],
+         rel("<=", norm(W), R * sp.sqrt(k)), (k,)),
         ("margin_bound", setting + [rel(">=", ip(WS, W), k * gamma), rel("=", ip(WS, WS), 1), cs],
          rel(">=", ip(W, W), k ** 2 * gamma ** 2), (k,)),
         ("novikoff", setting + [rel("<=", k ** 2 * gamma ** 2, k * R ** 2)],
@@ -305,7 +310,8 @@ def _typical_obligations():
          rel("<", k, R ** 2 / gamma ** 2), (k,)),
         ("geometric", setting + [rel("=", ip(WS, WS), 4), margin],
          rel(">=", y * ip(WS, X) / norm(WS), gamma / 2), (k,)),
-        ("hinge", setting + [rel(">=", c, 0), rel(">=", c, 1 - y * a)], rel(">=", sp.Max(0, 1 - y * a), 0), (k,)),
+        ("hinge", setting + [rel(">=", c, 0), rel(">=", c, 1 - y * a)],
+         rel(">=", sp.Max(0, 1 - y * a), 0), (k,)),
     ]
     return out
 
@@ -324,7 +330,7 @@ def test_timings_cvc5_against_z3(capsys):
         print(f"\n{'obligation':24} {'z3':>8} {'cvc5':>8} {'z3 ms':>8} {'cvc5 ms':>8}")
         for name, theirs, ours, t_z3, t_cvc5 in rows:
             print(f"{name:24} {theirs:>8} {ours:>8} {1000 * t_z3:8.1f} {1000 * t_cvc5:8.1f}")
-        print(f"{'total (' + str(len(rows)) + ')':24} {'':8} {'':8} {1000 * sum(r[3] for r in rows):8.1f} "
-              f"{1000 * sum(r[4] for r in rows):8.1f}")
+        total_z3, total_cvc5 = 1000 * sum(r[3] for r in rows), 1000 * sum(r[4] for r in rows)
+        print(f"{f'total ({len(rows)})':24} {'':8} {'':8} {total_z3:8.1f} {total_cvc5:8.1f}")
     for name, theirs, ours, _, _ in rows:
         assert "unknown" in (theirs, ours) or theirs == ours, name

@@ -213,7 +213,7 @@ def smt2_script(hypotheses, goal, *, nats=(), comment: str = "") -> str:
     ints = [n for n in names if pr.is_int(n)]
     lines = [_comment(line) for line in comment.splitlines()]
     lines += [f"(set-logic {'QF_NIRA' if ints else 'QF_NRA'})", "(set-info :status unknown)"]
-    lines += [f"(declare-fun {smt2_symbol(n)} () {'Int' if pr.is_int(n) else 'Real'})" for n in names]
+    lines += [f"(declare-fun {smt2_symbol(n)} () {'Int' if n in ints else 'Real'})" for n in names]
     lines += [f"(assert (>= {smt2_symbol(n)} 0))" for n in ints]
     lines += [f"(declare-fun {h} () Real)" for h in pr.helpers]
     if pr.definitions:
@@ -291,11 +291,12 @@ def run_cvc5(script: str, timeout_ms: int) -> Cvc5Verdict:
     """
     seconds = 2 * timeout_ms / 1000 + 1
     nl = "nl-cov" if "(set-logic QF_NRA)" in script.splitlines() else "default"
+    argv = [sys.executable, "-I", "-c", _CHILD, str(max(1, int(timeout_ms))), nl]
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(max(1, int(timeout_ms))), nl],
-                              input=script, capture_output=True, text=True, timeout=seconds)
+        done = subprocess.run(argv, input=script, capture_output=True, text=True, timeout=seconds)
     except subprocess.TimeoutExpired:
-        return Cvc5Verdict("unknown", f"cvc5 ran past its time limit; stopped after {seconds:g} s", script)
+        return Cvc5Verdict("unknown", f"cvc5 ran past its time limit; stopped after {seconds:g} s",
+                           script)
     except OSError as exc:
         return Cvc5Verdict("unknown", f"cvc5 could not be started ({exc})", script)
     if done.returncode != 0 or not done.stdout.strip():
@@ -329,7 +330,8 @@ def cvc5_entails(hypotheses, goal, timeout_ms: int, *, nats=()) -> Cvc5Verdict:
     verdict = run_cvc5(relaxed, timeout_ms)
     if relaxed == exact or verdict.answer != "invalid":
         return verdict
-    values = [verdict.model.get(smt2_symbol(atom_name(n))) for n in nats]
-    if all(v is None or (isinstance(v, Fraction) and v.denominator == 1 and v >= 0) for v in values):
-        return verdict  # None: a natural that does not occur in the script
+    values = [verdict.model.get(smt2_symbol(atom_name(n))) for n in nats]  # None: not in the script
+    if all(v is None or (isinstance(v, Fraction) and v.denominator == 1 and v >= 0)
+           for v in values):
+        return verdict
     return run_cvc5(exact, timeout_ms)
