@@ -267,7 +267,7 @@ class _LemmaCheck:
     def run(self) -> LemmaReport:
         scope, lemma, setting = self.scope, self.lemma, self.setting
         AUDIT.label = f"{self.display}:{lemma.pos.line}:lemma-{lemma.name}"
-        goal = scope.relation(lemma.statement)
+        goal = scope.statement(lemma.statement)
         facts = {name: K.assume(setting, f) for name, f in scope.assumptions.items()}
         givens = []
         for gname, grel, gpos in lemma.givens:
@@ -319,6 +319,10 @@ class _LemmaCheck:
                 reasons.append(cause[1])
         if setting.problems:
             reasons.append(f"setting {scope.name} has problems (see its checks)")
+        if not reasons and K.conclusion_matches(thm.concl, statement, setting.labels):
+            reasons.append("the statement may mean nothing where its hypotheses hold (a "
+                           "division by zero, a square root of a negative number or a "
+                           "negative index in its terms as written)")
         if not reasons:
             reasons.append("the kernel does not accept the proof of this statement")
         self.report.reason = "; ".join(reasons)
@@ -367,9 +371,17 @@ class _LemmaCheck:
             elif isinstance(item, A.Hence):
                 if last is None:
                     raise self.scope.error("'hence' needs a fact above it", item.pos)
-                last = self._step(self.scope.relation(item.formula), item.cites, item.xfail,
+                last = self._step(self.scope.statement(item.formula), item.cites, item.xfail,
                                   item.pos, item.text, facts, extra=[last],
                                   vectors=list(self.scope.vectors_seen))
+                last_pos = item.pos
+            elif isinstance(item, A.Claim):
+                self.scope.vectors_seen = []
+                formula = self.scope.statement(item.formula)
+                last = self._step(formula, item.cites, item.xfail, item.pos, item.text, facts,
+                                  vectors=list(self.scope.vectors_seen))
+                if item.name is not None:
+                    self._bind(facts, item.name, last, item.pos)
                 last_pos = item.pos
             elif isinstance(item, A.Cases):
                 last = self._cases(item, goal, facts)
@@ -378,6 +390,9 @@ class _LemmaCheck:
             return last
         shown = "nothing" if last is None else f"'{_show(last.concl)}'"
         reason = f"the proof shows {shown}, but the goal is '{_show(goal)}'"
+        if last is not None and _show(last.concl) == _show(goal):
+            reason += (" (the goal's terms as written mean something in fewer places: a "
+                       "division, a square root or an index that the proof's terms lack)")
         self._record(last_pos, f"goal: {_show(goal)}", "failed", reason)
         return self._hypothetical(goal, "failed", f"the proof ending at line {last_pos.line} "
                                                   f"does not reach its goal")
@@ -439,7 +454,7 @@ class _LemmaCheck:
         premises, _, _ = self._resolve(item.cites, facts, [])
         branches = []
         for case in item.branches:
-            condition = self.scope.relation(case.condition)
+            condition = self.scope.statement(case.condition)
             sub = dict(facts)
             self._bind(sub, case.name, K.assume(self.setting, condition), case.pos)
             branches.append((condition, self._items(case.items, goal, sub, case.pos)))
@@ -728,12 +743,24 @@ def _show_vec(v) -> str:
 
 
 def _show(formula) -> str:
+    """Print a kernel formula in the notation of .proof files."""
     if isinstance(formula, K.Relation):
         return f"{_show_expr(formula.lhs)} {formula.rel} {_show_expr(formula.rhs)}"
     if isinstance(formula, K.Implication):
-        return " and ".join(_show(p) for p in formula.premises) + " => " + \
-            _show(formula.conclusion)
+        return " and ".join(_show_part(p) for p in formula.premises) + " => " + \
+            _show_part(formula.conclusion)
+    if isinstance(formula, K.Disjunction):
+        return " or ".join(_show_part(d) for d in formula.disjuncts)
+    if isinstance(formula, K.Conjunction):
+        return " and ".join(_show_part(p) for p in formula.parts)
+    if isinstance(formula, K.Equivalence):
+        return f"{_show_part(formula.left)} <=> {_show_part(formula.right)}"
     return str(formula)
+
+
+def _show_part(formula) -> str:
+    text = _show(formula)
+    return text if isinstance(formula, K.Relation) else f"({text})"
 
 
 def _display_path(path) -> str:

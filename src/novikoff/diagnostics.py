@@ -14,7 +14,8 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .kernel import Disjunction, Implication, Inner, Relation, VectorEq
+from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, Relation,
+                     VectorEq)
 from .kernel.formulas import sides
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name
@@ -42,8 +43,11 @@ def _fraction(value: z3.ExprRef) -> Fraction | None:
 
 
 def _truth(formula, subs: dict) -> bool | None:
-    """Evaluate a formula exactly at rational values; None when SymPy cannot decide."""
+    """Evaluate a formula exactly at rational values; None when SymPy cannot decide.  A
+    relation is strict: false where one of its domain conditions is false."""
     if isinstance(formula, Relation):
+        if any(_truth(o, subs) is False for o in formula.obligations()):
+            return False
         diff = expand_norms(formula.lhs - formula.rhs)
         diff = sp.expand(diff.xreplace(subs))
         if diff.free_symbols or diff.atoms(sp.core.function.AppliedUndef) or diff.has(sp.zoo,
@@ -67,6 +71,12 @@ def _truth(formula, subs: dict) -> bool | None:
     if isinstance(formula, Disjunction):
         values = [_truth(d, subs) for d in formula.disjuncts]
         return True if any(values) else (None if None in values else False)
+    if isinstance(formula, Conjunction):
+        values = [_truth(p, subs) for p in formula.parts]
+        return False if False in values else (None if None in values else True)
+    if isinstance(formula, Equivalence):
+        left, right = _truth(formula.left, subs), _truth(formula.right, subs)
+        return None if None in (left, right) else left == right
     if isinstance(formula, VectorEq):
         return _truth(Relation("=", formula.as_quadratic(), sp.Integer(0)), subs)
     return None

@@ -5,7 +5,8 @@ untrusted helper whose output passes through these rules.  docs/trust.md lists t
 """
 
 from . import written
-from .formulas import RELATIONS, Disjunction, Implication, Relation, VectorEq, compose_relations
+from .formulas import (RELATIONS, Conjunction, Disjunction, Equivalence, Implication, Relation,
+                       VectorEq, compose_relations)
 from .logic import (Decision, Setting, Supposition, Theorem, accepts, assume, cases, certifies,
                     cauchy_schwarz, conclusion_matches, decide, describe_obligation, discharge, domain_obligations,
                     induction, make_setting, nat_cases, rewrite_vectors, trans, triangle,
@@ -14,7 +15,8 @@ from .solver import Verdict, atom_name, entails
 from .terms import Inner, Norm, Vec, ip, label_reduce, norm, normal_form, same_term
 
 __all__ = [
-    "written", "RELATIONS", "Disjunction", "Implication", "Relation", "VectorEq",
+    "written", "RELATIONS", "Conjunction", "Disjunction", "Equivalence", "Implication",
+    "Relation", "VectorEq",
     "compose_relations", "Decision", "Setting", "Supposition", "Theorem", "accepts", "assume",
     "cases", "certifies", "cauchy_schwarz", "conclusion_matches", "decide", "describe_obligation", "discharge", "domain_obligations",
     "induction", "make_setting", "vacuous_givens", "nat_cases", "rewrite_vectors", "trans", "triangle", "Verdict",

@@ -1,4 +1,5 @@
-"""Formulas of the logic: scalar relations, vector definitions, implications and disjunctions."""
+"""Formulas of the logic: scalar relations, vector definitions, and their combinations with
+`and`, `or`, `=>` and `<=>`."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sympy as sp
 
 from .terms import Vec, ip
 
-__all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Formula",
-           "compose_relations", "free_symbols", "sides", "visible_obligations"]
+__all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Conjunction",
+           "Equivalence", "Formula", "COMPOUND", "rebuild", "compose_relations",
+           "free_symbols", "sides", "subformulas", "visible_obligations"]
 
 RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -133,7 +135,7 @@ class Implication:
 
 @dataclass(frozen=True)
 class Disjunction:
-    """One of the disjuncts holds (the coverage of a case split)."""
+    """One of the disjuncts holds (`a or b`, the coverage of a case split)."""
 
     disjuncts: tuple
 
@@ -147,20 +149,78 @@ class Disjunction:
         return " or ".join(f"({d})" for d in self.disjuncts)
 
 
-Formula = Relation | VectorEq | Implication | Disjunction
+@dataclass(frozen=True)
+class Conjunction:
+    """Every part holds (`a and b`)."""
+
+    parts: tuple
+
+    def subs(self, old, new) -> "Conjunction":
+        return Conjunction(tuple(p.subs(old, new) for p in self.parts))
+
+    def obligations(self) -> tuple:
+        return ()  # strict: a part holds only where it is meaningful
+
+    def __str__(self) -> str:
+        return " and ".join(f"({p})" for p in self.parts)
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """left <=> right.  Both sides are strict, so each is true or false everywhere."""
+
+    left: "Formula"
+    right: "Formula"
+
+    def subs(self, old, new) -> "Equivalence":
+        return Equivalence(self.left.subs(old, new), self.right.subs(old, new))
+
+    def obligations(self) -> tuple:
+        return ()
+
+    def __str__(self) -> str:
+        return f"({self.left}) <=> ({self.right})"
+
+
+Formula = Relation | VectorEq | Implication | Disjunction | Conjunction | Equivalence
+COMPOUND = (Implication, Disjunction, Conjunction, Equivalence)
+
+
+def subformulas(f) -> tuple:
+    """The immediate parts of a compound formula; () for a relation or a vector definition."""
+    if isinstance(f, Implication):
+        return (*f.premises, f.conclusion)
+    if isinstance(f, Disjunction):
+        return f.disjuncts
+    if isinstance(f, Conjunction):
+        return f.parts
+    if isinstance(f, Equivalence):
+        return (f.left, f.right)
+    return ()
+
+
+def rebuild(f, parts: tuple):
+    """A compound formula of the same shape as f, with these parts."""
+    if isinstance(f, Implication):
+        return Implication(tuple(parts[:-1]), parts[-1])
+    if isinstance(f, Disjunction):
+        return Disjunction(tuple(parts))
+    if isinstance(f, Conjunction):
+        return Conjunction(tuple(parts))
+    if isinstance(f, Equivalence):
+        return Equivalence(*parts)
+    raise TypeError(f"not a compound formula: {f!r}")
 
 
 def free_symbols(f: Formula) -> set:
     """Every SymPy symbol and sequence element a formula mentions (indices included)."""
+    if isinstance(f, COMPOUND):
+        return set().union(*(free_symbols(p) for p in subformulas(f)))
     if isinstance(f, Relation):
         exprs = [f.lhs, f.rhs] + [side for d in f.domain for side in (d.lhs, d.rhs)]
-    elif isinstance(f, VectorEq):
+    else:
         exprs = [f.atom] + [c for _, c in f.rhs.terms] + list(f.rhs.atoms()) + [
             side for d in f.domain for side in (d.lhs, d.rhs)]
-    elif isinstance(f, Implication):
-        return set().union(*(free_symbols(p) for p in f.premises), free_symbols(f.conclusion))
-    else:
-        return set().union(*(free_symbols(d) for d in f.disjuncts))
     out: set = set()
     for e in exprs:
         out |= e.free_symbols
@@ -172,10 +232,8 @@ def sides(f) -> list:
     """The scalar terms of a formula (a vector definition gives ||atom - rhs||^2)."""
     if isinstance(f, Relation):
         return [f.lhs, f.rhs]
-    if isinstance(f, Implication):
-        return [t for p in f.premises for t in sides(p)] + sides(f.conclusion)
-    if isinstance(f, Disjunction):
-        return [t for d in f.disjuncts for t in sides(d)]
+    if isinstance(f, COMPOUND):
+        return [t for p in subformulas(f) for t in sides(p)]
     if isinstance(f, VectorEq):
         return [f.as_quadratic()]
     return []

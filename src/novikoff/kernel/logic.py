@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import KernelError
-from .formulas import (Disjunction, Implication, Relation, VectorEq, compose_relations,
-                       free_symbols, sides)
+from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
+                       compose_relations, free_symbols, rebuild, sides, subformulas)
 from .solver import Verdict, entails
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
 from .written import KINDS, symbol
@@ -261,7 +261,7 @@ class Supposition:
 def assume(s: Setting, formula, label: str | None = None) -> Theorem:
     """formula |- formula; with a label, [label] formula |- formula."""
     _genuine(s)
-    if not isinstance(formula, (Relation, VectorEq, Implication, Disjunction)):
+    if not isinstance(formula, (Relation, VectorEq, *COMPOUND)):
         raise KernelError(f"not a formula: {formula!r}")
     return _make(s, {Supposition(label, formula) if label else formula}, formula)
 
@@ -334,11 +334,8 @@ def rewrite_vectors(formula, defs: dict):
         return Relation(formula.rel, _replace_inner(formula.lhs, defs),
                         _replace_inner(formula.rhs, defs),
                         tuple(rewrite_vectors(d, defs) for d in formula.domain))
-    if isinstance(formula, Implication):
-        return Implication(tuple(rewrite_vectors(p, defs) for p in formula.premises),
-                           rewrite_vectors(formula.conclusion, defs))
-    if isinstance(formula, Disjunction):
-        return Disjunction(tuple(rewrite_vectors(d, defs) for d in formula.disjuncts))
+    if isinstance(formula, COMPOUND):
+        return rebuild(formula, tuple(rewrite_vectors(p, defs) for p in subformulas(formula)))
     return formula
 
 
@@ -425,8 +422,8 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     ('cauchy_schwarz', u, v), ('triangle', u, v) for vectors, ('nat_cases', k) for a nat.
     """
     _genuine(s, *premises)
-    if not isinstance(goal, (Relation, Disjunction)):
-        raise KernelError(f"a step proves a scalar relation, not {goal!r}")
+    if not isinstance(goal, (Relation, *COMPOUND)):
+        raise KernelError(f"a step proves a scalar formula, not {goal!r}")
     _kinds_of(s, [goal])
     concls = [t.concl for t in premises]
     defs, _ = _vector_definitions(concls)
@@ -514,9 +511,10 @@ def _evidently_met(s: Setting, obligation: Relation) -> bool:
 
 
 def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
-    """Whether hyps imply that formula means something."""
+    """Whether hyps imply that formula means something (the conclusion of an implication: under
+    its premises).  Other compound formulas always mean something: their relations are strict."""
     if isinstance(formula, Implication):
-        hyps, formula = set(hyps) | set(formula.premises), formula.conclusion
+        return _defined(s, set(hyps) | set(formula.premises), formula.conclusion, timeout_ms)
     return not _meaningful(s, _hypotheses(s, hyps), formula.obligations(), timeout_ms)
 
 
@@ -528,19 +526,52 @@ _IMPLIES = {"=": {"=", "<=", ">="}, "<": {"<", "<=", "!="}, ">": {">", ">=", "!=
 
 
 def conclusion_matches(shown, statement, labels=frozenset()) -> bool:
-    """Tell whether `shown` gives `statement` where both mean something: same sides (either way
-    round, up to ring identities), a relation as strong."""
+    """Tell whether `shown` gives `statement`: the same shape, each relation the same sides
+    (either way round, up to ring identities).  A relation in a positive position may be
+    stronger; a premise or a side of an equivalence must mean the same.  A relation inside
+    `and`, `or` or `<=>` must also have every domain condition of the statement's; at the top
+    level (and as the conclusion of an implication) accepts() and the other rules check that
+    the statement means something instead."""
+    if isinstance(shown, Relation) and isinstance(statement, Relation):
+        return _gives(shown, statement, labels)
     if isinstance(shown, Implication) and isinstance(statement, Implication):
-        return (shown.premises == statement.premises
+        # _defined() checks the conclusion's meaning under the premises.
+        return (len(shown.premises) == len(statement.premises)
+                and all(_same_meaning(x, y, labels)
+                        for x, y in zip(shown.premises, statement.premises))
                 and conclusion_matches(shown.conclusion, statement.conclusion, labels))
-    if not (isinstance(shown, Relation) and isinstance(statement, Relation)):
-        return shown == statement
+    return _compound_gives(shown, statement, labels)
+
+
+def _gives(shown: Relation, statement: Relation, labels) -> bool:
     for rel, lhs, rhs in ((shown.rel, shown.lhs, shown.rhs),
                           (_FLIP[shown.rel], shown.rhs, shown.lhs)):
         if (statement.rel in _IMPLIES[rel] and same_term(lhs, statement.lhs, labels)
                 and same_term(rhs, statement.rhs, labels)):
             return True
     return False
+
+
+def _compound_gives(shown, statement, labels) -> bool:
+    """`shown` gives `statement` where both may be part of a larger formula."""
+    if isinstance(shown, Relation) and isinstance(statement, Relation):
+        return (_gives(shown, statement, labels)
+                and set(statement.obligations()) <= set(shown.obligations()))
+    if type(shown) is not type(statement) or not isinstance(shown, COMPOUND):
+        return shown == statement
+    a, b = subformulas(shown), subformulas(statement)
+    if len(a) != len(b):
+        return False
+    if isinstance(shown, (Conjunction, Disjunction)):
+        return all(_compound_gives(x, y, labels) for x, y in zip(a, b))
+    if isinstance(shown, Implication):
+        return (all(_same_meaning(x, y, labels) for x, y in zip(a[:-1], b[:-1]))
+                and _compound_gives(a[-1], b[-1], labels))
+    return all(_same_meaning(x, y, labels) for x, y in zip(a, b))  # an equivalence
+
+
+def _same_meaning(a, b, labels) -> bool:
+    return _compound_gives(a, b, labels) and _compound_gives(b, a, labels)
 
 
 def _require_match(s: Setting, thm: Theorem, statement, what: str, timeout_ms: int) -> None:
@@ -583,8 +614,8 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
     _genuine(s, base, step)
     if var not in s.nats:
         raise KernelError(f"induction on {var}, which is not declared nat")
-    if not isinstance(statement, Relation):
-        raise KernelError("induction proves a relation")
+    if not isinstance(statement, (Relation, *COMPOUND)):
+        raise KernelError("induction proves a scalar formula")
     _kinds_of(s, [statement])
     varying = free_symbols(statement) & s.per_update_symbols
     if varying:

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .formulas import Disjunction, Implication, Relation, VectorEq
+from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
 from .solver import TranslationError, atom_name
 from .terms import Inner, Norm
 
@@ -162,6 +162,10 @@ class _Printer:
             return f"(=> {premises} {self.formula(f.conclusion)})"
         if isinstance(f, Disjunction):
             return _apply("or", [self.formula(d) for d in f.disjuncts], "false")
+        if isinstance(f, Conjunction):
+            return _apply("and", [self.formula(p) for p in f.parts], "true")
+        if isinstance(f, Equivalence):
+            return f"(= {self.formula(f.left)} {self.formula(f.right)})"
         if isinstance(f, VectorEq):
             domain = [self.formula(o) for o in f.obligations()]
             return _apply("and", domain + [f"(= {self.term(f.as_quadratic())} 0.0)"], "true")

@@ -19,7 +19,7 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .formulas import Disjunction, Implication, Relation, VectorEq
+from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
 from .terms import Inner, Norm
 
 __all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "AUDIT", "Audit"]
@@ -144,6 +144,10 @@ class Translator:
                               self.formula(f.conclusion))
         if isinstance(f, Disjunction):
             return z3.Or([self.formula(d) for d in f.disjuncts])
+        if isinstance(f, Conjunction):
+            return z3.And([self.formula(p) for p in f.parts])
+        if isinstance(f, Equivalence):
+            return self.formula(f.left) == self.formula(f.right)
         if isinstance(f, VectorEq):
             domain = [self.formula(o) for o in f.obligations()]
             return z3.And(*domain, self.term(f.as_quadratic()) == 0)

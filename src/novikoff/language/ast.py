@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 __all__ = [
-    "Pos", "Num", "Name", "Index", "BinOp", "Neg", "InnerE", "NormE", "Call", "Rel",
-    "Cite", "Step", "Chain", "Hence", "Case", "Cases", "Proof", "Lemma", "Decl", "Define",
+    "Pos", "Num", "Name", "Index", "BinOp", "Neg", "InnerE", "NormE", "Call", "Rel", "Connective",
+    "Cite", "Step", "Chain", "Claim", "Hence", "Case", "Cases", "Proof", "Lemma", "Decl", "Define",
     "Assume", "Setting", "Import", "ProofFile",
 ]
 
@@ -82,6 +82,16 @@ class Rel:
     text: str = ""
 
 
+@dataclass(frozen=True)
+class Connective:
+    """parts joined by one connective: 'and', 'or' (two or more parts), '=>', '<=>' (two)."""
+
+    op: str
+    parts: tuple
+    pos: Pos
+    text: str = ""
+
+
 # ------------------------------------------------------------------ proofs
 
 @dataclass(frozen=True)
@@ -107,6 +117,18 @@ class Chain:
     first: object
     steps: list
     pos: Pos
+
+
+@dataclass
+class Claim:
+    """`[have NAME:] FORMULA [by CITES] [xfail]` for a formula with connectives."""
+
+    name: str | None
+    formula: Connective
+    cites: list
+    xfail: bool
+    pos: Pos
+    text: str
 
 
 @dataclass

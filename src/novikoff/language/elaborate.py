@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..errors import KernelError, ProofSyntaxError
-from ..kernel import Setting, make_setting
+from ..kernel import (Conjunction, Disjunction, Equivalence, Implication, Setting,
+                      make_setting)
 from ..kernel import written as W
 from . import ast as A
 from .lexer import KEYWORDS
@@ -200,8 +201,23 @@ class Scope:
         except KernelError as exc:
             raise self.error(str(exc), pos) from None
 
-    def formula(self, rel: A.Rel):
-        """A relation, or a vector definition (assumptions only)."""
+    def statement(self, node):
+        """A scalar formula: a relation, or relations joined by and, or, =>, <=>."""
+        if isinstance(node, A.Rel):
+            return self.relation(node)
+        parts = tuple(self.statement(p) for p in node.parts)
+        if node.op == "and":
+            return Conjunction(parts)
+        if node.op == "or":
+            return Disjunction(parts)
+        if node.op == "=>":
+            return Implication((parts[0],), parts[1])
+        return Equivalence(*parts)
+
+    def formula(self, rel):
+        """A statement, or a vector definition (assumptions and givens)."""
+        if isinstance(rel, A.Connective):
+            return self.statement(rel)
         left, right = self.expr(rel.lhs), self.expr(rel.rhs)
         if left.kind == "scalar" and right.kind == "scalar":
             return self.written_formula(rel.op, left.value, right.value, rel.pos)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import ProofSyntaxError
 
-__all__ = ["Token", "Line", "tokenize", "KEYWORDS", "RELATION_TOKENS"]
+__all__ = ["Token", "Line", "tokenize", "KEYWORDS", "RELATION_TOKENS", "CONNECTIVES"]
 
 GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
@@ -20,6 +20,8 @@ GREEK = {
 
 # Longest first: the lexer takes the first that matches.
 SYMBOLS = [
+    ("<=>", "<=>"), ("=>", "=>"), ("⇔", "<=>"), ("⟺", "<=>"), ("⇒", "=>"), ("⟹", "=>"),
+    ("∧", "and"), ("∨", "or"),
     ("**", "^"), ("<=", "<="), (">=", ">="), ("!=", "!="), ("==", "="), ("||", "||"),
     ("≤", "<="), ("≥", ">="), ("≠", "!="), ("‖", "||"), ("⟨", "⟨"), ("⟩", "⟩"),
     ("·", "*"), ("⋅", "*"), ("×", "*"), ("√", "√"), ("²", "²"), ("³", "³"), ("−", "-"),
@@ -34,8 +36,9 @@ KEYWORDS = frozenset({
     "setting", "vector", "vectors", "sequence", "real", "reals", "label", "labels", "nat",
     "nats", "per", "define", "assume", "lemma", "theorem", "given", "proof", "by",
     "induction", "on", "base", "step", "cases", "case", "have", "hence", "xfail", "from",
-    "import", "algebra", "ih",
+    "import", "algebra", "ih", "and", "or",
 })
+CONNECTIVES = frozenset({"and", "or", "=>", "<=>"})
 
 MAX_NAME = 64
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from ..errors import ProofSyntaxError
 from . import ast as A
-from .lexer import KEYWORDS, RELATION_TOKENS, Line, Token, tokenize
+from .lexer import CONNECTIVES, KEYWORDS, RELATION_TOKENS, Line, Token, tokenize
 
 __all__ = ["parse"]
 
@@ -220,6 +221,56 @@ def _relation(ts: _Tokens, text: str = "") -> A.Rel:
     return A.Rel(t.value, lhs, rhs, pos, text)
 
 
+def _formula(ts: _Tokens, text: str = ""):
+    """A relation, or relations joined by `and`, `or`, `=>`, `<=>` (binding in that order,
+    `and` tightest; `a => b => c` is `a => (b => c)`; parentheses group)."""
+    pos = ts.pos()
+    parts = [_joined(ts, "or", lambda: _joined(ts, "and", lambda: _formula_atom(ts)))]
+    ops = []
+    while (t := ts.peek()) is not None and t.value in ("=>", "<=>"):
+        ts.next()
+        ops.append(t)
+        parts.append(_joined(ts, "or", lambda: _joined(ts, "and", lambda: _formula_atom(ts))))
+    if len(ops) > 1 and any(t.value == "<=>" for t in ops):
+        ts.error("write parentheses: this formula chains '<=>' with another '=>' or '<=>'",
+                 ops[1])
+    formula = parts[-1]
+    for t, left in zip(reversed(ops), reversed(parts[:-1])):
+        formula = A.Connective(t.value, (left, formula), pos)
+    return dataclasses.replace(formula, text=text) if text else formula
+
+
+def _joined(ts: _Tokens, op: str, part):
+    pos = ts.pos()
+    parts = [part()]
+    while ts.at(op):
+        ts.next()
+        parts.append(part())
+    return parts[0] if len(parts) == 1 else A.Connective(op, tuple(parts), pos)
+
+
+def _formula_atom(ts: _Tokens):
+    """A relation, or a parenthesised formula: `(a + b) <= c` is the first, `(a <= b)` the
+    second.  When neither parses, the error is the one that got further."""
+    start, tokens = ts.i, list(ts.toks)  # the parse may split a token: restore them
+    try:
+        return _relation(ts)
+    except ProofSyntaxError as exc:
+        if tokens[start:start + 1] == [] or tokens[start].value != "(":
+            raise
+        relation_error, relation_end = exc, ts.i
+    ts.i, ts.toks = start, tokens
+    try:
+        ts.expect("(")
+        inner = _formula(ts)
+        ts.expect(")", "')' closing the formula")
+        return inner
+    except ProofSyntaxError:
+        if ts.i >= relation_end:
+            raise
+        raise relation_error from None
+
+
 def _expected_relation(ts: _Tokens, t: Token | None):
     hint = ""
     if t is not None and (t.kind in ("NAME", "NUMBER") or t.value in ("(", "||", "⟨", "√")):
@@ -390,7 +441,7 @@ class _Parser:
         kind = ts.next().value
         name = ts.name(f"the {kind}'s name")
         ts.expect(":", f"':' after the {kind}'s name")
-        statement = _relation(ts, self._text_from(line, ts))
+        statement = _formula(ts, self._text_from(line, ts))
         ts.end()
         self.i += 1
         lemma = A.Lemma(kind, name.value, statement, [], None, setting,
@@ -400,7 +451,7 @@ class _Parser:
             gts.next()
             gname = gts.name("the hypothesis's name")
             gts.expect(":", "':' after the hypothesis's name")
-            lemma.givens.append((gname.value, _relation(gts, self._text_from(ln, gts)),
+            lemma.givens.append((gname.value, _formula(gts, self._text_from(ln, gts)),
                                  A.Pos(gname.line, gname.col)))
             gts.end()
             self.i += 1
@@ -524,7 +575,7 @@ class _Parser:
             ts.next()
             name = ts.name("the case's name")
             ts.expect(":", "':' after the case's name")
-            condition = _relation(ts, self._text_from(ln, ts))
+            condition = _formula(ts, self._text_from(ln, ts))
             ts.end()
             sub.i += 1
             block = sub.block(ln.indent)
@@ -540,7 +591,7 @@ class _Parser:
         ts = self.cursor(ln)
         ts.next()
         text = self._text_from(ln, ts)
-        formula = _relation(ts, text)
+        formula = _formula(ts, text)
         cites, xfail = self.parse_justification(ts)
         return A.Hence(formula, cites, xfail, A.Pos(ln.number, ln.indent + 1), ln.text)
 
@@ -552,6 +603,10 @@ class _Parser:
             name = ts.name("the fact's name").value
             ts.expect(":", "':' after the fact's name")
         pos = ts.pos()
+        claim = self._try_claim(ts, ln, name, pos)
+        if claim is not None:
+            self.i += 1
+            return claim
         first = _expr(ts)
         chain = A.Chain(name, first, [], pos)
         self.i += 1
@@ -563,6 +618,15 @@ class _Parser:
             chain.steps.append(self.parse_step(self.cursor(nxt), nxt, first_line=False))
             self.i += 1
         return chain
+
+    def _try_claim(self, ts: _Tokens, ln: Line, name, pos: A.Pos):
+        """A line `FORMULA [by ...]` whose formula has connectives, or None (a chain: a chain
+        has no connective)."""
+        if not any(t.value in CONNECTIVES for t in ts.toks[ts.i:]):
+            return None
+        formula = _formula(ts, self._text_from(ln, ts))
+        cites, xfail = self.parse_justification(ts)
+        return A.Claim(name, formula, cites, xfail, pos, ln.text)
 
     def parse_step(self, ts: _Tokens, ln: Line, first_line: bool) -> A.Step:
         t = ts.peek()
