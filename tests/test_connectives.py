@@ -18,7 +18,10 @@ setting s:
 
 
 def _statement(text: str):
-    return parse(SCALARS + f"lemma l: {text}\nproof:\n  a = a\n").lemmas[0].statement
+    lemma = parse(SCALARS + f"lemma l: {text}\nproof:\n  a = a\n").lemmas[0]
+    if lemma.error is not None:
+        raise lemma.error
+    return lemma.statement
 
 
 def _shape(node):

@@ -50,11 +50,21 @@ def test_positioned_error(tmp_path, body, where, fragment):
     path = tmp_path / "bad.proof"
     path.write_text(PERCEPTRON + body, encoding="utf-8")
     report = Checker().check_file(path)
-    assert report.error is not None, "expected a malformed-file error"
-    err = report.error
-    assert fragment in err.message
-    assert (err.line, err.column) == where, str(err)
-    assert "\n" not in str(err)
+    if report.error is not None:  # a syntax error, or an error outside every lemma
+        err = report.error
+        assert fragment in err.message
+        assert (err.line, err.column) == where, str(err)
+        assert "\n" not in str(err)
+        return
+    # An error inside a lemma (a type error, an unknown name or fact) fails that lemma, at its
+    # position, and the rest of the file is still checked.
+    lemma = next(lemma for lemma in report.lemmas if lemma.name == "t")
+    assert lemma.status == "failed"
+    errors = [s for s in lemma.steps if s.reason.startswith("error: ")]
+    assert len(errors) == 1, [s.reason for s in lemma.steps]
+    assert fragment in errors[0].reason
+    assert (errors[0].line, errors[0].column) == where
+    assert errors[0].status == "failed"
 
 
 @pytest.mark.parametrize("text,fragment", [
@@ -169,3 +179,57 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", "--timeout", "soon"])
     assert exc.value.code == 2
+
+
+# ---------------------------------------------------------------------------- error recovery
+
+RECOVERY = PERCEPTRON + """
+lemma typo: <w_star, w[k+1]> = <w_star, w[k]> + y*<w_star, x>
+proof:
+  <w_star, w[k+1]> = <w_star, w[k] + y*x>     by update
+                   = <w_star, w[k]> + y*w_star   xfail
+"""
+
+AFTER = """
+lemma fine: <w_star, w[k+1]> = <w_star, w[k]> + y*<w_star, x>
+proof:
+  <w_star, w[k+1]> = <w_star, w[k] + y*x>     by update
+                   = <w_star, w[k]> + y*<w_star, x>
+"""
+
+
+def test_a_type_error_marked_xfail_is_an_expected_failure_and_the_file_goes_on(tmp_path):
+    path = tmp_path / "typo.proof"
+    path.write_text(RECOVERY + AFTER, encoding="utf-8")
+    report = Checker().check_file(path)
+    assert report.error is None
+    typo, fine = report.lemmas
+    assert typo.status == "expected_failure"
+    assert typo.steps[-1].status == "expected_failure"
+    assert "cannot add a vector and a scalar" in typo.steps[-1].reason
+    assert (typo.steps[-1].line, typo.steps[-1].column) == (17, 37)
+    assert fine.status == "verified"
+    assert main(["check", "-q", str(path)]) == 0
+
+
+def test_a_type_error_not_marked_fails_its_lemma_only(tmp_path):
+    path = tmp_path / "typo.proof"
+    path.write_text(RECOVERY.replace("   xfail", "") + AFTER, encoding="utf-8")
+    report = Checker().check_file(path)
+    typo, fine = report.lemmas
+    assert typo.status == "failed" and fine.status == "verified"
+    assert main(["check", "-q", str(path)]) == 1
+
+
+def test_a_syntax_error_in_a_lemma_is_malformed_but_the_other_lemmas_are_checked(tmp_path):
+    path = tmp_path / "syntax.proof"
+    broken = "\nlemma broken: k >= 0\nproof:\n  k >= 0 +\n"
+    cites = "\nlemma cites: k >= 0\nproof:\n  k >= 0   by broken\n"
+    path.write_text(PERCEPTRON + broken + AFTER + cites, encoding="utf-8")
+    report = Checker().check_file(path)
+    assert report.error is not None and report.error.line == 16
+    broken_report, fine, citing = report.lemmas
+    assert broken_report.status == "failed" and broken_report.steps[0].line == 16
+    assert fine.status == "verified"
+    assert citing.status == "failed" and "cannot be cited" in citing.steps[0].reason
+    assert main(["check", "-q", str(path)]) == 2

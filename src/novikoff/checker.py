@@ -202,6 +202,8 @@ class Checker:
             outcome = _LemmaCheck(self, scope, lemma, done, later, display).run()
             report.lemmas.append(outcome)
             done[lemma.name] = outcome
+            if lemma.error is not None and report.error is None:
+                report.error = lemma.error  # the file is malformed; the rest is still checked
 
     def _check_setting(self, scope: Scope, node: A.Setting, display: str) -> LemmaReport:
         """Report the problems the kernel found in a setting (undefined or contradictory
@@ -265,6 +267,21 @@ class _LemmaCheck:
     # ------------------------------------------------------------------ entry
 
     def run(self) -> LemmaReport:
+        """Check the lemma.  An error in its statement, its givens or the frame of its proof
+        (a positioned error, like a type error) fails this lemma only."""
+        if self.lemma.error is not None:  # a syntax error: nothing to check
+            self._record_error(self.lemma.error)
+            self.report.reason = f"line {self.lemma.error.line}: {self.lemma.error.message}"
+            return self.report
+        try:
+            return self._run()
+        except ProofSyntaxError as exc:
+            self._record_error(exc)
+            self.report.outcome = "failed"
+            self.report.reason = f"line {exc.line}: {exc.message}"
+            return self.report
+
+    def _run(self) -> LemmaReport:
         scope, lemma, setting = self.scope, self.lemma, self.setting
         AUDIT.label = f"{self.display}:{lemma.pos.line}:lemma-{lemma.name}"
         goal = scope.statement(lemma.statement)
@@ -362,32 +379,23 @@ class _LemmaCheck:
         facts = dict(facts)
         last = None
         last_pos = pos
+        broken = None  # the first item with an error in its terms or citations
         for item in items:
-            if isinstance(item, A.Chain):
-                last = self._chain(item, facts)
-                if item.name is not None:
-                    self._bind(facts, item.name, last, item.pos)
-                last_pos = item.steps[-1].pos
-            elif isinstance(item, A.Hence):
-                if last is None:
-                    raise self.scope.error("'hence' needs a fact above it", item.pos)
-                last = self._step(self.scope.statement(item.formula), item.cites, item.xfail,
-                                  item.pos, item.text, facts, extra=[last],
-                                  vectors=list(self.scope.vectors_seen))
-                last_pos = item.pos
-            elif isinstance(item, A.Claim):
-                self.scope.vectors_seen = []
-                formula = self.scope.statement(item.formula)
-                last = self._step(formula, item.cites, item.xfail, item.pos, item.text, facts,
-                                  vectors=list(self.scope.vectors_seen))
-                if item.name is not None:
-                    self._bind(facts, item.name, last, item.pos)
-                last_pos = item.pos
-            elif isinstance(item, A.Cases):
-                last = self._cases(item, goal, facts)
-                last_pos = item.pos
+            try:
+                last, last_pos = self._item(item, goal, facts, last, broken)
+            except ProofSyntaxError as exc:
+                # A type error, an unknown name or citation: this item fails, the rest is
+                # still checked.  What it would have shown is unknown.
+                xfail = _xfail_at(item, exc.line)
+                self._record_error(exc, xfail)
+                broken = broken or (exc, xfail)
+                last, last_pos = None, item.pos
         if last is not None and K.conclusion_matches(last.concl, goal, self.setting.labels):
             return last
+        if broken is not None:
+            exc, xfail = broken
+            return self._hypothetical(goal, "expected" if xfail else "failed",
+                                      f"the line {exc.line} has an error")
         shown = "nothing" if last is None else f"'{_show(last.concl)}'"
         reason = f"the proof shows {shown}, but the goal is '{_show(goal)}'"
         if last is not None and _show(last.concl) == _show(goal):
@@ -396,6 +404,31 @@ class _LemmaCheck:
         self._record(last_pos, f"goal: {_show(goal)}", "failed", reason)
         return self._hypothetical(goal, "failed", f"the proof ending at line {last_pos.line} "
                                                   f"does not reach its goal")
+
+    def _item(self, item, goal, facts: dict, last, broken):
+        """Check one proof item; (its result, a Theorem, and the position of its end)."""
+        if isinstance(item, A.Chain):
+            thm = self._chain(item, facts)
+            if item.name is not None:
+                self._bind(facts, item.name, thm, item.pos)
+            return thm, item.steps[-1].pos
+        if isinstance(item, A.Hence):
+            if last is None and broken is None:
+                raise self.scope.error("'hence' needs a fact above it", item.pos)
+            # After an item with an error, `hence` goes on from what it cites alone.
+            thm = self._step(self.scope.statement(item.formula), item.cites, item.xfail,
+                             item.pos, item.text, facts, extra=[last] if last else [],
+                             vectors=list(self.scope.vectors_seen))
+            return thm, item.pos
+        if isinstance(item, A.Claim):
+            self.scope.vectors_seen = []
+            formula = self.scope.statement(item.formula)
+            thm = self._step(formula, item.cites, item.xfail, item.pos, item.text, facts,
+                             vectors=list(self.scope.vectors_seen))
+            if item.name is not None:
+                self._bind(facts, item.name, thm, item.pos)
+            return thm, item.pos
+        return self._cases(item, goal, facts), item.pos
 
     def _bind(self, facts: dict, name: str, thm, pos: A.Pos):
         if name in facts or name in self.scope.kinds or name in BUILTIN_FACTS:
@@ -672,6 +705,9 @@ class _LemmaCheck:
 
     def _lemma_theorem(self, outcome: LemmaReport, pos: A.Pos):
         """The theorem of a cited lemma, or its statement supposed if it is not verified."""
+        if outcome.formula is None:
+            raise self.scope.error(f"{outcome.name} cannot be cited: its statement or givens "
+                                   f"have an error (line {outcome.line})", pos)
         if outcome.scope is not self.scope:
             self._check_compatible(outcome, pos)
         if outcome.status == "verified":
@@ -707,11 +743,24 @@ class _LemmaCheck:
         self.checker.hypothetical[supposition] = (cause, description)
         return thm
 
+    def _record_error(self, exc: ProofSyntaxError, xfail: bool = False):
+        """A positioned error (a type error, an unknown name) as a check of this lemma."""
+        self.report.steps.append(StepReport(
+            self.display, exc.line, exc.column, self.lemma.name,
+            exc.text or self.scope.lines.get(exc.line, ""),
+            "expected_failure" if xfail else "failed", f"error: {exc.message}", xfail=xfail))
+
     def _record(self, pos: A.Pos, text: str, status: str, reason: str = "",
                 counterexample=None, missing=(), xfail: bool = False):
         self.report.steps.append(StepReport(self.display, pos.line, pos.col, self.lemma.name,
                                             text, status, reason, counterexample,
                                             list(missing), xfail))
+
+
+def _xfail_at(item, line: int) -> bool:
+    """Whether the line of a proof item where an error is has `xfail`."""
+    steps = item.steps if isinstance(item, A.Chain) else [item]
+    return any(getattr(step, "xfail", False) and step.pos.line == line for step in steps)
 
 
 def _cited(cited: list, previous: bool = False) -> str:

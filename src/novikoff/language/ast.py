@@ -175,6 +175,7 @@ class Lemma:
     proof: Proof | None
     setting: str
     pos: Pos
+    error: object = None  # a ProofSyntaxError: the lemma could not be parsed (then no proof)
 
 
 # ------------------------------------------------------------------ settings and files

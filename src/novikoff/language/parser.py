@@ -322,7 +322,7 @@ class _Parser:
             elif head.value in ("lemma", "theorem") and head.kind == "NAME":
                 if setting_name is None:
                     self.error(f"a {head.value} needs a setting above it", line)
-                pf.lemmas.append(self.parse_lemma(line, setting_name))
+                pf.lemmas.append(self.parse_lemma_or_error(line, setting_name))
             else:
                 self.error("expected 'from', 'setting', 'lemma' or 'theorem'", line,
                            head.col)
@@ -435,6 +435,27 @@ class _Parser:
         return ln.text[max(0, t.col - 1 - ln.indent):]
 
     # ------------------------------------------------------------------- lemmas and proofs
+
+    def parse_lemma_or_error(self, line: Line, setting: str) -> A.Lemma:
+        """A lemma; one with a syntax error is kept with the error, and parsing goes on at
+        the next line that starts a lemma, a setting or an import."""
+        start = self.i
+        try:
+            return self.parse_lemma(line, setting)
+        except ProofSyntaxError as exc:
+            self.i = start + 1
+            while (ln := self.peek()) is not None and not (
+                    ln.indent == 0 and ln.tokens[0].kind == "NAME"
+                    and ln.tokens[0].value in ("lemma", "theorem", "setting", "from")):
+                self.i += 1
+            kind = line.tokens[0].value
+            name = line.tokens[1] if len(line.tokens) > 1 else None
+            name = (name.value if name is not None and name.kind == "NAME"
+                    and name.value not in KEYWORDS else f"<{kind} at line {line.number}>")
+            text = line.text.split(":", 1)[1].strip() if ":" in line.text else line.text
+            statement = A.Rel("=", None, None, A.Pos(line.number, 1), text)
+            return A.Lemma(kind, name, statement, [], None, setting, A.Pos(line.number, 1),
+                           error=exc)
 
     def parse_lemma(self, line: Line, setting: str) -> A.Lemma:
         ts = self.cursor(line)

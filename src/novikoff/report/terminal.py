@@ -13,7 +13,8 @@ def render_check(reports, elapsed: float, verbose: bool = True) -> str:
     for report in reports:
         if report.error is not None:
             out.append(f"{report.error}")
-            continue
+            if not report.lemmas:
+                continue
         out.append(f"{report.path}")
         for lemma in report.lemmas:
             mark = _MARK.get(lemma.status, lemma.status)
