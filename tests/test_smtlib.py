@@ -15,7 +15,8 @@ from hypothesis import given, strategies as st
 cvc5 = pytest.importorskip("cvc5")
 
 from novikoff.kernel import solver  # noqa: E402
-from novikoff.kernel.formulas import Disjunction, Implication, Relation, VectorEq  # noqa: E402
+from novikoff.kernel.formulas import (Conjunction, Disjunction, Equivalence, Implication,  # noqa: E402
+                                      Relation, VectorEq)
 from novikoff.kernel.smtlib import (Cvc5Verdict, cvc5_entails, run_cvc5, smt2_script,  # noqa: E402
                                     smt2_symbol)
 from novikoff.kernel.solver import TranslationError  # noqa: E402
@@ -73,6 +74,15 @@ CASES = [
     ("natural_square", [rel(">=", k), rel(">=", gamma, 0)], rel(">=", gamma * k ** 2, gamma * k), (k,),
      "valid"),
     ("conjunction_goal", [rel(">", a, 1), rel(">", b, 1)], (rel(">", a), rel(">", a * b)), (), "valid"),
+    ("conjunction_formula", [Conjunction((rel(">", a, 1), rel(">", b, 1)))], rel(">", a * b, 1), (),
+     "valid"),
+    ("equivalence", [], Equivalence(rel(">", a ** 2), rel("!=", a, 0)), (), "valid"),
+    ("equivalence_false", [], Equivalence(rel(">", a ** 2), rel(">", a)), (), "invalid"),
+    ("floor_nat_bound", [rel(">=", k), rel(">", gamma), rel("<=", k, gamma ** -2)],
+     rel("<=", k, sp.floor(gamma ** -2)), (k,), "valid"),
+    ("floor_above", [], rel(">=", sp.floor(a), a), (), "invalid"),
+    ("ceiling_nat", [rel(">=", k)], rel("=", sp.ceiling(k), k), (k,), "valid"),
+    ("ceiling_real", [rel(">=", a)], rel("=", sp.ceiling(a), a), (), "invalid"),
     ("contradiction", [rel(">", a), rel("<", a ** 3, 0)], None, (), "valid"),
     ("consistent", [rel(">", a), rel(">", b, a ** 2)], None, (), "invalid"),
 ]

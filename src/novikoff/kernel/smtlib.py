@@ -74,6 +74,7 @@ class _Printer:
         self.definitions: list = []  # facts about atoms and helpers, in order of creation
         self._sqrt: dict = {}
         self._inv: dict = {}
+        self.uses_integers = False  # floor and ceil
 
     def is_int(self, name: str) -> bool:
         return self.atoms[name] in self.nats
@@ -104,6 +105,14 @@ class _Printer:
                 self.definitions.append(f"(>= {a} 0.0)")
         return self._sqrt[key]
 
+    def whole(self, e: sp.Expr) -> str:
+        """floor(a) is to_int(a), ceiling(a) is -to_int(-a)."""
+        self.uses_integers = True
+        a = self.term(e.args[0])
+        if isinstance(e, sp.floor):
+            return f"(to_real (to_int {a}))"
+        return f"(- (to_real (to_int (- {a}))))"
+
     def inverse(self, arg: sp.Expr) -> str:
         if arg not in self._inv:
             b = self.term(arg)
@@ -129,6 +138,8 @@ class _Printer:
         if isinstance(e, sp.Abs):
             a = self.term(e.args[0])
             return f"(ite (>= {a} 0.0) {a} (- {a}))"
+        if isinstance(e, (sp.floor, sp.ceiling)):
+            return self.whole(e)
         if isinstance(e, (sp.Max, sp.Min)):
             args = [self.term(a) for a in e.args]
             out = args[0]
@@ -216,7 +227,9 @@ def smt2_script(hypotheses, goal, *, nats=(), comment: str = "") -> str:
     names = sorted(pr.atoms)
     ints = [n for n in names if pr.is_int(n)]
     lines = [_comment(line) for line in comment.splitlines()]
-    lines += [f"(set-logic {'QF_NIRA' if ints else 'QF_NRA'})", "(set-info :status unknown)"]
+    integers = ints or pr.uses_integers
+    lines += [f"(set-logic {'QF_NIRA' if integers else 'QF_NRA'})",
+              "(set-info :status unknown)"]
     lines += [f"(declare-fun {smt2_symbol(n)} () {'Int' if n in ints else 'Real'})" for n in names]
     lines += [f"(assert (>= {smt2_symbol(n)} 0))" for n in ints]
     lines += [f"(declare-fun {h} () Real)" for h in pr.helpers]

@@ -19,7 +19,8 @@ from fractions import Fraction
 import sympy as sp
 import z3
 
-from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
+from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
+                       sides)
 from .terms import Inner, Norm
 
 __all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "AUDIT", "Audit"]
@@ -50,6 +51,7 @@ class Translator:
     _sqrt: dict = field(default_factory=dict)
     _inv: dict = field(default_factory=dict)
     _fresh: int = 0
+    has_integers: bool = False  # floor or ceil: the integer solver decides
 
     def _var(self, atom: sp.Basic) -> z3.ArithRef:
         name = atom_name(atom)
@@ -85,6 +87,16 @@ class Translator:
             self.definitions.append(z3.Implies(b == 0, q == 0))
         return self._inv[arg]
 
+    def whole(self, e: sp.Expr) -> z3.ArithRef:
+        """floor(a) (SMT-LIB's to_int) or ceiling(a) = -floor(-a).  (Z3 fails on the trivial
+        `n - 1 < T <= n, n != T` when floor is an integer variable with bounds, not on to_int.)"""
+        self.has_integers = True
+        a = self.term(e.args[0])
+        a = z3.ToReal(a) if a.is_int() else a
+        if isinstance(e, sp.floor):
+            return z3.ToReal(z3.ToInt(a))
+        return -z3.ToReal(z3.ToInt(-a))
+
     def number(self, value: sp.Rational) -> z3.ArithRef:
         f = Fraction(int(value.p), int(value.q))
         return z3.RealVal(f"{f.numerator}/{f.denominator}", self.ctx)
@@ -105,6 +117,8 @@ class Translator:
         if isinstance(e, sp.Abs):
             a = self.term(e.args[0])
             return z3.If(a >= 0, a, -a)
+        if isinstance(e, (sp.floor, sp.ceiling)):
+            return self.whole(e)
         if isinstance(e, (sp.Max, sp.Min)):
             args = [self.term(a) for a in e.args]
             out = args[0]
@@ -213,7 +227,13 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     goal: a formula, a tuple of formulas (all of them), or None.  nats: the symbols that are
     natural numbers (their ">= 0" is among the hypotheses).
     """
-    verdict = _decide(hypotheses, goal, timeout_ms, frozenset())
+    goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
+    if any(side.has(sp.floor, sp.ceiling) for f in (*hypotheses, *goals) for side in sides(f)):
+        # floor and ceil make the problem an integer one anyway: the nats are integers at once
+        # (with them relaxed, the solver searches the reals in vain and times out).
+        verdict = _decide(hypotheses, goal, timeout_ms, frozenset(nats))
+    else:
+        verdict = _decide(hypotheses, goal, timeout_ms, frozenset())
     if verdict.answer == "invalid" and _fractional_nats(verdict, nats):
         # The model gives a natural a fractional value: decide again over the integers.
         verdict = _decide(hypotheses, goal, timeout_ms, frozenset(nats))
@@ -288,13 +308,14 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
         goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
         negated = [z3.Not(z3.And(*[tr.formula(g) for g in goals]))] if goals else []
         congruence = tr.congruence()
-    except TranslationError as exc:
-        return Verdict("unknown", reason=str(exc))
+    except (TranslationError, z3.Z3Exception) as exc:
+        return Verdict("unknown", reason=f"no translation: {exc}")
     constraints = [*tr.definitions, *congruence, *hyps, *negated]
     # nlsat alone is complete for real problems and about twice as fast as the combined
-    # solver; the combined solver is the fallback when the tactic gives up, and the only one
-    # for integers.
-    makers = (_combined_solver,) if int_nats else (_nlsat_solver, _combined_solver)
+    # solver; the combined solver is the fallback when the tactic gives up.  Integers (nats,
+    # floor, ceil) have a solver of their own.
+    makers = ((_integer_solver,) if int_nats or tr.has_integers
+              else (_nlsat_solver, _combined_solver))
     for make in makers:
         solver = make(tr.ctx)
         solver.set("timeout", int(timeout_ms))
@@ -312,6 +333,12 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
 
 def _nlsat_solver(ctx: z3.Context) -> z3.Solver:
     return z3.Then(z3.Tactic("simplify", ctx), z3.Tactic("qfnra-nlsat", ctx), ctx=ctx).solver()
+
+
+def _integer_solver(ctx: z3.Context) -> z3.Solver:
+    # QF_NRA's solver gives up on to_int (floor); QF_NIRA's decides it and is as fast on the
+    # library's integer re-checks.
+    return z3.SolverFor("QF_NIRA", ctx=ctx)
 
 
 def _combined_solver(ctx: z3.Context) -> z3.Solver:

@@ -19,7 +19,7 @@ from .formulas import Relation, VectorEq
 from .terms import Vec, ip, norm
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
-           "Abs", "Max", "Min", "InnerOf", "NormOf", "Meaning", "interpret", "formula_of",
+           "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "Meaning", "interpret", "formula_of",
            "symbol", "SCALAR_KINDS", "KINDS", "check_real"]
 
 SCALAR_KINDS = ("real", "label", "nat")
@@ -122,6 +122,16 @@ class Min:
 
 
 @dataclass(frozen=True)
+class Floor:
+    arg: object
+
+
+@dataclass(frozen=True)
+class Ceil:
+    arg: object
+
+
+@dataclass(frozen=True)
 class InnerOf:
     left: object
     right: object
@@ -220,6 +230,10 @@ def interpret(term) -> Meaning:
     if isinstance(term, Abs):
         a = interpret(term.arg)
         return Meaning("scalar", sp.Abs(_scalar(a, "abs")), a.obligations)
+    if isinstance(term, (Floor, Ceil)):
+        a = interpret(term.arg)
+        fn = sp.floor if isinstance(term, Floor) else sp.ceiling
+        return Meaning("scalar", fn(_scalar(a, fn.__name__)), a.obligations)
     if isinstance(term, (Max, Min)):
         a, b = interpret(term.left), interpret(term.right)
         fn = sp.Max if isinstance(term, Max) else sp.Min

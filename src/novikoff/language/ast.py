@@ -68,7 +68,7 @@ class NormE:
 
 @dataclass(frozen=True)
 class Call:
-    func: str  # sqrt abs max min
+    func: str  # sqrt abs max min floor ceil
     args: tuple
     pos: Pos
 

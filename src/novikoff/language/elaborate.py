@@ -18,7 +18,7 @@ KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "nat")
 # Names a proof cites without declaring them: a hypothesis may not take one of these names.
 BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
                            "triangle", "nat_cases", "ih"})
-RESERVED = KEYWORDS | BUILTIN_FACTS | {"sqrt", "abs", "max", "min"}
+RESERVED = KEYWORDS | BUILTIN_FACTS | {"sqrt", "abs", "max", "min", "floor", "ceil"}
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ class Scope:
             return Typed("scalar", W.NormOf(v))
         if isinstance(node, A.Call):
             args = [self.scalar(a, f"{node.func} takes scalars") for a in node.args]
-            fn = {"sqrt": W.Sqrt, "abs": W.Abs, "max": W.Max, "min": W.Min}[node.func]
+            fn = {"sqrt": W.Sqrt, "abs": W.Abs, "max": W.Max, "min": W.Min, "floor": W.Floor,
+                  "ceil": W.Ceil}[node.func]
             return Typed("scalar", fn(*args))
         raise self.error(f"cannot elaborate {type(node).__name__}", getattr(node, "pos",
                                                                              A.Pos(0, 0)))

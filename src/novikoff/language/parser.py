@@ -11,7 +11,7 @@ from .lexer import CONNECTIVES, KEYWORDS, RELATION_TOKENS, Line, Token, tokenize
 
 __all__ = ["parse"]
 
-FUNCTIONS = {"sqrt": 1, "abs": 1, "max": 2, "min": 2}
+FUNCTIONS = {"sqrt": 1, "abs": 1, "max": 2, "min": 2, "floor": 1, "ceil": 1}
 DECL_KINDS = {"vector": "vector", "vectors": "vector", "real": "real", "reals": "real",
               "label": "label", "labels": "label", "nat": "nat", "nats": "nat",
               "sequence": "vector_sequence"}
