@@ -101,7 +101,7 @@ SEED_SLIPS = {
     },
     "seed_001_perceptron_notes.proof": {
         "norm_growth_as_written": "norm_growth",
-        "one_step_theorem1": "one_step",
+        "sign_equivalence_as_written": "sign_equivalence",
     },
     "seed_002_handwritten_pct.proof": {
         "part1_as_written": "part1",

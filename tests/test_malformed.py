@@ -233,3 +233,25 @@ def test_a_syntax_error_in_a_lemma_is_malformed_but_the_other_lemmas_are_checked
     assert fine.status == "verified"
     assert citing.status == "failed" and "cannot be cited" in citing.steps[0].reason
     assert main(["check", "-q", str(path)]) == 2
+
+
+def test_citing_a_lemma_whose_setting_declares_other_symbols_is_a_positioned_error(tmp_path):
+    path = tmp_path / "two.proof"
+    path.write_text(PERCEPTRON + """
+lemma here: gamma > 0
+proof:
+  gamma > 0
+
+setting other:
+  real gamma > 0
+
+lemma there: gamma > 0
+proof:
+  gamma > 0    by here
+""", encoding="utf-8")
+    report = Checker().check_file(path)
+    there = report.lemmas[-1]
+    assert there.status == "failed"
+    (step,) = there.steps
+    assert step.reason.startswith("error: ") and "not declared" in step.reason
+    assert step.line == 23

@@ -280,6 +280,11 @@ class _LemmaCheck:
             self.report.outcome = "failed"
             self.report.reason = f"line {exc.line}: {exc.message}"
             return self.report
+        except KernelError as exc:  # a rule refused what the proof built: this lemma fails
+            self._record(self.lemma.pos, self.lemma.statement.text, "failed", f"error: {exc}")
+            self.report.outcome = "failed"
+            self.report.reason = str(exc)
+            return self.report
 
     def _run(self) -> LemmaReport:
         scope, lemma, setting = self.scope, self.lemma, self.setting
@@ -516,8 +521,11 @@ class _LemmaCheck:
         AUDIT.label = f"{self.display}:{pos.line}:{pos.col}"
         premises, instances, cited = self._resolve(cites, facts, vectors)
         premises = list(extra) + premises + list(supposed)
-        decision = K.decide(self.setting, premises, goal, facts=instances,
-                            timeout_ms=self.checker.timeout_ms)
+        try:
+            decision = K.decide(self.setting, premises, goal, facts=instances,
+                                timeout_ms=self.checker.timeout_ms)
+        except KernelError as exc:  # a citation the kernel refuses (a symbol of another kind)
+            raise self.scope.error(str(exc), pos) from None
         unverified = self._unverified_citations(premises)
         if decision.status == "verified" and unverified:
             # The step holds only relative to a lemma that is not verified: not verified.
