@@ -111,7 +111,10 @@ SEED_SLIPS = {
         "outline_as_written": "rgeom_bound",
         "another_pf_as_written": "another_pf",
     },
-    "seed_003_eaton_slides.proof": {},
+    "seed_003_eaton_slides.proof": {
+        "more_correct_without_bias": "more_correct",
+        "update_means_incorrect_as_written": "incorrect_means_update",
+    },
     "seed_004_virtue_slides.proof": {
         "part2_as_written": "part2",
     },
