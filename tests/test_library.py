@@ -117,6 +117,7 @@ SEED_SLIPS = {
     },
     "seed_004_virtue_slides.proof": {
         "part2_as_written": "part2",
+        "mistake_bound_as_written": "mistake_bound",
     },
 }
 
