@@ -640,9 +640,16 @@ class _LemmaCheck:
 
     def _resolve(self, cites: list, facts: dict, vectors):
         premises, instances, cited = [], [], []
+        elsewhere = []  # (cite, theorem) of NAME[k := e]
         for cite in cites:
             name = cite.name
             cited.append(name)
+            if cite.at is not None and name in NAMED_FACTS:
+                raise self.scope.error(f"{name} holds everywhere already: it takes no "
+                                       f"[k := e]", cite.pos)
+            if cite.at is not None and name == "ih":
+                raise self.scope.error("the induction hypothesis holds at k only: it takes no "
+                                       "[k := e]", cite.pos)
             if name in NO_OP_FACTS:
                 if cite.args:
                     raise self.scope.error(f"{name} takes no arguments", cite.pos)
@@ -667,10 +674,13 @@ class _LemmaCheck:
                                        + ("; cite ih for the induction hypothesis"
                                           if self.lemma.proof.method == "induction" else ""),
                                        cite.pos)
-            if name in facts:
-                premises.append(facts[name])
-            elif name in self.done:
-                premises.append(self._lemma_theorem(self.done[name], cite.pos))
+            if name in facts or name in self.done:
+                thm = (facts[name] if name in facts
+                       else self._lemma_theorem(self.done[name], cite.pos))
+                if cite.at is None:
+                    premises.append(thm)
+                else:
+                    elsewhere.append((cite, thm))
             elif name in self.later:
                 raise self.scope.error(f"{name} is proved later (line {self.later[name]}); a "
                                        f"proof may cite only earlier lemmas", cite.pos)
@@ -679,7 +689,31 @@ class _LemmaCheck:
                                        cite.pos)
             else:
                 raise self.scope.error(f"unknown fact {name!r}", cite.pos)
+        premises += [self._elsewhere(cite, thm, premises) for cite, thm in elsewhere]
         return premises, instances, cited
+
+    def _elsewhere(self, cite: A.Cite, thm, premises: list):
+        """NAME[k := e]: the cited fact at k = e, which the other citations show >= 0."""
+        var, expr = cite.at
+        if thm in self.unverified_cites:
+            raise self.scope.error(f"{cite.name} is not verified: it cannot be used at another "
+                                   f"value of {var.id}", cite.pos)
+        if self.scope.kinds.get(var.id) != "nat":
+            raise self.scope.error(f"{var.id} is not a nat of setting {self.scope.name}",
+                                   var.pos)
+        value = self.scope.meaning(self.scope.scalar(expr, "a nat's value is a number"),
+                                   expr.pos)
+        try:
+            nonneg, instance = K.instantiate(self.setting, thm, self.scope.symbol(var.id),
+                                             value, premises, self.checker.timeout_ms)
+        except KernelError as exc:
+            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: {exc}",
+                                   cite.pos) from None
+        if instance is None:
+            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: "
+                                   f"{_show_expr(value)} may be negative; cite what shows "
+                                   f"{_show_expr(value)} >= 0 in the same step", cite.pos)
+        return instance
 
     def _nat_instances(self, cite: A.Cite, vectors) -> list:
         if cite.args:

@@ -28,10 +28,11 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        compose_relations, free_symbols, rebuild, sides, subformulas)
 from .solver import Verdict, entails
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
-from .written import KINDS, symbol
+from .written import KINDS, integer_polynomial, symbol
 
 __all__ = ["Setting", "Supposition", "Theorem", "Decision", "make_setting", "assume", "decide",
-           "trans", "induction", "cases", "discharge", "conclusion_matches", "accepts", "certifies",
+           "trans", "induction", "instantiate", "cases", "discharge", "conclusion_matches",
+           "accepts", "certifies",
            "vacuous_givens",
            "describe_obligation",
            "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
@@ -632,6 +633,39 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
                               f"{var} may rest only on what holds at every {var} (the "
                               f"setting's assumptions)")
     return _make(s, hyps | set(s.declarations), statement)
+
+
+def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premises=(),
+                timeout_ms: int = 5000):
+    """A theorem that rests only on the setting's assumptions holds at every value of the nat
+    var, so at value, a whole number that the premises show is >= 0 (k - 1 where k >= 1).
+    Returns (Decision of value >= 0, Theorem or None).
+
+    Refused: a theorem that rests on anything else (a given, a case, an induction hypothesis,
+    a failed step), and one whose statement mentions a per-update symbol (x denotes the example
+    of update k; at k - 1 it would denote another example).
+    """
+    _genuine(s, thm, *premises)
+    if var not in s.nats:
+        raise KernelError(f"{var} is not a nat of setting {s.name}")
+    value = sp.sympify(value)
+    if not value.free_symbols <= s.nats or not integer_polynomial(value):
+        raise KernelError(f"{value} is not an integer polynomial in the nats of setting "
+                          f"{s.name}")
+    _kinds_of(s, [Relation(">=", value, sp.Integer(0))])
+    extra = [h for h in thm.hyps if h not in s.allowed()]
+    if extra:
+        raise KernelError(f"only what rests on the setting's assumptions alone holds at every "
+                          f"value of {var}; this rests on {extra[0]}")
+    varying = free_symbols(thm.concl) & s.per_update_symbols
+    if varying:
+        names = ", ".join(sorted(map(str, varying)))
+        raise KernelError(f"the statement mentions {names}, the example of update {var} "
+                          f"(declared per update): at {value} it would denote another example")
+    nonneg = decide(s, premises, Relation(">=", value, sp.Integer(0)), timeout_ms=timeout_ms)
+    if nonneg.status != "verified":
+        return nonneg, None
+    return nonneg, _make(s, thm.hyps | nonneg.theorem.hyps, thm.concl.subs(var, value))
 
 
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):

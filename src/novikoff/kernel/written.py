@@ -20,7 +20,7 @@ from .terms import Vec, ip, norm
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "Meaning", "interpret", "formula_of",
-           "symbol", "SCALAR_KINDS", "KINDS", "check_real"]
+           "symbol", "SCALAR_KINDS", "KINDS", "check_real", "integer_polynomial"]
 
 SCALAR_KINDS = ("real", "label", "nat")
 KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence")
@@ -269,7 +269,7 @@ def _element(term: Elem) -> Meaning:
         raise KernelError(f"{term.name} is a {term.kind}, not a sequence")
     m = interpret(term.index)
     index = _scalar(m, "an index")
-    if not _natural_polynomial(term.index) or not _integer_polynomial(index):
+    if not _natural_polynomial(term.index) or not integer_polynomial(index):
         raise KernelError(f"the index {index} of {term.name} is not an integer polynomial in "
                           f"nat variables")
     obligations = m.obligations + (Relation(">=", index, sp.Integer(0)),)
@@ -294,7 +294,8 @@ def _natural_polynomial(term) -> bool:
     return False
 
 
-def _integer_polynomial(index: sp.Expr) -> bool:
+def integer_polynomial(index: sp.Expr) -> bool:
+    """Whether a SymPy term is a polynomial with integer coefficients (an index)."""
     if not index.free_symbols:
         return bool(index.is_Integer)
     try:

@@ -99,6 +99,7 @@ class Cite:
     name: str
     args: tuple
     pos: Pos
+    at: tuple | None = None  # NAME[k := e]: (the nat's Name, the expression e)
 
 
 @dataclass

@@ -684,8 +684,16 @@ class _Parser:
                                               ("algebra", "ih")):
             ts.error("expected the name of a fact to cite", t)
         ts.next()
+        at = None
+        if ts.at("["):  # NAME[k := e]: the fact at another value of the nat k
+            ts.next()
+            var = ts.name("a nat (NAME[k := e])")
+            ts.expect(":", "':=' after the nat")
+            ts.expect("=", "':=' after the nat")
+            at = (A.Name(var.value, A.Pos(var.line, var.col)), _expr(ts))
+            ts.expect("]", "']'")
         args = _arguments(ts) if ts.at("(") else ()
-        return A.Cite(t.value, args, A.Pos(t.line, t.col))
+        return A.Cite(t.value, args, A.Pos(t.line, t.col), at)
 
 
 def parse(source: str, path: str = "<string>") -> A.ProofFile:
