@@ -19,7 +19,7 @@ from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .kernel.formulas import free_symbols
-from .kernel.solver import AUDIT, atom_name
+from .kernel.solver import AUDIT, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.parser import parse
@@ -820,6 +820,8 @@ def _show_expr(expr) -> str:
             mapping.setdefault(a, sp.Symbol(atom_name(a)))
     for n in expr.atoms(K.Norm):
         mapping[n] = sp.Symbol(f"||{_show_vec(n.vector())}||")
+    for s in expr.atoms(sp.Sum):  # xreplace replaces a sum whole, before its elements
+        mapping[s] = sp.Symbol(display_name(s))
     text = str(expr.xreplace(mapping)) if mapping else str(expr)
     return text.replace("**", "^")
 

@@ -18,7 +18,7 @@ from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, 
                      VectorEq)
 from .kernel.formulas import sides
 from .kernel.terms import expand_norms
-from .kernel.solver import Translator, TranslationError, atom_name
+from .kernel.solver import Translator, TranslationError, atom_name, display_name
 
 __all__ = ["Explanation", "explain_failure"]
 
@@ -216,7 +216,7 @@ def _values(model: z3.ModelRef, tr: Translator):
         if value is None:
             return None, None
         subs[atom] = sp.Rational(value.numerator, value.denominator)
-        shown[name] = str(subs[atom])
+        shown[display_name(atom)] = str(subs[atom])
     return subs, shown
 
 

@@ -43,7 +43,11 @@ def _as_expr(value) -> sp.Expr:
 def visible_obligations(expr: sp.Expr) -> tuple:
     """The obligations that a SymPy term shows: denominators != 0, radicands >= 0."""
     out = []
-    for e in sp.preorder_traversal(expr):
+    walk = sp.preorder_traversal(expr)
+    for e in walk:
+        if isinstance(e, sp.Sum):
+            walk.skip()  # a sum's terms mean something for every index (written.py)
+            continue
         if e.is_Pow and e.exp.is_Rational:
             if e.exp < 0:
                 out.append(Relation("!=", e.base, sp.Integer(0)))

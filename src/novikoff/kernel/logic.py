@@ -27,6 +27,7 @@ from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
                        compose_relations, free_symbols, rebuild, sides, subformulas)
 from .solver import Verdict, entails
+from .sums import BOUND, count, sum_facts, sums_in
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
 from .written import KINDS, integer_polynomial, symbol
 
@@ -299,6 +300,7 @@ def _gram_pairs(formulas, limit: int = 10) -> list:
             for n in side.atoms(Norm):
                 for inner in n.gram().atoms(Inner):
                     atoms.update(inner.args)
+    atoms = {a for a in atoms if BOUND not in a.free_symbols}  # not the terms of a sum
     ordered = sorted(atoms, key=sp.default_sort_key)[:limit]
     return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
             for i, a in enumerate(ordered) for b in ordered[i + 1:]]
@@ -367,12 +369,39 @@ def _vector_definitions(formulas) -> tuple:
     return defs, [rewrite_vectors(f, defs) for f in facts]
 
 
-def _hypotheses(s: Setting, formulas) -> list:
-    """What the solver is told: declarations, formulas with vector definitions substituted."""
+def _hypotheses(s: Setting, formulas, goal=None) -> list:
+    """What the solver is told: declarations, formulas with vector definitions substituted, and
+    the defining facts of the sums they (and the goal) mention."""
+    told = _told(s, formulas)
+    return told + sum_facts(told + ([goal] if goal is not None else []),
+                            lambda terms: _nonnegative_terms(s, terms))
+
+
+def _told(s: Setting, formulas) -> list:
     plain = [f.formula if isinstance(f, Supposition) else f for f in formulas]
     defs, facts = _vector_definitions(plain)
     return list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
+
+
+# Whether the terms of a sum are >= 0 at every index, per setting (decided once: measured to
+# matter when a file sums the same terms in many steps).
+_NONNEGATIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _nonnegative_terms(s: Setting, terms: sp.Expr, timeout_ms: int = 2000) -> bool:
+    """Whether terms(i) >= 0 for every index i >= 0, from the declarations and the assumptions
+    at i (every assumption holds at every value of the nats; one that mentions a per-update
+    symbol is left out: it speaks of the example of update k only)."""
+    known = _NONNEGATIVE.setdefault(s, {})
+    if terms not in known:
+        at_index = [f.subs(k, BOUND) for f in s.assumptions.values() for k in s.nats
+                    if k in free_symbols(f) and not free_symbols(f) & s.per_update_symbols]
+        told = _told(s, at_index + [Relation(">=", BOUND, sp.Integer(0))])
+        verdict = entails(told, Relation(">=", terms, sp.Integer(0)), timeout_ms,
+                          s.nats | {BOUND})
+        known[terms] = verdict.answer == "valid"
+    return known[terms]
 
 
 # ---------------------------------------------------------------------------- deciding a step
@@ -428,9 +457,8 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     _kinds_of(s, [goal])
     concls = [t.concl for t in premises]
     defs, _ = _vector_definitions(concls)
-    hyps = tuple(_hypotheses(s, concls) + [rewrite_vectors(f, defs)
-                                           for f in _instances_of(s, facts)])
     target = rewrite_vectors(goal, defs)
+    hyps = tuple(_hypotheses(s, concls + _instances_of(s, facts), target))
     all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
 
     # Vacuity sees what the step sees, and what real vectors and natural numbers satisfy.  A
@@ -734,4 +762,6 @@ def describe_obligation(obligation, formula=None, show=str) -> str:
                     if isinstance(e, sp.core.function.AppliedUndef)}
     if obligation.lhs in indices:
         return f"index {what}, which may be negative"
+    if any(count(s) == obligation.lhs for s in sums_in([formula] if formula else [])):
+        return f"a sum of {what} terms, which may be negative"
     return f"square root of {what}, which may be negative"

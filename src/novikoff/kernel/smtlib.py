@@ -28,6 +28,7 @@ import sympy as sp
 
 from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
 from .solver import TranslationError, atom_name
+from .sums import index_of
 from .terms import Inner, Norm
 
 __all__ = ["Cvc5Verdict", "cvc5_entails", "run_cvc5", "smt2_script", "smt2_symbol"]
@@ -125,7 +126,7 @@ class _Printer:
     def term(self, e: sp.Expr) -> str:
         if e.is_Rational:
             return _number(e)
-        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef)):
+        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef, sp.Sum)):
             return self.var(e)
         if isinstance(e, Norm):
             return self.sqrt(e.gram(), gram=True)
@@ -193,14 +194,16 @@ class _Printer:
                     elements.setdefault(part.func, set()).add(part)
                 if isinstance(atom, Inner):
                     vectors.add(part)
+            if isinstance(atom, sp.Sum):  # sums of the same terms: their counts are indices
+                elements.setdefault(atom.function, set()).add(atom)
         facts = []
         for group in elements.values():
             ordered = sorted(group, key=sp.default_sort_key)
             for i, e1 in enumerate(ordered):
                 for e2 in ordered[i + 1:]:
-                    if sp.expand(e1.args[0] - e2.args[0]).is_number:
+                    if sp.expand(index_of(e1) - index_of(e2)).is_number:
                         continue  # k and k+1 are never equal
-                    same = f"(= {self.term(e1.args[0])} {self.term(e2.args[0])})"
+                    same = f"(= {self.term(index_of(e1))} {self.term(index_of(e2))})"
                     if e1 in vectors or e2 in vectors:
                         equal = [f"(= {self.var(Inner(e1, u))} {self.var(Inner(e2, u))})"
                                  for u in sorted(vectors, key=sp.default_sort_key)]

@@ -21,9 +21,11 @@ import z3
 
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
                        sides)
+from .sums import BOUND, count, index_of
 from .terms import Inner, Norm
 
-__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "AUDIT", "Audit"]
+__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "display_name",
+           "AUDIT", "Audit"]
 
 
 class TranslationError(Exception):
@@ -37,7 +39,19 @@ def atom_name(expr: sp.Basic) -> str:
         return f"<{atom_name(u)}, {atom_name(v)}>"
     if isinstance(expr, sp.core.function.AppliedUndef):
         return f"{expr.func.__name__}[{expr.args[0]}]"
-    return str(expr)
+    return str(expr)  # a symbol, or a sum: Sum(terms, (_#i, 0, n - 1))
+
+
+def display_name(expr: sp.Basic) -> str:
+    """How an atom reads in messages: atom_name, but a sum as `sum(i < n, terms)`."""
+    if not isinstance(expr, sp.Sum):
+        return atom_name(expr)
+    terms = expr.function.subs(BOUND, sp.Symbol("i"))
+    names = {a: sp.Symbol(atom_name(a)) for a in terms.atoms(Inner)}
+    names.update({a: sp.Symbol(atom_name(a)) for a in terms.atoms(sp.core.function.AppliedUndef)
+                  if not isinstance(a, Inner)})
+    shown = str(terms.xreplace(names)).replace("**", "^")
+    return f"sum(i < {count(expr)}, {shown})"
 
 
 @dataclass
@@ -104,7 +118,7 @@ class Translator:
     def term(self, e: sp.Expr) -> z3.ArithRef:
         if e.is_Rational:
             return self.number(e)
-        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef)):
+        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef, sp.Sum)):
             return self._var(e)
         if isinstance(e, Norm):
             return self.sqrt(e.gram(), gram=True)
@@ -178,15 +192,17 @@ class Translator:
                     elements.setdefault(part.func, set()).add(part)
                 if isinstance(atom, Inner):
                     vectors.add(part)
+            if isinstance(atom, sp.Sum):  # sums of the same terms: their counts are indices
+                elements.setdefault(atom.function, set()).add(atom)
         facts = []
         for group in elements.values():
             ordered = sorted(group, key=sp.default_sort_key)
             for i, e1 in enumerate(ordered):
                 for e2 in ordered[i + 1:]:
-                    gap = sp.expand(e1.args[0] - e2.args[0])
+                    gap = sp.expand(index_of(e1) - index_of(e2))
                     if gap.is_number:
                         continue  # k and k+1 are never equal
-                    same = self.term(e1.args[0]) == self.term(e2.args[0])
+                    same = self.term(index_of(e1)) == self.term(index_of(e2))
                     if e1 in vectors or e2 in vectors:
                         equal = [self._var(Inner(e1, u)) == self._var(Inner(e2, u))
                                  for u in sorted(vectors, key=sp.default_sort_key)]

@@ -183,7 +183,9 @@ def label_reduce(expr: sp.Expr, labels: Iterable[sp.Symbol]) -> sp.Expr:
 
 def normal_form(expr: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> sp.Expr:
     """An exact normal form for deciding polynomial and rational identities."""
-    expr = label_reduce(sp.expand(expr), labels)
+    from .sums import normal_sums  # sums build on terms
+
+    expr = normal_sums(label_reduce(sp.expand(expr), labels))
     num, den = sp.fraction(sp.together(expr))
     num = label_reduce(sp.expand(num), labels)
     if num == 0:

@@ -9,17 +9,18 @@ obligations come from the term as written, SymPy's automatic simplification (``k
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from fractions import Fraction
 
 import sympy as sp
 
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
+from .sums import BOUND, make_sum
 from .terms import Vec, ip, norm
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
-           "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "Meaning", "interpret", "formula_of",
+           "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
            "symbol", "SCALAR_KINDS", "KINDS", "check_real", "integer_polynomial"]
 
 SCALAR_KINDS = ("real", "label", "nat")
@@ -49,7 +50,7 @@ class Num:
 @dataclass(frozen=True)
 class Sym:
     name: str
-    kind: str  # real | label | nat | vector
+    kind: str  # real | label | nat | vector | bound (the index of the sum around it)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,14 @@ class NormOf:
     arg: object
 
 
+@dataclass(frozen=True)
+class SumOf:
+    """sum(i < count, terms): terms mention the index as Sym(name, "bound")."""
+
+    count: object
+    terms: object
+
+
 # ---------------------------------------------------------------------------- meaning
 
 @dataclass(frozen=True)
@@ -188,6 +197,8 @@ def interpret(term) -> Meaning:
     if isinstance(term, Sym):
         if term.kind == "vector":
             return Meaning("vector", Vec.atom(symbol(term.name, "vector")), ())
+        if term.kind == "bound":
+            return Meaning("scalar", BOUND, ())
         if term.kind not in SCALAR_KINDS:
             raise KernelError(f"{term.name} is a {term.kind}: it needs an index")
         return Meaning("scalar", symbol(term.name, term.kind), ())
@@ -246,6 +257,8 @@ def interpret(term) -> Meaning:
     if isinstance(term, NormOf):
         a = interpret(term.arg)
         return Meaning("scalar", norm(_vector(a, "||v||")), a.obligations)
+    if isinstance(term, SumOf):
+        return _sum(term)
     raise KernelError(f"not a written term: {term!r}")
 
 
@@ -279,12 +292,62 @@ def _element(term: Elem) -> Meaning:
     return Meaning("scalar", element, obligations)
 
 
+def _sum(term: SumOf) -> Meaning:
+    """A finite sum: its count is a whole number >= 0, and its terms mean something for every
+    index i >= 0 (so the facts of sums.py hold wherever the sum means something)."""
+    c = interpret(term.count)
+    n = _scalar(c, "the number of terms of a sum")
+    if BOUND in n.free_symbols or not _natural_polynomial(term.count) \
+            or not integer_polynomial(n):
+        raise KernelError(f"the number of terms {n} of a sum is not an integer polynomial in "
+                          f"nat variables")
+    t = interpret(term.terms)
+    terms = _scalar(t, "a sum (of scalars: a sum of vectors is not supported)")
+    parts = list(_written_parts(term.terms))
+    if any(isinstance(p, SumOf) for p in parts):
+        raise KernelError("a sum inside the terms of a sum is not supported")
+    nats = {BOUND} | {symbol(p.name, "nat") for p in parts
+                      if isinstance(p, Sym) and p.kind == "nat"}
+    for o in t.obligations:
+        if not _holds_for_every_index(o, nats):
+            shown = o.lhs.subs(BOUND, sp.Symbol("i"))
+            raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
+                              f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
+                              f"is defined for all i, e.g. a[i] or 1/(i+1))")
+    return Meaning("scalar", check_real(make_sum(terms, n)),
+                   c.obligations + (Relation(">=", n, sp.Integer(0)),))
+
+
+def _written_parts(term):
+    """term and every written term inside it."""
+    yield term
+    for f in fields(term):
+        value = getattr(term, f.name)
+        if not isinstance(value, (str, Fraction)):
+            yield from _written_parts(value)
+
+
+def _holds_for_every_index(obligation: Relation, nats: set) -> bool:
+    """p >= 0, or p != 0 with p > 0 at i = 0, for p a polynomial in the index and nats with
+    non-negative coefficients: true at every i >= 0 (an index i+1 or i+k, a division by i+1)."""
+    lhs = obligation.lhs
+    if obligation.rhs != 0 or BOUND not in lhs.free_symbols or not lhs.free_symbols <= nats:
+        return False
+    try:
+        poly = sp.Poly(lhs, *sorted(lhs.free_symbols, key=str))
+    except sp.PolynomialError:
+        return False
+    if not all(c.is_Rational and c >= 0 for c in poly.coeffs()):
+        return False
+    return obligation.rel == ">=" or (obligation.rel == "!=" and poly.TC() > 0)
+
+
 def _natural_polynomial(term) -> bool:
     """Whether a written index uses only nat variables, integers, +, -, * and natural powers."""
     if isinstance(term, Num):
         return term.value.denominator == 1
     if isinstance(term, Sym):
-        return term.kind == "nat"
+        return term.kind in ("nat", "bound")
     if isinstance(term, Neg):
         return _natural_polynomial(term.arg)
     if isinstance(term, (Add, Sub, Mul)):

@@ -74,6 +74,16 @@ class Call:
 
 
 @dataclass(frozen=True)
+class SumE:
+    """sum(var < count, terms)."""
+
+    var: "Name"
+    count: object
+    terms: object
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class Rel:
     op: str
     lhs: object

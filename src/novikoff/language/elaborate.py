@@ -18,7 +18,7 @@ KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "nat")
 # Names a proof cites without declaring them: a hypothesis may not take one of these names.
 BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
                            "triangle", "nat_cases", "ih"})
-RESERVED = KEYWORDS | BUILTIN_FACTS | {"sqrt", "abs", "max", "min", "floor", "ceil"}
+RESERVED = KEYWORDS | BUILTIN_FACTS | {"sqrt", "abs", "max", "min", "floor", "ceil", "sum"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Scope:
     per_update: set = field(default_factory=set)
     setting: Setting | None = None
     vectors_seen: list = field(default_factory=list)  # Vecs under <,> and || || of the last term
+    sum_index: str | None = None  # inside the terms of a sum: the name of its index
     lines: dict = field(default_factory=dict)  # line number -> text, for error messages
 
     # ------------------------------------------------------------------ errors
@@ -83,6 +84,8 @@ class Scope:
             v = self.vector(node.operand, "||v|| takes a vector (write abs(e) for a scalar)")
             self.vectors_seen.append(self.meaning(v, node.operand.pos))
             return Typed("scalar", W.NormOf(v))
+        if isinstance(node, A.SumE):
+            return self._sum(node)
         if isinstance(node, A.Call):
             args = [self.scalar(a, f"{node.func} takes scalars") for a in node.args]
             fn = {"sqrt": W.Sqrt, "abs": W.Abs, "max": W.Max, "min": W.Min, "floor": W.Floor,
@@ -112,7 +115,37 @@ class Scope:
             return W.ZeroVector()
         raise self.error(f"{message}, but this is a scalar", node.pos)
 
+    def _sum(self, node: A.SumE) -> Typed:
+        name = node.var.id
+        if self.sum_index is not None:
+            raise self.error("a sum inside the terms of a sum is not supported", node.pos)
+        if name in self.kinds or name in self.defines or name in RESERVED:
+            raise self.error(f"{name} is already a name here: give the sum's index a new name",
+                             node.var.pos)
+        count = self.scalar(node.count, "the number of terms of a sum is a natural number")
+        for s in self.meaning(count, node.count.pos).free_symbols:
+            if self.kinds.get(str(s)) != "nat":
+                raise self.error(f"the number of terms of a sum may mention only nat "
+                                 f"variables, not {s}", node.count.pos)
+        self.sum_index = name
+        try:
+            terms = self.expr(node.terms)
+        finally:
+            self.sum_index = None
+        if terms.kind != "scalar":
+            raise self.error("a sum adds scalars (a sum of vectors is not supported)",
+                             node.terms.pos)
+        total = W.SumOf(count, terms.value)
+        self.meaning(total, node.pos)  # the kernel's conditions on the terms
+        return Typed("scalar", total)
+
     def _name(self, node: A.Name) -> Typed:
+        if node.id == self.sum_index:
+            return Typed("scalar", W.Sym(node.id, "bound"))
+        if self.sum_index is not None and node.id in self.per_update:
+            raise self.error(f"{node.id} is declared per update: it is update k's, the same in "
+                             f"every term of the sum; to sum over examples, declare a sequence "
+                             f"and write {node.id}[{self.sum_index}]", node.pos)
         if node.id in self.defines:
             return self.defines[node.id]
         if node.id not in self.kinds:
@@ -132,7 +165,7 @@ class Scope:
                              node.pos)
         index = self.scalar(node.index, "an index is a natural number")
         value = self.meaning(index, node.index.pos)
-        for s in value.free_symbols:
+        for s in value.free_symbols - {W.BOUND}:  # the index of a sum is a nat too
             if self.kinds.get(str(s)) != "nat":
                 raise self.error(f"an index may mention only nat variables, not {s}",
                                  node.index.pos)

@@ -146,6 +146,18 @@ def _postfix(ts: _Tokens):
         return node
 
 
+def _sum(ts: _Tokens, pos: A.Pos):
+    """sum(i < n, terms): the terms at i = 0, 1, ..., n-1, added."""
+    ts.expect("(", "'('")
+    var = ts.name("the index of the sum (sum(i < n, terms))")
+    ts.expect("<", "'<' after the index of the sum (sum(i < n, terms))")
+    count = _expr(ts)
+    ts.expect(",", "',' between the number of terms and the terms of the sum")
+    terms = _expr(ts)
+    ts.expect(")", "')' closing the sum")
+    return A.SumE(A.Name(var.value, A.Pos(var.line, var.col)), count, terms, pos)
+
+
 def _atom(ts: _Tokens):
     t = ts.peek()
     if t is None:
@@ -158,6 +170,8 @@ def _atom(ts: _Tokens):
         if t.value in KEYWORDS:
             ts.error(f"expected an expression, found the keyword {t.value!r}", t)
         ts.next()
+        if t.value == "sum" and ts.at("("):
+            return _sum(ts, pos)
         if t.value in FUNCTIONS and ts.at("("):
             args = _arguments(ts)
             if len(args) != FUNCTIONS[t.value]:
