@@ -20,6 +20,7 @@ _SUBCOMMANDS = {
     "replay": ("novikoff.runtime.cli", "re-run a saved run in exact rational arithmetic"),
     "fuzz": ("novikoff.fuzz.cli", "fuzz the lemma invariants and the catalogue of buggy "
                                   "perceptrons"),
+    "witness": ("novikoff.witness.cli", "replay or find runs that refute claims about perceptrons"),
 }
 
 
