@@ -204,6 +204,13 @@ class Checker:
             done[lemma.name] = outcome
             if lemma.error is not None and report.error is None:
                 report.error = lemma.error  # the file is malformed; the rest is still checked
+        for claim in tree.claims:
+            if claim.name in names or claim.name in imported:
+                raise ProofSyntaxError(f"{claim.name} is already a lemma's name", display,
+                                       claim.pos.line, claim.pos.col,
+                                       lines.get(claim.pos.line, ""))
+            names[claim.name] = claim
+            report.lemmas.append(_run_claim(claim, path, display, lines))
 
     def _check_setting(self, scope: Scope, node: A.Setting, display: str) -> LemmaReport:
         """Report the problems the kernel found in a setting (undefined or contradictory
@@ -797,6 +804,31 @@ class _LemmaCheck:
         self.report.steps.append(StepReport(self.display, pos.line, pos.col, self.lemma.name,
                                             text, status, reason, counterexample,
                                             list(missing), xfail))
+
+
+def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> LemmaReport:
+    """`claim NAME: refuted by run FILE`: replay the witness run exactly (novikoff.witness) and
+    report the claim as failing as expected when the run refutes it.  Nothing here verifies
+    anything: a refuted claim is an expected failure, never a verified lemma."""
+    from .witness import WitnessError, check_witness  # replays only when a file cites a run
+
+    text = lines.get(claim.pos.line, "")
+    report = LemmaReport(claim.name, "claim", display, claim.pos.line, text, outcome="failed")
+    started = time.perf_counter()
+    try:
+        found = check_witness(path.parent / claim.path)
+    except WitnessError as exc:
+        status, reason = "failed", f"error: {exc}"
+    else:
+        report.statement = found.statement
+        status = "expected_failure" if found.refuted else "failed"
+        reason = (f"refuted by run {claim.path}: {found.summary}" if found.refuted else
+                  f"the run {claim.path} does not refute it: {found.summary}")
+    report.outcome, report.reason = status, reason
+    report.steps.append(StepReport(display, claim.pos.line, claim.pos.col, claim.name, text,
+                                   status, reason, xfail=True,
+                                   seconds=time.perf_counter() - started))
+    return report
 
 
 def _xfail_at(item, line: int) -> bool:

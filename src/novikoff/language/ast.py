@@ -230,9 +230,20 @@ class Import:
     pos: Pos
 
 
+@dataclass(frozen=True)
+class RunClaim:
+    """`claim NAME: refuted by run PATH`: a claim about what an algorithm does, refuted by the
+    witness run saved at PATH (relative to the .proof file)."""
+
+    name: str
+    path: str
+    pos: Pos
+
+
 @dataclass
 class ProofFile:
     path: str
     imports: list
     settings: list
     lemmas: list
+    claims: list = field(default_factory=list)

@@ -337,10 +337,31 @@ class _Parser:
                 if setting_name is None:
                     self.error(f"a {head.value} needs a setting above it", line)
                 pf.lemmas.append(self.parse_lemma_or_error(line, setting_name))
+            elif head.value == "claim" and head.kind == "NAME":
+                pf.claims.append(self.parse_claim(line))
+                self.i += 1
             else:
-                self.error("expected 'from', 'setting', 'lemma' or 'theorem'", line,
+                self.error("expected 'from', 'setting', 'lemma', 'theorem' or 'claim'", line,
                            head.col)
         return pf
+
+    def parse_claim(self, line: Line) -> A.RunClaim:
+        """claim NAME: refuted by run PATH (the path is the rest of the line, as written)."""
+        ts = self.cursor(line)
+        ts.next()
+        name = ts.name("the claim's name")
+        ts.expect(":", "':' after the claim's name")
+        for word in ("refuted", "by", "run"):
+            t = ts.peek()
+            if t is None or t.value != word:
+                self.error("expected 'refuted by run FILE' after the claim's name", line,
+                           t.col if t is not None else None)
+            ts.next()
+        t = ts.peek()
+        if t is None:
+            self.error("expected the witness file after 'refuted by run'", line)
+        path = line.text[t.col - 1:].strip()  # a top-level line: its text starts at column 1
+        return A.RunClaim(name.value, path, A.Pos(name.line, name.col))
 
     def parse_import(self, line: Line) -> A.Import:
         ts = self.cursor(line)
