@@ -13,6 +13,7 @@ re-checked with the naturals as integers.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -32,6 +33,7 @@ class TranslationError(Exception):
     """A term has no translation (an unsupported function or exponent)."""
 
 
+@functools.lru_cache(maxsize=1 << 16)  # printing a sum is slow: measured 0.9 of 5 s on seed 000
 def atom_name(expr: sp.Basic) -> str:
     """The solver name of a scalar atom: a symbol, a sequence element or an inner product."""
     if isinstance(expr, Inner):
