@@ -22,6 +22,7 @@ from .kernel.formulas import free_symbols
 from .kernel.solver import AUDIT, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
+from .language.lexer import source_lines
 from .language.parser import parse
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
@@ -164,7 +165,7 @@ class Checker:
 
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
         tree = parse(source, display)
-        lines = {i: text.strip() for i, text in enumerate(source.splitlines(), start=1)}
+        lines = {i: text.strip() for i, text in enumerate(source_lines(source), start=1)}
         imported = {}
         for imp in tree.imports:
             imported.update(self._import(imp, path, display, lines))

@@ -118,7 +118,7 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     atoms: list = []
     try:
         # Relations translate strictly: a counterexample gives every hypothesis a meaning.
-        constraints = [tr.formula(h) for h in hypotheses]
+        constraints = [tr.formula(h, goal=False) for h in hypotheses]
         if negated_goal is not None:
             constraints.append(z3.Not(tr.formula(negated_goal)))
         atoms = _vector_atoms(list(hypotheses) + ([negated_goal] if negated_goal else []))

@@ -685,8 +685,11 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
                           f"(declared per update): induction on {var} does not apply")
     _require_match(s, base, statement.subs(var, 0), "the base case", timeout_ms)
     _require_match(s, step, statement.subs(var, var + 1), "the step", timeout_ms)
-    hyps = base.hyps | (step.hyps - {statement})
     allowed = s.allowed()
+    # The induction hypothesis is the statement at k.  An assumption that is the same formula is
+    # not discharged with it: the step may have used it at another k (pos[k := k+1]), so the
+    # theorem keeps resting on it.
+    hyps = base.hyps | (step.hyps - ({statement} - allowed))
     for h in hyps:
         if not isinstance(h, Supposition) and h not in allowed and _varies(s, h, var):
             raise KernelError(f"the proof rests on {h}, which varies with {var}: induction on "

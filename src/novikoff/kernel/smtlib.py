@@ -165,22 +165,29 @@ class _Printer:
             return _apply("*", [self.sqrt(base, gram=False)] * int(exp.p), "1.0")
         raise TranslationError(f"unsupported exponent {exp} in {base}**{exp}")
 
-    def formula(self, f) -> str:
-        if isinstance(f, Relation):
-            holds = _RELATIONS[f.rel].format(self.term(f.lhs), self.term(f.rhs))
-            return _apply("and", [self.formula(o) for o in f.obligations()] + [holds], "true")
+    def formula(self, f, goal: bool = True) -> str:
+        """As a goal or as a hypothesis: see solver.Translator.formula."""
+        if isinstance(f, (Relation, VectorEq)):
+            if isinstance(f, Relation):
+                holds = _RELATIONS[f.rel].format(self.term(f.lhs), self.term(f.rhs))
+            else:
+                holds = f"(= {self.term(f.as_quadratic())} 0.0)"
+            written = [self.formula(o, goal) for o in f.domain]
+            shown = [self.formula(o) for o in f.obligations() if o not in f.domain]
+            if goal or not shown:
+                return _apply("and", written + shown + [holds], "true")
+            return _apply("and", written + [f"(=> {_apply('and', shown, 'true')} {holds})"],
+                          "true")
         if isinstance(f, Implication):
-            premises = _apply("and", [self.formula(p) for p in f.premises], "true")
-            return f"(=> {premises} {self.formula(f.conclusion)})"
+            premises = _apply("and", [self.formula(p, not goal) for p in f.premises], "true")
+            return f"(=> {premises} {self.formula(f.conclusion, goal)})"
         if isinstance(f, Disjunction):
-            return _apply("or", [self.formula(d) for d in f.disjuncts], "false")
+            return _apply("or", [self.formula(d, goal) for d in f.disjuncts], "false")
         if isinstance(f, Conjunction):
-            return _apply("and", [self.formula(p) for p in f.parts], "true")
+            return _apply("and", [self.formula(p, goal) for p in f.parts], "true")
         if isinstance(f, Equivalence):
-            return f"(= {self.formula(f.left)} {self.formula(f.right)})"
-        if isinstance(f, VectorEq):
-            domain = [self.formula(o) for o in f.obligations()]
-            return _apply("and", domain + [f"(= {self.term(f.as_quadratic())} 0.0)"], "true")
+            return _apply("and", [self.formula(Implication((f.left,), f.right), goal),
+                                  self.formula(Implication((f.right,), f.left), goal)], "true")
         raise TranslationError(f"not a formula: {f!r}")
 
     def congruence(self) -> list:
@@ -223,7 +230,7 @@ def smt2_script(hypotheses, goal, *, nats=(), comment: str = "") -> str:
     Raises TranslationError for a term with no translation.
     """
     pr = _Printer(nats)
-    hyps = [(h, pr.formula(h)) for h in hypotheses]
+    hyps = [(h, pr.formula(h, goal=False)) for h in hypotheses]
     goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
     negated = f"(not {_apply('and', [pr.formula(g) for g in goals], 'true')})" if goals else None
     congruence = pr.congruence()  # last: it may mention new atoms and helpers

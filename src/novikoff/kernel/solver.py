@@ -162,25 +162,33 @@ class Translator:
     def power_of(self, b: z3.ArithRef, n: int) -> z3.ArithRef:
         return z3.Product([b] * n) if n > 1 else b
 
-    def formula(self, f) -> z3.BoolRef:
-        if isinstance(f, Relation):
-            a, b = self.term(f.lhs), self.term(f.rhs)
-            holds = {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
-                     ">": a > b, ">=": a >= b}[f.rel]
-            domain = [self.formula(o) for o in f.obligations()]
-            return z3.And(*domain, holds) if domain else holds
+    def formula(self, f, goal: bool = True) -> z3.BoolRef:
+        """The formula as a goal (strong: implies the formula's meaning) or as a hypothesis
+        (goal=False, weak: implied by its meaning).  They differ in the conditions that SymPy's
+        simplified terms show but the written terms lack (sqrt(a^2*b) is |a|*sqrt(b), which
+        shows b >= 0): a goal must meet them, a hypothesis does not assert them."""
+        if isinstance(f, (Relation, VectorEq)):
+            if isinstance(f, Relation):
+                a, b = self.term(f.lhs), self.term(f.rhs)
+                holds = {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
+                         ">": a > b, ">=": a >= b}[f.rel]
+            else:
+                holds = self.term(f.as_quadratic()) == 0
+            written = [self.formula(o, goal) for o in f.domain]
+            shown = [self.formula(o) for o in f.obligations() if o not in f.domain]
+            if goal or not shown:
+                return z3.And(*written, *shown, holds)
+            return z3.And(*written, z3.Implies(z3.And(*shown), holds))
         if isinstance(f, Implication):
-            return z3.Implies(z3.And([self.formula(p) for p in f.premises] or [True]),
-                              self.formula(f.conclusion))
+            return z3.Implies(z3.And([self.formula(p, not goal) for p in f.premises] or [True]),
+                              self.formula(f.conclusion, goal))
         if isinstance(f, Disjunction):
-            return z3.Or([self.formula(d) for d in f.disjuncts])
+            return z3.Or([self.formula(d, goal) for d in f.disjuncts])
         if isinstance(f, Conjunction):
-            return z3.And([self.formula(p) for p in f.parts])
+            return z3.And([self.formula(p, goal) for p in f.parts])
         if isinstance(f, Equivalence):
-            return self.formula(f.left) == self.formula(f.right)
-        if isinstance(f, VectorEq):
-            domain = [self.formula(o) for o in f.obligations()]
-            return z3.And(*domain, self.term(f.as_quadratic()) == 0)
+            return z3.And(self.formula(Implication((f.left,), f.right), goal),
+                          self.formula(Implication((f.right,), f.left), goal))
         raise TranslationError(f"not a formula: {f!r}")
 
     def congruence(self) -> list:
@@ -322,7 +330,7 @@ def _fractional_nats(verdict: Verdict, nats) -> bool:
 def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
     tr = Translator(nats=int_nats)
     try:
-        hyps = [tr.formula(h) for h in hypotheses]
+        hyps = [tr.formula(h, goal=False) for h in hypotheses]
         goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
         negated = [z3.Not(z3.And(*[tr.formula(g) for g in goals]))] if goals else []
         congruence = tr.congruence()

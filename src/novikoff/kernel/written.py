@@ -235,20 +235,23 @@ def interpret(term) -> Meaning:
         return _power(term)
     if isinstance(term, Sqrt):
         a = interpret(term.arg)
-        arg = _scalar(a, "sqrt")
+        arg = _rational_numbers(_scalar(a, "sqrt"), "sqrt")
         return Meaning("scalar", check_real(sp.sqrt(arg), f"sqrt({arg})"),
                        a.obligations + (Relation(">=", arg, sp.Integer(0)),))
     if isinstance(term, Abs):
         a = interpret(term.arg)
-        return Meaning("scalar", sp.Abs(_scalar(a, "abs")), a.obligations)
+        return Meaning("scalar", sp.Abs(_rational_numbers(_scalar(a, "abs"), "abs")),
+                       a.obligations)
     if isinstance(term, (Floor, Ceil)):
         a = interpret(term.arg)
         fn = sp.floor if isinstance(term, Floor) else sp.ceiling
-        return Meaning("scalar", fn(_scalar(a, fn.__name__)), a.obligations)
+        return Meaning("scalar", fn(_rational_numbers(_scalar(a, fn.__name__), fn.__name__)),
+                       a.obligations)
     if isinstance(term, (Max, Min)):
         a, b = interpret(term.left), interpret(term.right)
         fn = sp.Max if isinstance(term, Max) else sp.Min
-        return Meaning("scalar", fn(_scalar(a, fn.__name__), _scalar(b, fn.__name__)),
+        return Meaning("scalar", fn(_rational_numbers(_scalar(a, fn.__name__), fn.__name__),
+                                    _rational_numbers(_scalar(b, fn.__name__), fn.__name__)),
                        a.obligations + b.obligations)
     if isinstance(term, InnerOf):
         a, b = interpret(term.left), interpret(term.right)
@@ -262,10 +265,23 @@ def interpret(term) -> Meaning:
     raise KernelError(f"not a written term: {term!r}")
 
 
+def _rational_numbers(value: sp.Expr, what: str) -> sp.Expr:
+    """Refuse an irrational number (sqrt(2), sqrt(10^18+1) - 10^9) inside abs, floor, ceil, max,
+    min or a square root: SymPy decides the sign of such a number in floating point when it
+    builds the term (floor, |a|, sqrt(a^2) = |a|), and can get it wrong."""
+    for p in value.atoms(sp.Pow):
+        if p.base.is_Rational and not p.exp.is_Integer:
+            raise KernelError(f"{what} of a term with the irrational number {p} is not "
+                              f"supported (its sign would be decided in floating point)")
+    return value
+
+
 def _power(term: Pow) -> Meaning:
     a = interpret(term.base)
     base = _scalar(a, "a power")
     exp = term.exp
+    if exp.denominator == 2:
+        base = _rational_numbers(base, "a half power")
     if not isinstance(exp, Fraction) or exp.denominator not in (1, 2) or abs(exp) > 16:
         raise KernelError(f"exponent {exp} is not an integer up to 16 or a half")
     obligations = a.obligations

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from ..errors import ProofSyntaxError
 
-__all__ = ["Token", "Line", "tokenize", "KEYWORDS", "RELATION_TOKENS", "CONNECTIVES"]
+__all__ = ["Token", "Line", "tokenize", "source_lines", "KEYWORDS", "RELATION_TOKENS",
+           "CONNECTIVES"]
 
 GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
@@ -70,12 +71,27 @@ def _is_name_char(ch: str) -> bool:
     return ch == "_" or ch == "⋆" or ch.isalpha() or ch in _DIGITS
 
 
+# What str.splitlines() also takes for a line break.  A .proof file breaks lines at \n (and \r\n,
+# \r) only; these are refused, so that no text an editor shows as a comment is read as code.
+_OTHER_LINE_BREAKS = frozenset("\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def source_lines(source: str) -> list:
+    """The lines of a .proof file: broken at \n, \r\n and \r only."""
+    return source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def tokenize(source: str, path: str = "<string>") -> list:
     """Return the non-blank lines of source as Line objects."""
     if "\x00" in source:
         raise ProofSyntaxError("the file contains a NUL byte", path, 1, 1)
     lines = []
-    for number, raw in enumerate(source.splitlines(), start=1):
+    for number, raw in enumerate(source_lines(source), start=1):
+        for col, char in enumerate(raw, start=1):
+            if char in _OTHER_LINE_BREAKS:
+                raise ProofSyntaxError(f"the character U+{ord(char):04X} breaks lines in some "
+                                       f"editors and not in others: remove it", path, number,
+                                       col, raw.strip())
         code = raw.split("#", 1)[0].rstrip()
         if not code.strip():
             continue
