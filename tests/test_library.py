@@ -43,6 +43,9 @@ LIBRARY = {
         "norm_growth": "||w[k]||^2 <= k*R^2",
         "hinge_bound": "k <= R^2/gamma^2 + 2*TD[k]/gamma",
         "hinge_bound_unit": "k <= 1/gamma^2 + 2*TD[k]/gamma",
+        "presented_progress": "<w_star, w[t]> >= gamma*sum(s < t, e[s]) - sum(s < t, loss[s])",
+        "presented_norm_growth": "||w[t]||^2 <= R^2*sum(s < t, e[s])",
+        "hinge_bound_presented": "M <= R^2/gamma^2 + 2*TD/gamma",
     },
     "margin_perceptron.proof": {
         "norm_step": "||w[k+1]||^2 <= ||w[k]||^2 + gamma*||w[k]|| + 1",
@@ -77,6 +80,16 @@ ASSUMPTIONS = {
         "loss_start": "TD[0] = 0",
         "loss_step": "TD[k+1] >= TD[k] + d",
     },
+    "hinge_loss.proof:hinge_presented": {
+        "start": "w[0] = 0",
+        "pm_one": "y[t]^2 = 1",
+        "indicator": "e[t]*(e[t] - 1) = 0",
+        "update": "w[t+1] = w[t] + e[t]*y[t]*x[t]",
+        "mistake": "e[t]*y[t]*<w[t], x[t]> <= 0",
+        "unit_w_star": "||w_star|| = 1",
+        "radius": "||x[t]|| <= R",
+        "loss_def": "loss[t] = max(0, gamma - y[t]*<w_star, x[t]>)",
+    },
     "margin_perceptron.proof": {
         "start": "w[0] = 0",
         "update": "w[k+1] = w[k] + y*x",
@@ -101,6 +114,7 @@ SEED_SLIPS = {
         "eq5_as_written": "eq5",
     },
     "seed_001_perceptron_notes.proof": {
+        "lp_margin_as_written": "lp_margin",
         "norm_growth_as_written": "norm_growth",
         "sign_equivalence_as_written": "sign_equivalence",
     },
@@ -174,9 +188,11 @@ def _parsed(path: Path) -> A.ProofFile:
 
 @pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: p.name)
 def test_library_settings_assume_only_the_textbook_hypotheses(path):
-    (setting,) = _parsed(path).settings
-    assumed = {a.name: a.formula.text for a in setting.assumptions}
-    assert assumed == ASSUMPTIONS[path.name]
+    settings = _parsed(path).settings
+    for i, setting in enumerate(settings):
+        assumed = {a.name: a.formula.text for a in setting.assumptions}
+        key = path.name if i == 0 else f"{path.name}:{setting.name}"
+        assert assumed == ASSUMPTIONS[key], key
 
 
 @pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: p.name)
