@@ -119,6 +119,7 @@ SEED_SLIPS = {
         "sign_equivalence_as_written": "sign_equivalence",
     },
     "seed_002_handwritten_pct.proof": {
+        "closest_as_written": "closest_distance",
         "part1_as_written": "part1",
         "part3_as_written": "pct",
         "part3_square_only": "pct",
