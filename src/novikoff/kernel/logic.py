@@ -43,7 +43,7 @@ _ISSUED: "weakref.WeakSet" = weakref.WeakSet()
 _ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
 _SETTINGS: "weakref.WeakSet" = weakref.WeakSet()
 _CONSTRAINTS = (">", ">=", "<", "<=", "!=")
-_PER_UPDATE_KINDS = ("vector", "real", "label")
+_PER_UPDATE_KINDS = ("vector", "real", "label", "label01")
 
 
 # ---------------------------------------------------------------------------- settings
@@ -96,6 +96,8 @@ def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumpti
     for n, kind in kinds.items():
         if kind == "label":
             declarations.append(Relation("=", symbol(n, kind) ** 2, sp.Integer(1)))
+        elif kind == "label01":  # a label in {0, 1}
+            declarations.append(Relation("=", symbol(n, kind) ** 2, symbol(n, kind)))
         elif kind == "nat":
             declarations.append(Relation(">=", symbol(n, kind), sp.Integer(0)))
     for n, (op, bound) in constraints.items():

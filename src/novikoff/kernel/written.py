@@ -23,7 +23,7 @@ __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div"
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
            "symbol", "SCALAR_KINDS", "KINDS", "check_real", "integer_polynomial"]
 
-SCALAR_KINDS = ("real", "label", "nat")
+SCALAR_KINDS = ("real", "label", "label01", "nat")
 KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence")
 
 

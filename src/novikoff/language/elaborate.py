@@ -14,7 +14,7 @@ from .lexer import KEYWORDS
 
 __all__ = ["Scope", "elaborate_setting", "Typed", "BUILTIN_FACTS"]
 
-KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "nat")
+KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "label01", "nat")
 # Names a proof cites without declaring them: a hypothesis may not take one of these names.
 BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
                            "triangle", "nat_cases", "ih"})
@@ -287,7 +287,7 @@ def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int =
     for name, pos in node.per_update:
         if name not in scope.kinds:
             raise scope.error(f"unknown name {name!r} in 'per update'", pos)
-        if scope.kinds[name] not in ("vector", "real", "label"):
+        if scope.kinds[name] not in ("vector", "real", "label", "label01"):
             raise scope.error(f"only vectors, reals and labels can be per update, not a "
                               f"{scope.kinds[name].replace('_', ' ')}", pos)
         scope.per_update.add(name)

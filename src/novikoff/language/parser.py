@@ -436,6 +436,7 @@ class _Parser:
         else:
             ts.error("expected a declaration (vectors, sequence, real, label, nat, per update, "
                      "define, assume)", head)
+        decls = []
         while True:
             name = ts.name(f"a {kind.replace('_', ' ')} name")
             constraint = None
@@ -451,12 +452,40 @@ class _Parser:
                     ts.error("a sign constraint compares with 0 (use an assumption for "
                              "other bounds)", num)
                 constraint = (t.value, 0)
-            setting.decls.append(A.Decl(kind, name.value, constraint,
-                                        A.Pos(name.line, name.col)))
+            decls.append((name, constraint))
             if not ts.at(","):
                 break
             ts.next()
+        if kind == "label" and ts.at("in"):
+            kind = self._label_values(ts)
         ts.end()
+        for name, constraint in decls:
+            setting.decls.append(A.Decl(kind, name.value, constraint,
+                                        A.Pos(name.line, name.col)))
+
+    @staticmethod
+    def _label_values(ts: _Tokens) -> str:
+        """`label y in {0, 1}` (kind label01) or `in {-1, 1}` (the default, kind label)."""
+        ts.next()
+        ts.expect("{", "'{' after 'in' (labels are in {-1, 1} or {0, 1})")
+        values = []
+        while True:
+            sign = -1 if ts.at("-") else 1
+            if sign < 0:
+                ts.next()
+            t = ts.next()
+            if t.kind != "NUMBER":
+                ts.error("labels are in {-1, 1} or {0, 1}", t)
+            values.append(sign * Fraction(t.value))
+            if not ts.at(","):
+                break
+            ts.next()
+        ts.expect("}", "'}'")
+        if sorted(values) == [0, 1]:
+            return "label01"
+        if sorted(values) == [-1, 1]:
+            return "label"
+        ts.error("labels are in {-1, 1} or {0, 1}")
 
     @staticmethod
     def _pos_name(tok: Token):
