@@ -134,7 +134,7 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
         max_order = len(atoms) if len(atoms) <= 4 else 2
         for minor in _principal_minors(matrix, len(atoms), max_order):
             constraints.append(_det(minor) >= 0)
-    solver = z3.SolverFor("QF_NRA", ctx=tr.ctx)
+    solver = z3.SolverFor("QF_NRA", ctx=z3.main_ctx())
     solver.set("timeout", timeout_ms)
     solver.add(*tr.definitions, *constraints)
     answer = solver.check()
@@ -158,7 +158,7 @@ def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
             candidate = approx.limit_denominator(denominator)
             solver.push()
             solver.add(var == z3.RealVal(f"{candidate.numerator}/{candidate.denominator}",
-                                         tr.ctx))
+                                         z3.main_ctx()))
             if solver.check() == z3.sat:
                 model = solver.model()
                 break

@@ -9,6 +9,7 @@ obligations come from the term as written, SymPy's automatic simplification (``k
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
@@ -190,7 +191,8 @@ def _nonzero(den: sp.Expr, what: str) -> Relation:
     return Relation("!=", den, sp.Integer(0))
 
 
-def interpret(term) -> Meaning:
+@functools.lru_cache(maxsize=1 << 14)  # the elaborator asks again for subterms' meanings, and
+def interpret(term) -> Meaning:       # building SymPy terms is slow: measured 15% of checking
     """The meaning of a written term, with the obligations collected before any simplification."""
     if isinstance(term, Num):
         return Meaning("scalar", sp.Rational(term.value.numerator, term.value.denominator), ())
