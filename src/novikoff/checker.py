@@ -816,7 +816,12 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
     text = lines.get(claim.pos.line, "")
     report = LemmaReport(claim.name, "claim", display, claim.pos.line, text, outcome="failed")
     started = time.perf_counter()
+    here = path.parent.resolve()
+    target = (here / claim.path).resolve()
     try:
+        if not target.is_relative_to(here):  # a proof file reads only what lies beside it
+            raise WitnessError(f"{claim.path}: a witness file must be in the directory of the "
+                               f".proof file or below it")
         found = check_witness(path.parent / claim.path)
     except WitnessError as exc:
         status, reason = "failed", f"error: {exc}"
