@@ -48,12 +48,15 @@ def display_name(expr: sp.Basic) -> str:
     """How an atom reads in messages: atom_name, but a sum as `sum(i < n, terms)`."""
     if not isinstance(expr, sp.Sum):
         return atom_name(expr)
-    terms = expr.function.subs(BOUND, sp.Symbol("i"))
+    taken = {str(a) for a in expr.free_symbols} | {
+        a.func.__name__ for a in expr.atoms(sp.core.function.AppliedUndef)}
+    index = next(n for n in ("i", "j", "s", "t", "u", "p", "q", "_i") if n not in taken)
+    terms = expr.function.subs(BOUND, sp.Symbol(index))
     names = {a: sp.Symbol(atom_name(a)) for a in terms.atoms(Inner)}
     names.update({a: sp.Symbol(atom_name(a)) for a in terms.atoms(sp.core.function.AppliedUndef)
                   if not isinstance(a, Inner)})
     shown = str(terms.xreplace(names)).replace("**", "^")
-    return f"sum(i < {count(expr)}, {shown})"
+    return f"sum({index} < {count(expr)}, {shown})"
 
 
 @dataclass(frozen=True)
