@@ -7,6 +7,7 @@ or a malformed clause is a failure or a positioned error; a claim is never verif
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -100,3 +101,13 @@ def test_a_claim_may_not_take_a_lemmas_name(tmp_path, witnesses):
     report = check(tmp_path, "setting s:\n  real a\n\nlemma twice: a = a\nproof:\n  a = a\n\n"
                              "claim twice: refuted by run witnesses/seed000_normalise.json\n")
     assert report.error is not None and "already a lemma's name" in str(report.error)
+
+
+def test_a_pipe_or_a_huge_file_is_refused_without_reading_it(tmp_path, witnesses):
+    os.mkfifo(witnesses / "pipe.json")  # reading it would block the checker
+    (witnesses / "huge.json").write_text(" " * (1 << 21), encoding="utf-8")
+    report = check(tmp_path, "claim a: refuted by run witnesses/pipe.json\n"
+                             "claim b: refuted by run witnesses/huge.json\n")
+    reasons = [claim.steps[0].reason for claim in report.lemmas]
+    assert "not a regular file" in reasons[0]
+    assert "larger than" in reasons[1]

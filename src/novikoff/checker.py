@@ -293,6 +293,14 @@ class _LemmaCheck:
             self.report.outcome = "failed"
             self.report.reason = str(exc)
             return self.report
+        except RecursionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a bug in novikoff fails this lemma, visibly
+            message = f"internal error, please report it: {type(exc).__name__}: {exc}"
+            self._record(self.lemma.pos, self.lemma.statement.text, "failed", message)
+            self.report.outcome = "failed"
+            self.report.reason = message
+            return self.report
 
     def _run(self) -> LemmaReport:
         scope, lemma, setting = self.scope, self.lemma, self.setting

@@ -17,6 +17,7 @@ import z3
 from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, Relation,
                      VectorEq)
 from .kernel.formulas import sides
+from .kernel.sums import BOUND
 from .kernel.terms import expand_norms
 from .kernel.solver import Translator, TranslationError, atom_name, display_name
 
@@ -43,6 +44,13 @@ def _fraction(value: z3.ExprRef) -> Fraction | None:
 
 
 def _truth(formula, subs: dict) -> bool | None:
+    try:
+        return _exact_truth(formula, subs)
+    except (ValueError, TypeError, ArithmeticError):  # SymPy could not evaluate: unknown
+        return None
+
+
+def _exact_truth(formula, subs: dict) -> bool | None:
     """Evaluate a formula exactly at rational values; None when SymPy cannot decide.  A
     relation is strict: false where one of its domain conditions is false."""
     if isinstance(formula, Relation):
@@ -88,7 +96,8 @@ def _vector_atoms(formulas) -> list:
         for side in sides(f):
             for inner in expand_norms(side).atoms(Inner):
                 atoms.update(inner.args)
-    return sorted(atoms, key=sp.default_sort_key)
+    # not the terms of a sum: their index is bound, not a value of the counterexample
+    return sorted((a for a in atoms if BOUND not in a.free_symbols), key=sp.default_sort_key)
 
 
 def _principal_minors(matrix, size: int, max_order: int):
@@ -167,7 +176,8 @@ def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
 
 
 def _sequence_elements(tr: Translator, vector_atoms) -> list:
-    scalar = [a for a, _ in tr.atoms.values() if isinstance(a, sp.core.function.AppliedUndef)]
+    scalar = [a for a, _ in tr.atoms.values() if isinstance(a, sp.core.function.AppliedUndef)
+              and BOUND not in a.free_symbols]
     vector = [a for a in vector_atoms if isinstance(a, sp.core.function.AppliedUndef)]
     return scalar + vector
 

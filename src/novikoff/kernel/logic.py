@@ -32,7 +32,7 @@ from .sums import BOUND, count, sum_facts, sums_in
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
 from .written import KINDS, integer_polynomial, symbol
 
-__all__ = ["Setting", "Supposition", "Theorem", "Decision", "make_setting", "assume", "decide",
+__all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
            "trans", "induction", "instantiate", "cases", "discharge", "conclusion_matches",
            "accepts", "certifies",
            "vacuous_givens",
@@ -76,6 +76,13 @@ class Setting:
 
     def allowed(self) -> frozenset:
         return frozenset(self.assumptions.values()) | frozenset(self.declarations)
+
+    def allows(self, hypothesis) -> bool:
+        """Whether a theorem may rest on this hypothesis and be a lemma of the setting: an
+        assumption or declaration, at the symbolic k or at every k."""
+        if isinstance(hypothesis, Everywhere):
+            hypothesis = hypothesis.formula
+        return hypothesis in self.allowed()
 
     def __repr__(self) -> str:
         return f"Setting({getattr(self, 'name', '?')})"
@@ -137,14 +144,16 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
             problems.append((n, "failed", f"assumption {n} constrains the nat {nat} by itself, "
                                           f"but every assumption holds at every value of "
                                           f"{nat}: state it as a `given` of a lemma"))
-        for o, verdict in _meaningful(s, _hypotheses(s, earlier, f), f.obligations(),
+        for o, verdict in _meaningful(s, _hypotheses(s, earlier, f, earlier), f.obligations(),
                                       timeout_ms):
             problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
                              f"assumption {n}: {describe_obligation(o, f)} (given the "
                              f"declarations and the assumptions above it)"))
         earlier.append(f)
     if not problems:
-        verdict = entails(_with_gram(_hypotheses(s, _instances(s))), None, timeout_ms, s.nats)
+        verdict = entails(_with_gram(_hypotheses(s, _instances(s), None,
+                                                 tuple(s.assumptions.values()))),
+                          None, timeout_ms, s.nats)
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
@@ -157,9 +166,10 @@ def _constrains_nat_alone(s: Setting, f) -> str | None:
     if not isinstance(f, Relation):
         return None
     expr = sp.expand(f.lhs - f.rhs)
-    elements = expr.atoms(sp.core.function.AppliedUndef)
+    elements = expr.atoms(sp.core.function.AppliedUndef) | expr.atoms(sp.Sum)
+    varying = {e for e in elements if e.free_symbols & s.nats}  # a[0] is a constant, a[k] not
     outside = expr.xreplace({e: sp.Dummy() for e in elements}).free_symbols & s.nats
-    if not outside or elements or free_symbols(f) & s.per_update_symbols:
+    if not outside or varying or free_symbols(f) & s.per_update_symbols:
         return None
     return str(sorted(outside, key=str)[0])
 
@@ -189,7 +199,7 @@ def _kinds_of(s: Setting, formulas) -> frozenset:
     known = _KINDS.setdefault(s, {})
     pairs: frozenset = frozenset()
     for f in formulas:
-        f = f.formula if isinstance(f, Supposition) else f
+        f = f.formula if isinstance(f, (Supposition, Everywhere)) else f
         if f not in known:
             known[f] = _kinds_of_formula(s, f)
         pairs |= known[f]
@@ -276,6 +286,23 @@ class Supposition:
 
     def __str__(self) -> str:
         return f"[{self.label}] {self.formula}"
+
+
+@dataclass(frozen=True)
+class Everywhere:
+    """A hypothesis used at other values of the nats than the symbolic one (an assumption moved
+    by instantiate, or read at every index of a sum): it holds at every k.  It never equals a
+    plain formula, so discharging a `given`, a case condition or an induction hypothesis that
+    happens to be the same formula never removes it."""
+
+    formula: object
+
+    def __str__(self) -> str:
+        return f"{self.formula} (at every value of the nats)"
+
+
+def _at_every_k(hypothesis) -> Everywhere:
+    return hypothesis if isinstance(hypothesis, Everywhere) else Everywhere(hypothesis)
 
 
 def assume(s: Setting, formula, label: str | None = None) -> Theorem:
@@ -393,16 +420,19 @@ def _vector_definitions(formulas) -> tuple:
     return defs, [rewrite_vectors(f, defs) for f in facts]
 
 
-def _hypotheses(s: Setting, formulas, goal=None) -> list:
+def _hypotheses(s: Setting, formulas, goal=None, everywhere=()) -> list:
     """What the solver is told: declarations, formulas with vector definitions substituted, and
-    the defining facts of the sums they (and the goal) mention."""
+    the defining facts of the sums they (and the goal) mention.  everywhere: those formulas that
+    hold at every value of the nats (assumptions, and what rests on them alone), from which the
+    terms of a sum may be shown >= 0 at every index."""
     told = _told(s, formulas)
+    everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
     return told + sum_facts(told + ([goal] if goal is not None else []),
-                            lambda terms: _nonnegative_terms(s, terms))
+                            lambda terms: _nonnegative_terms(s, terms, everywhere))
 
 
 def _told(s: Setting, formulas) -> list:
-    plain = [f.formula if isinstance(f, Supposition) else f for f in formulas]
+    plain = [f.formula if isinstance(f, (Supposition, Everywhere)) else f for f in formulas]
     defs, facts = _vector_definitions(plain)
     return list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
@@ -413,23 +443,26 @@ def _told(s: Setting, formulas) -> list:
 _NONNEGATIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _nonnegative_terms(s: Setting, terms: sp.Expr, timeout_ms: int = 2000) -> bool:
-    """Whether terms(i) >= 0 for every index i >= 0, from the declarations and the assumptions
-    at i (every assumption holds at every value of the nats; one that mentions a per-update
-    symbol is left out: it speaks of the example of update k only)."""
+def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
+                       timeout_ms: int = 2000) -> bool:
+    """Whether terms(i) >= 0 for every index i >= 0, from the declarations and the formulas that
+    hold at every value of the nats (everywhere, none with a per-update symbol), taken at i.
+    Only what the caller's formulas say is used, so a theorem never rests on more than its
+    hypotheses."""
     known = _NONNEGATIVE.setdefault(s, {})
-    if terms not in known:
+    key = (terms, frozenset(everywhere))
+    if key not in known:
         # At i and at every index of the terms (d[i+1]): each is >= 0 at every i (written.py).
         indices = {BOUND} | {e.args[0] for e in free_symbols(Relation("=", terms, 0))
                              if isinstance(e, sp.core.function.AppliedUndef)
                              and BOUND in e.args[0].free_symbols}
-        at_index = [f.subs(k, i) for f in s.assumptions.values() for k in s.nats for i in indices
-                    if k in free_symbols(f) and not free_symbols(f) & s.per_update_symbols]
+        at_index = [f.subs(k, i) for f in everywhere for k in s.nats for i in indices
+                    if k in free_symbols(f)]
         told = _told(s, at_index + [Relation(">=", BOUND, sp.Integer(0))])
         verdict = entails(told, Relation(">=", terms, sp.Integer(0)), timeout_ms,
                           s.nats | {BOUND})
-        known[terms] = verdict.answer == "valid"
-    return known[terms]
+        known[key] = verdict.answer == "valid"
+    return known[key]
 
 
 # ---------------------------------------------------------------------------- deciding a step
@@ -486,8 +519,12 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     concls = [t.concl for t in premises]
     defs, _ = _vector_definitions(concls)
     target = rewrite_vectors(goal, defs)
-    hyps = tuple(_hypotheses(s, concls + _instances_of(s, facts), target))
+    movable = [t for t in premises if all(s.allows(h) for h in t.hyps)]  # hold at every k
+    hyps = tuple(_hypotheses(s, concls + _instances_of(s, facts), target,
+                             [t.concl for t in movable]))
     all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
+    if sums_in(hyps):  # the terms of a sum may have been shown >= 0 from them at every index
+        all_hyps |= {_at_every_k(h) for t in movable for h in t.hyps}
 
     # Vacuity sees what the step sees, and what real vectors and natural numbers satisfy.  A
     # contradiction that rests on a supposed (failed) step is that step's consequence instead.
@@ -578,7 +615,9 @@ def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
     its premises).  Other compound formulas always mean something: their relations are strict."""
     if isinstance(formula, Implication):
         return _defined(s, set(hyps) | set(formula.premises), formula.conclusion, timeout_ms)
-    return not _meaningful(s, _hypotheses(s, hyps, formula), formula.obligations(), timeout_ms)
+    everywhere = [h.formula if isinstance(h, Everywhere) else h for h in hyps if s.allows(h)]
+    return not _meaningful(s, _hypotheses(s, hyps, formula, everywhere), formula.obligations(),
+                           timeout_ms)
 
 
 # ---------------------------------------------------------------------------- structural rules
@@ -664,6 +703,8 @@ def trans(s: Setting, first: Theorem, second: Theorem) -> Theorem:
 
 
 def _varies(s: Setting, formula, var) -> bool:
+    if isinstance(formula, Everywhere):
+        return True  # an assumption of another setting: it may not be used here
     return bool(free_symbols(formula) & ({var} | s.per_update_symbols))
 
 
@@ -687,13 +728,9 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
                           f"(declared per update): induction on {var} does not apply")
     _require_match(s, base, statement.subs(var, 0), "the base case", timeout_ms)
     _require_match(s, step, statement.subs(var, var + 1), "the step", timeout_ms)
-    allowed = s.allowed()
-    # The induction hypothesis is the statement at k.  An assumption that is the same formula is
-    # not discharged with it: the step may have used it at another k (pos[k := k+1]), so the
-    # theorem keeps resting on it.
-    hyps = base.hyps | (step.hyps - ({statement} - allowed))
+    hyps = base.hyps | (step.hyps - {statement})
     for h in hyps:
-        if not isinstance(h, Supposition) and h not in allowed and _varies(s, h, var):
+        if not isinstance(h, Supposition) and not s.allows(h) and _varies(s, h, var):
             raise KernelError(f"the proof rests on {h}, which varies with {var}: induction on "
                               f"{var} may rest only on what holds at every {var} (the "
                               f"setting's assumptions)")
@@ -718,7 +755,7 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
         raise KernelError(f"{value} is not an integer polynomial in the nats of setting "
                           f"{s.name}")
     _kinds_of(s, [Relation(">=", value, sp.Integer(0))])
-    extra = [h for h in thm.hyps if h not in s.allowed()]
+    extra = [h for h in thm.hyps if not s.allows(h)]
     if extra:
         raise KernelError(f"only what rests on the setting's assumptions alone holds at every "
                           f"value of {var}; this rests on {extra[0]}")
@@ -730,7 +767,9 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
     nonneg = decide(s, premises, Relation(">=", value, sp.Integer(0)), timeout_ms=timeout_ms)
     if nonneg.status != "verified":
         return nonneg, None
-    return nonneg, _make(s, thm.hyps | nonneg.theorem.hyps, thm.concl.subs(var, value))
+    # It rests on the assumptions at every k now, not at the symbolic one only.
+    moved = {_at_every_k(h) for h in thm.hyps}
+    return nonneg, _make(s, moved | nonneg.theorem.hyps, thm.concl.subs(var, value))
 
 
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):
@@ -763,7 +802,7 @@ def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000) -> tupl
     declarations, and the statement must mean something where they hold.
     """
     _genuine(s, thm)
-    extra = tuple(h for h in thm.hyps if h not in s.allowed())
+    extra = tuple(h for h in thm.hyps if not s.allows(h))
     ok = (not s.problems and not extra
           and conclusion_matches(thm.concl, statement, s.labels)
           and _defined(s, thm.hyps, statement, timeout_ms)
@@ -778,7 +817,8 @@ def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
     if not isinstance(statement, Implication):
         return False
     formulas = list(s.assumptions.values()) + list(statement.premises)
-    return _contradictory(tuple(_hypotheses(s, formulas)), s.nats, timeout_ms).answer == "valid"
+    return _contradictory(tuple(_hypotheses(s, formulas, None, tuple(s.assumptions.values()))),
+                          s.nats, timeout_ms).answer == "valid"
 
 
 def certifies(thm, statement) -> bool:

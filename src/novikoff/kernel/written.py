@@ -194,6 +194,14 @@ def _nonzero(den: sp.Expr, what: str) -> Relation:
 @functools.lru_cache(maxsize=1 << 14)  # the elaborator asks again for subterms' meanings, and
 def interpret(term) -> Meaning:       # building SymPy terms is slow: measured 15% of checking
     """The meaning of a written term, with the obligations collected before any simplification."""
+    try:
+        return _interpret(term)
+    except (ValueError, TypeError, ArithmeticError) as exc:  # SymPy gave up on the term
+        raise KernelError(f"this term cannot be read exactly ({type(exc).__name__}: "
+                          f"{str(exc)[:200]})") from None
+
+
+def _interpret(term) -> Meaning:
     if isinstance(term, Num):
         return Meaning("scalar", sp.Rational(term.value.numerator, term.value.denominator), ())
     if isinstance(term, Sym):
@@ -275,6 +283,9 @@ def _rational_numbers(value: sp.Expr, what: str) -> sp.Expr:
         if p.base.is_Rational and not p.exp.is_Integer:
             raise KernelError(f"{what} of a term with the irrational number {p} is not "
                               f"supported (its sign would be decided in floating point)")
+    for s in value.atoms(sp.Sum):
+        if not s.free_symbols:  # a number SymPy may evaluate in floating point too
+            raise KernelError(f"{what} of a sum with a fixed number of terms is not supported")
     return value
 
 
@@ -326,14 +337,15 @@ def _sum(term: SumOf) -> Meaning:
         raise KernelError("a sum inside the terms of a sum is not supported")
     nats = {BOUND} | {symbol(p.name, "nat") for p in parts
                       if isinstance(p, Sym) and p.kind == "nat"}
+    outer = tuple(o for o in t.obligations if BOUND not in o.lhs.free_symbols)  # a[i]/2
     for o in t.obligations:
-        if not _holds_for_every_index(o, nats):
+        if o not in outer and not _holds_for_every_index(o, nats):
             shown = o.lhs.subs(BOUND, sp.Symbol("i"))
             raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
                               f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
                               f"is defined for all i, e.g. a[i] or 1/(i+1))")
     return Meaning("scalar", check_real(make_sum(terms, n)),
-                   c.obligations + (Relation(">=", n, sp.Integer(0)),))
+                   c.obligations + outer + (Relation(">=", n, sp.Integer(0)),))
 
 
 def _written_parts(term):

@@ -128,10 +128,12 @@ class Scope:
                 raise self.error(f"the number of terms of a sum may mention only nat "
                                  f"variables, not {s}", node.count.pos)
         self.sum_index = name
+        seen = list(self.vectors_seen)
         try:
             terms = self.expr(node.terms)
         finally:
             self.sum_index = None
+            self.vectors_seen = seen  # a sum's vectors depend on its index: no named fact
         if terms.kind != "scalar":
             raise self.error("a sum adds scalars (a sum of vectors is not supported)",
                              node.terms.pos)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,9 +44,17 @@ def _no_constant(name):
     raise WitnessError(f"{name} is not a number")
 
 
+MAX_BYTES = 1 << 20
+
+
 def read_json(path: Path) -> dict:
     """The top-level JSON object of ``path`` (duplicate keys, NaN and Infinity refused)."""
     try:
+        info = Path(path).stat()
+        if not stat.S_ISREG(info.st_mode):  # a device or a pipe could block or never end
+            raise WitnessError("not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise WitnessError(f"larger than {MAX_BYTES} bytes: a witness is a small run")
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise WitnessError("not UTF-8 text") from None
