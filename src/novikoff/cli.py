@@ -82,7 +82,8 @@ def _check(args) -> int:
     if args.json:
         print(json.dumps(check_json(reports, elapsed), indent=2))
     else:
-        print(render_check(reports, elapsed, verbose=not args.quiet))
+        level = "verbose" if args.verbose else "quiet" if args.quiet else "default"
+        print(render_check(reports, elapsed, level))
     return exit_code(reports)
 
 
@@ -95,8 +96,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON document")
     check.add_argument("--timeout", type=int, default=5000, metavar="MS",
                        help="solver timeout per obligation in milliseconds (default 5000)")
-    check.add_argument("-q", "--quiet", action="store_true",
-                       help="print only the steps that are not verified")
+    level = check.add_mutually_exclusive_group()
+    level.add_argument("-q", "--quiet", action="store_true",
+                       help="print only the steps that failed and the summary")
+    level.add_argument("-v", "--verbose", action="store_true",
+                       help="print every lemma and every step (expected failures included)")
     check.add_argument("--cross-check", action="store_true",
                        help="decide every obligation again with cvc5; a disagreement makes the "
                             "step unknown (needs the cvc5 extra)")

@@ -1,8 +1,8 @@
 """Reports: terminal text and JSON."""
 
-from .terminal import render_check, summary_line
+from .terminal import render_check, summary_counts, summary_line
 
-__all__ = ["render_check", "summary_line", "check_json"]
+__all__ = ["render_check", "summary_line", "summary_counts", "check_json"]
 
 
 def check_json(reports, elapsed: float) -> dict:
@@ -13,6 +13,6 @@ def check_json(reports, elapsed: float) -> dict:
             "message": r.error.message, "text": r.error.text}} for r in reports],
         "lemmas": [lemma.to_json() for r in reports for lemma in r.lemmas],
         "steps": [s.to_json() for r in reports for s in r.steps],
-        "summary": summary_line(reports, elapsed),
+        "summary": summary_counts(reports, elapsed),
         "seconds": round(elapsed, 3),
     }

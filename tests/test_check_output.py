@@ -1,0 +1,98 @@
+"""What `novikoff check` prints: a line per file and per failed step by default, only failures
+and the summary with -q, every lemma and step with -v; the JSON summary holds counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from novikoff.cli import main
+
+PROOF = """setting s:
+  real a > 0
+  nat k
+
+lemma fine: a >= 0
+proof:
+  a >= 0
+
+lemma slip: k >= 1
+proof:
+  k >= 1      xfail
+
+lemma wrong: a >= 1
+proof:
+  a >= 1
+"""
+
+
+@pytest.fixture
+def proof(tmp_path):
+    path = tmp_path / "three.proof"
+    path.write_text(PROOF, encoding="utf-8")
+    return path
+
+
+def run(capsys, *argv):
+    code = main(["check", *map(str, argv)])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_default_prints_a_line_per_file_and_per_failed_step(capsys, proof):
+    code, lines = run(capsys, proof)
+    assert code == 1
+    assert lines[0].startswith(f"{proof}: 3 lemmas: 1 verified, 1 failing as expected, "
+                               f"1 not verified")
+    failed = [line for line in lines if ": failed: " in line]
+    assert len(failed) == 1 and ":15:" in failed[0] and "a >= 1" in failed[0]
+    assert any("counterexample: a = " in line for line in lines)
+    assert not any("expected_failure" in line or "[ok]" in line for line in lines)
+    assert lines[-1].startswith("3 lemmas: 1 verified")
+
+
+def test_quiet_prints_only_failures_and_the_summary(capsys, proof):
+    code, lines = run(capsys, "-q", proof)
+    assert code == 1
+    assert not any(line.startswith(f"{proof}:") for line in lines)
+    assert any(": failed: " in line for line in lines)
+    assert lines[-1].startswith("3 lemmas:")
+
+
+def test_verbose_prints_every_lemma_and_step(capsys, proof):
+    code, lines = run(capsys, "-v", proof)
+    assert code == 1
+    for mark in ("[ok] lemma fine", "[xfail] lemma slip", "[FAIL] lemma wrong"):
+        assert any(mark in line for line in lines), mark
+    assert any(": verified: a >= 0" in line for line in lines)
+    assert any(": expected_failure: k >= 1" in line for line in lines)
+
+
+def test_quiet_and_verbose_together_is_a_usage_error(capsys, proof):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "-q", "-v", str(proof)])
+    assert exc.value.code == 2
+
+
+def test_json_summary_is_an_object_of_counts(capsys, proof):
+    code, lines = run(capsys, "--json", proof)
+    summary = json.loads("\n".join(lines))["summary"]
+    assert code == 1
+    assert {k: summary[k] for k in ("files", "malformed_files", "lemmas", "verified",
+                                    "failing_as_expected", "not_verified", "checks",
+                                    "checks_verified", "checks_expected_failures",
+                                    "checks_failed", "checks_unknown")} == {
+        "files": 1, "malformed_files": 0, "lemmas": 3, "verified": 1, "failing_as_expected": 1,
+        "not_verified": 1, "checks": 3, "checks_verified": 1, "checks_expected_failures": 1,
+        "checks_failed": 1, "checks_unknown": 0}
+    assert isinstance(summary["seconds"], float)
+
+
+def test_a_malformed_file_is_reported_at_every_level(capsys, tmp_path):
+    bad = tmp_path / "bad.proof"
+    bad.write_text("setting s:\n  real a\n\nlemma x a >= 0\nproof:\n  a >= 0\n",
+                   encoding="utf-8")
+    for flag in ("-q", "-v", None):
+        code, lines = run(capsys, *([flag] if flag else []), bad)
+        assert code == 2
+        assert any(f"{bad}:4:" in line for line in lines), flag
