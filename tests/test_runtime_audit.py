@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
 from novikoff.kernel import Inner, Relation
@@ -244,3 +246,246 @@ def test_a_td_that_does_not_fit_the_trace_is_bad_input(td, message):
     W = textbook_trace(X, y, order)
     with pytest.raises(InvalidArgument, match=message):
         audit(X, y, order, W, w_star=ws, gamma=0.1, separable=False, td=td, lemmas=[])
+
+
+# ----------------------------------------------------------------------------- ties
+# The classic rule updates when y<w, x> <= 0.  Where every float evaluation of <w, x> is exact
+# (w = 0, integer data and weights), a skipped update at a tie is a violation; elsewhere a
+# decision that only rounding could explain is "undetermined", never a violation, never silent.
+
+def tie_data():
+    """Integer data separated by w* = (1, 0): after the update on example 0 (w = (1, -1)),
+    example 1 is a tie: y<w, x> = 1*1 + (-1)*1 = 0."""
+    X = np.array([[1.0, -1.0], [1.0, 1.0], [2.0, 1.0], [1.0, 3.0]])
+    return X, np.ones(4), np.array([1.0, 0.0])
+
+
+def integer_data(n=40, d=3, seed=0):
+    """Small integer rows labelled by an integer w*, rows on its hyperplane dropped."""
+    rng = np.random.default_rng(seed)
+    ws = np.array([1.0, 2.0, -1.0, 1.0, 3.0][:d])
+    X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    m = X @ ws
+    X, m = X[m != 0], m[m != 0]
+    return X, np.sign(m), ws
+
+
+def mlxtend_trace(X, y, order):
+    """mlxtend's Perceptron convention (no bias, eta = 1, zero start): predict class 1 when
+    <w, x> >= 0 and update by (y - prediction) x, so a tie on a positive example is skipped."""
+    return textbook_trace(X, y, order, fire=lambda w, x, yi: (1.0 if w @ x >= 0 else -1.0) != yi)
+
+
+def test_an_all_zero_trace_is_flagged_at_its_first_visit(lemmas):
+    """A learner that never learns: at w = 0, y<w, x> = 0 exactly, so the rule updates."""
+    X, y, ws = tie_data()
+    order = np.tile(np.arange(4), 2)
+    rep = audit(X, y, order, np.zeros((8, 2)), w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.rule_violations == 8 and rep.undetermined == 0
+    first = rep.violations[0]
+    assert first["kind"] == "rule" and first["visit"] == 0 and first["k"] == 0
+    assert "but w did not change" in first["message"] and "y<w,x> = 0.0, exact" in first["message"]
+    # also on float data: w = 0 makes every product 0, so the tie is exact there too
+    Xf, yf, wsf = separable(30, 4, 0.1, seed=7, unit=False)
+    rep = audit(Xf, yf, np.arange(30), np.zeros((30, 4)), w_star=wsf, lemmas=lemmas)
+    assert rep.rule_violations == 30 and rep.violations[0]["visit"] == 0
+
+
+def test_a_strict_perceptron_is_flagged_at_a_tie(lemmas):
+    X, y, ws = tie_data()
+    order = np.arange(4)
+    # updates only when y<w, x> < 0: never moves from w = 0 (the all-zero trace)
+    strict = textbook_trace(X, y, order, fire=lambda w, x, yi: yi * (w @ x) < 0)
+    assert not strict.any()
+    rep = audit(X, y, order, strict, w_star=ws, lemmas=lemmas)
+    assert rep.rule_violations == 4 and rep.violations[0]["visit"] == 0
+    # strict except at w = 0: the first update happens, the tie after it is skipped
+    strict0 = textbook_trace(X, y, order,
+                             fire=lambda w, x, yi: not w.any() or yi * (w @ x) < 0)
+    assert strict0[0].tolist() == [1.0, -1.0] and (strict0[1] == strict0[0]).all()
+    rep = audit(X, y, order, strict0, w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.undetermined == 0
+    (v,) = [v for v in rep.violations if v["kind"] == "rule"]
+    assert v["visit"] == 1 and v["k"] == 1 and v["example"] == 1
+    assert "the rule updates (y<w,x> <= 0: y<w,x> = 0.0, exact" in v["message"]
+    # the classic perceptron updates at the tie and passes
+    classic = textbook_trace(X, y, order)
+    assert (classic[1] != classic[0]).any()
+    rep = audit(X, y, order, classic, w_star=ws, lemmas=lemmas)
+    assert rep.ok and rep.rule_violations == 0 and rep.undetermined == 0
+
+
+def test_mlxtends_tie_convention_is_flagged_at_every_skipped_tie(lemmas):
+    X, y, ws = integer_data(60, 3, seed=11)
+    order = np.tile(np.arange(X.shape[0]), 3)
+    W = mlxtend_trace(X, y, order)
+    Wb = np.vstack([np.zeros((1, 3)), W[:-1]])
+    skipped_ties = np.flatnonzero((_rows(Wb, X[order]) == 0) & (W == Wb).all(axis=1))
+    assert skipped_ties.size >= 3 and (y[order[skipped_ties]] > 0).all()
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.undetermined == 0
+    assert rep.rule_violations == skipped_ties.size  # each skipped tie, and nothing else
+    rule = [v for v in rep.violations if v["kind"] == "rule"]
+    assert [v["visit"] for v in rule] == skipped_ties.tolist()
+    assert all("but w did not change" in v["message"] and "= 0.0, exact" in v["message"]
+               for v in rule)
+    # the classic perceptron on the same data and order passes
+    classic = textbook_trace(X, y, order)
+    rep = audit(X, y, order, classic, w_star=ws, lemmas=lemmas)
+    assert rep.ok and rep.undetermined == 0 and rep.undetermined_visits == []
+
+
+def _rows(A, B):
+    return np.einsum("ij,ij->i", A, B)
+
+
+def test_an_update_at_a_positive_exact_prediction_is_flagged(lemmas):
+    """Integer data: y<w, x> = 1 > 0 exactly (far inside the float bound's scale of nothing)."""
+    X, y, ws = tie_data()
+    order = np.array([0, 2])
+    W = np.array([[1.0, -1.0], [3.0, 0.0]])  # y<w, x2> = 2 - 1 = 1 > 0, yet updated
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    (v,) = [v for v in rep.violations if v["kind"] == "rule"]
+    assert v["visit"] == 1 and "does not update (y<w,x> = 1.0" in v["message"]
+
+
+def near_tie_data():
+    """After the update on example 0 (w = x0), y<w, x1> = -2^-61 exactly: the rule updates, but
+    a float evaluation in the natural order gives ((1 - 2^-60) - 1) + 2^-61 = 2^-61 > 0."""
+    X = np.array([[1.0, 2.0 ** -60, 1.0, 2.0 ** -61], [1.0, -1.0, -1.0, 1.0]])
+    return X, np.ones(2), np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def test_a_near_tie_within_the_rounding_bound_is_undetermined(lemmas):
+    X, y, ws = near_tie_data()
+    w, x = X[0], X[1]
+    assert ((w[0] * x[0] + w[1] * x[1]) + w[2] * x[2]) + w[3] * x[3] > 0  # a float skip
+    order = np.array([0, 1])
+    skipped = np.array([X[0], X[0]])
+    rep = audit(X, y, order, skipped, w_star=ws, lemmas=lemmas)
+    assert rep.ok and rep.violations == [] and rep.rule_violations == 0
+    assert rep.undetermined == 1
+    (u,) = rep.undetermined_visits
+    assert u["kind"] == "undetermined" and u["visit"] == 1 and u["k"] == 1
+    assert "-4.336808689942018e-19 in exact arithmetic" in u["message"]
+    assert "may skip it" in u["message"]
+    doc = rep.as_dict()
+    assert doc["undetermined"] == 1 and doc["undetermined_visits"] == [u]
+    # updating there follows the rule in exact arithmetic: nothing to report
+    updated = np.array([X[0], X[0] + X[1]])
+    rep = audit(X, y, order, updated, w_star=ws, lemmas=lemmas)
+    assert rep.ok and rep.undetermined == 0 and rep.undetermined_visits == []
+
+
+def test_a_near_tie_that_rounding_cannot_explain_is_a_violation(lemmas):
+    """Exact value -2^-30: beyond the rounding bound (about 1e-15), the skip is a violation."""
+    X = np.array([[1.0, 2.0 ** -60, 1.0, 2.0 ** -30], [1.0, -1.0, -1.0, -1.0]])
+    y, ws = np.ones(2), np.array([1.0, 0.0, 0.0, 0.0])
+    rep = audit(X, y, np.array([0, 1]), np.array([X[0], X[0]]), w_star=ws, lemmas=lemmas)
+    assert rep.rule_violations == 1 and rep.undetermined == 0
+    assert "but w did not change" in rep.violations[0]["message"]
+
+
+def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, capsys):
+    import argparse
+    import json
+
+    from novikoff.runtime.cli import register
+
+    def cli(argv):
+        parser = argparse.ArgumentParser(prog="novikoff")
+        register(parser.add_subparsers(dest="command"))
+        args = parser.parse_args(argv)
+        code = args.handler(args)
+        return code, capsys.readouterr().out
+
+    X, y, ws = near_tie_data()
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.savez(tmp_path / "t.npz", order=np.array([0, 1]), w=np.array([X[0], X[0]]))
+    np.savez(tmp_path / "zero.npz", order=np.array([0, 1]), w=np.zeros((2, 4)))
+    base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy"),
+            "--json", "--trace"]
+    code, out = cli(base + [str(tmp_path / "t.npz")])
+    doc = json.loads(out)
+    assert code == 0 and doc["violations"] == [] and doc["undetermined"] == 1
+    assert doc["undetermined_visits"][0]["visit"] == 1
+    code, out = cli(base + [str(tmp_path / "zero.npz")])
+    doc = json.loads(out)
+    assert code == 1 and doc["rule_violations"] == 2 and doc["undetermined"] == 0
+
+
+def test_the_exactness_test_is_sound():
+    """Rows called exact evaluate to the same value in every order; rows that lose bits are not
+    called exact."""
+    from fractions import Fraction
+
+    from novikoff.runtime._audit import _exact_dot, _exact_rows
+    rng = np.random.default_rng(0)
+    A = rng.integers(-5, 6, size=(200, 6)) * 2.0 ** rng.integers(-40, 40, size=(200, 1))
+    B = rng.integers(-5, 6, size=(200, 6)) * 2.0 ** rng.integers(-40, 40, size=(200, 1))
+    ok = _exact_rows(A, B)
+    assert ok.all()
+    for a, b in zip(A[:50], B[:50]):
+        q = _exact_dot(a, b)
+        for perm in (slice(None), slice(None, None, -1)):
+            acc = 0.0
+            for u, v in zip(a[perm], b[perm]):
+                acc += u * v
+            assert Fraction(acc) == q
+    assert not _exact_rows(np.array([[1.0, 2.0 ** -60]]), np.array([[1.0, 1.0]]))[0]
+    assert not _exact_rows(np.array([[1.0 / 3, 0.0]]), np.array([[3.0, 0.0]]))[0]
+    assert not _exact_rows(np.array([[2.0 ** -600]]), np.array([[2.0 ** -600]]))[0]  # underflow
+    assert not _exact_rows(np.array([[2.0 ** 600]]), np.array([[2.0 ** 600]]))[0]  # overflow
+    assert _exact_rows(np.zeros((1, 3)), np.array([[np.pi, 1e300, 1e-300]]))[0]  # w = 0
+    assert _exact_rows(np.array([[2.0 ** 52, 1.0]]), np.array([[1.0, 1.0]]))[0]
+    assert not _exact_rows(np.array([[2.0 ** 53, 1.0]]), np.array([[1.0, 1.0]]))[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), d=st.integers(1, 4), n=st.integers(1, 8),
+       scale=st.sampled_from([1.0, 2.0 ** -20, 2.0 ** 20, 0.5]))
+def test_the_classic_perceptrons_own_trace_on_integer_data_is_never_flagged(data, d, n, scale,
+                                                                           lemmas):
+    """Random small integer data (scaled by a power of two), any order with repeats: the
+    classic perceptron's trace has no rule violation and no undetermined visit; the strict
+    (`< 0`, except at w = 0) perceptron's trace is flagged exactly at its skipped ties."""
+    ints = st.integers(-3, 3)
+    ws = np.array(data.draw(st.lists(ints, min_size=d, max_size=d).filter(any)), dtype=float)
+    X = np.array(data.draw(st.lists(st.lists(ints, min_size=d, max_size=d),
+                                    min_size=n, max_size=n)), dtype=float) * scale
+    m = X @ ws
+    keep = m != 0
+    assume(keep.any())
+    X, y = X[keep], np.sign(m[keep])
+    order = np.array(data.draw(st.lists(st.integers(0, X.shape[0] - 1), min_size=1,
+                                        max_size=30)))
+    W = textbook_trace(X, y, order)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert rep.rule_violations == 0 and rep.undetermined == 0 and rep.ok, rep.violations
+    S = textbook_trace(X, y, order, fire=lambda w, x, yi: not w.any() or yi * (w @ x) < 0)
+    Sb = np.vstack([np.zeros((1, d)), S[:-1]])
+    ties = np.flatnonzero((_rows(Sb, X[order]) == 0) & Sb.any(axis=1))
+    rep = audit(X, y, order, S, w_star=ws, lemmas=lemmas, max_rule=1000)
+    assert rep.undetermined == 0
+    assert [v["visit"] for v in rep.violations if v["kind"] == "rule"] == ties.tolist()
+
+
+def test_the_margin_rule_near_its_threshold_is_decided_exactly_or_undetermined(lemmas):
+    """w = (3, 4), x = (-1, 1): y<w, x> = 1 and (gamma/2)||w|| = 0.2 * 5, where fl(0.4) makes
+    the exact threshold 1 + 5.6e-17: the rule updates in exact arithmetic, within rounding."""
+    X = np.array([[3.0, 4.0], [-1.0, 1.0]])
+    y, ws, order = np.ones(2), np.array([0.0, 1.0]), np.array([0, 1])
+    updated = audit(X, y, order, np.array([X[0], X[0] + X[1]]), w_star=ws, gamma=0.4,
+                    variant="margin", lemmas=lemmas)
+    assert updated.ok and updated.undetermined == 0
+    skipped = audit(X, y, order, np.array([X[0], X[0]]), w_star=ws, gamma=0.4,
+                    variant="margin", lemmas=lemmas)
+    assert skipped.ok and skipped.rule_violations == 0 and skipped.undetermined == 1
+    assert "(gamma/2)||w|| = 1.0" in skipped.undetermined_visits[0]["message"]
+    # far from the threshold (y<w, x> = 1 against 0.1 * 5 = 0.5): skipping is not the rule's
+    # fault, updating is a violation
+    spurious = audit(X, y, order, np.array([X[0], X[0] + X[1]]), w_star=ws, gamma=0.2,
+                     variant="margin", lemmas=lemmas)
+    assert spurious.rule_violations == 1 and spurious.undetermined == 0
+    assert "does not update" in spurious.violations[0]["message"]

@@ -4,12 +4,20 @@ Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited a
 ``w`` (T, d) the weights after each visit (w before the first visit is 0).  A visit where the
 weights change is an *update*; k counts updates.
 
-Two kinds of findings:
+Findings:
 
 * ``rule``: the visit does not follow the variant's update rule (an update where the rule says
-  none, a missed update, or a step that is not y*x).  Decisions within the rounding bound of
-  the prediction are accepted either way, and a step may differ from fl(w + y*x) by the rounding
-  of a correct implementation.
+  none, a missed update, or a step that is not y*x).  A step may differ from fl(w + y*x) by the
+  rounding of a correct implementation.  The decision is judged against the exact value of
+  y<w, x> (less the margin rule's threshold): where the rounding-error bound of the prediction
+  is zero (every float evaluation of <w, x> is exact: w = 0, integer or small dyadic data and
+  weights), ``<= 0`` is decided exactly, so a skipped update at a tie y<w, x> = 0 is a violation;
+  elsewhere a decision is a violation only when no correct float evaluation could take it.
+* ``undetermined`` (not a violation; ``undetermined`` counts them, ``undetermined_visits`` lists
+  the first ones with a message): the trace's decision differs from the rule in exact
+  arithmetic, but the exact value lies within the rounding bound of a float evaluation, so a
+  correct implementation may have decided as the trace did.  ``ok`` and the exit code ignore
+  them (exit 0 when nothing else is found).
 * ``lemma``: a lemma statement evaluated on the trace's own weights is certainly false.  Lemmas
   are checked whatever the rule findings: a variant that legitimately differs from the textbook
   rule still has its invariants checked, as long as its setting's assumptions hold.
@@ -26,6 +34,7 @@ soft-margin separator, gamma given or the one minimising a monitored hinge bound
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -54,6 +63,8 @@ class AuditReport:
     monitor: dict | None = None
     td_violations: int = 0
     separable: bool = True
+    undetermined: int = 0  # visits whose rule decision rounding may explain: not violations
+    undetermined_visits: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -63,7 +74,9 @@ class AuditReport:
         return {"violations": self.violations, "visits": self.visits, "updates": self.updates,
                 "rule_violations": self.rule_violations,
                 "lemma_violations": self.lemma_violations,
-                "td_violations": self.td_violations, "checks": self.checks,
+                "td_violations": self.td_violations,
+                "undetermined": self.undetermined,
+                "undetermined_visits": self.undetermined_visits, "checks": self.checks,
                 "separable": self.separable,
                 "gamma": self.gamma, "R": self.R,
                 "monitored": (self.monitor or {}).get("monitored", []),
@@ -80,6 +93,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     """Check an external trace against the update rule and every monitored lemma.
 
     td: the implementation's TD after each visit (T,), checked against its definition.
+    A visit whose rule decision differs from the exact rule only within the rounding of a
+    correct float implementation is counted in ``undetermined`` (and listed, up to max_rule, in
+    ``undetermined_visits``), not among the violations: it alone leaves ``ok`` true.
     """
     X, y = check_data(X, y)
     n, d = X.shape
@@ -111,47 +127,20 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     Wb = np.vstack([np.zeros((1, d)), W[:-1]])
     Xv, yv = X[order], y[order]
     g = gam(d) * SAFETY
-    p = _rowdot(Wb, Xv)
-    e_p = g * _rowdot(np.abs(Wb), np.abs(Xv))
     changed = (W != Wb).any(axis=1)
-    findings = []
     # ---------------------------------------------------------------- the update rule
-    if variant == "classic":
-        thr, e_thr = np.zeros(T), np.zeros(T)
-    else:
-        nb2 = _rowdot(Wb, Wb)
-        nb = np.sqrt(nb2)
-        thr = gamma / 2 * nb
-        e_thr = gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g))) + 4 * U * thr
-    s = yv * p - thr
-    must = s < -(e_p + e_thr)
-    must_not = s > (e_p + e_thr)
-    if variant == "margin":
-        must |= ~Wb.any(axis=1)
-        must_not &= Wb.any(axis=1)
-    ref = Wb + yv[:, None] * Xv
-    dev = np.abs(W - ref)
-    wrong = changed & (dev > 2 * U * np.abs(ref)).any(axis=1)
-    rule = [("missed", t) for t in np.flatnonzero(must & ~changed)]
-    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed)]
-    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not)]
-    rule.sort(key=lambda r: r[1])
+    rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, g,
+                                         max_rule)
     ks = np.cumsum(changed) - changed  # updates before each visit
-    cond = "y<w,x> <= 0" if variant == "classic" else "w = 0 or y<w,x> <= (gamma/2)||w||"
-    for what, t in rule[:max_rule]:
-        i = int(order[t])
-        if what == "missed":
-            msg = (f"visit {t} (example {i}): the rule updates ({cond}: y<w,x> = "
-                   f"{float(yv[t] * p[t])!r}) but w did not change")
-        elif what == "spurious":
-            msg = (f"visit {t} (example {i}): w changed but the rule does not update "
-                   f"(y<w,x> = {float(yv[t] * p[t])!r})")
-        else:
-            j = int(np.argmax(dev[t]))
-            msg = (f"visit {t} (example {i}): the step w[t] - w[t-1] is not y*x (coordinate "
-                   f"{j}: {float(W[t, j])!r} instead of {float(ref[t, j])!r})")
-        findings.append({"kind": "rule", "lemma": None, "visit": int(t), "k": int(ks[t]),
-                         "example": i, "message": msg})
+    findings = []
+    for what, t, msg in rule[:max_rule]:
+        findings.append({"kind": "rule", "lemma": None, "visit": t, "k": int(ks[t]),
+                         "example": int(order[t]),
+                         "message": f"visit {t} (example {int(order[t])}): {msg}"})
+    unsure = [{"kind": "undetermined", "lemma": None, "visit": t, "k": int(ks[t]),
+               "example": int(order[t]),
+               "message": f"visit {t} (example {int(order[t])}): {msg}"}
+              for t, msg in undetermined[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
     monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
@@ -223,7 +212,178 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
                        rule_violations=len(rule), lemma_violations=len(lemma_found),
                        violations=findings, monitor=monitor.summary(),
-                       td_violations=len(td_found), separable=bool(separable))
+                       td_violations=len(td_found), separable=bool(separable),
+                       undetermined=len(undetermined), undetermined_visits=unsure)
+
+
+_TINY = 2.0 ** -1074  # the smallest subnormal: an underflowing product or sum rounds by < this
+_CHUNK = 1 << 15  # rows per block of the exactness test
+
+
+def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
+    """The visits that break the variant's update rule, and those the audit cannot decide.
+
+    Returns (rule, undetermined): ``rule`` a list of (what, visit, message), what in "missed",
+    "spurious", "step"; ``undetermined`` a list of (visit, message); both in visit order (the
+    rule messages after the first ``limit`` are None: they are counted, not shown).
+
+    s = y<w, x> - thr (thr = 0 for classic, (gamma/2)||w|| for margin); the rule updates when
+    the exact s is <= 0.  E bounds the distance between the exact s and any correct float
+    evaluation of it (any summation order, with or without FMA; the audit's own included), so
+    |s| > 2E decides the rule in floating point.  Within 2E:
+
+    * classic, when every float evaluation of <w, x> is exact (``_exact_rows``: the rounding-error
+      bound of the prediction is zero, e.g. w = 0, or integer data with integer weights), the
+      computed s is the exact value and decides ``<= 0`` exactly: a skipped update at s = 0 is a
+      violation;
+    * otherwise the exact s (rational arithmetic, the margin rule's square root decided by
+      squaring) decides whether the trace follows the rule.  If it does not, the visit is a
+      violation when no correct float evaluation (within E of the exact s) could have taken the
+      trace's decision, and *undetermined* when one could: never accepted silently, never called
+      a violation.
+    """
+    T, d = Wb.shape
+    p = _rowdot(Wb, Xv)
+    E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _TINY
+    nonzero = Wb.any(axis=1)
+    if variant == "classic":
+        thr = np.zeros(T)
+        cond = "y<w,x> <= 0"
+    else:
+        nb2 = _rowdot(Wb, Wb)
+        nb = np.sqrt(nb2)
+        thr = gamma / 2 * nb
+        E = E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g))) + 4 * U * thr
+        cond = "w = 0 or y<w,x> <= (gamma/2)||w||"
+    s = yv * p - thr
+    must = s < -2 * E  # every correct evaluation updates
+    must_not = s > 2 * E  # none does
+    band = ~(must | must_not)
+    if variant == "margin":
+        must |= ~nonzero
+        must_not &= nonzero
+        band &= nonzero
+    rows = np.flatnonzero(band)
+    exact = np.zeros(T, dtype=bool)
+    if variant == "classic" and rows.size:
+        ex = np.concatenate([_exact_rows(Wb[rows[i:i + _CHUNK]], Xv[rows[i:i + _CHUNK]])
+                             for i in range(0, rows.size, _CHUNK)])
+        er = rows[ex]
+        exact[er] = True
+        must[er] = s[er] <= 0
+        must_not[er] = s[er] > 0
+        rows = rows[~ex]
+    unsure = {}  # visit -> message
+    value = {}  # visit -> the exact value, as the message shows it
+    half_g2 = (Fraction(gamma) / 2) ** 2 if variant == "margin" else None
+    for t in rows.tolist():
+        a = _exact_dot(Wb[t], Xv[t]) * int(yv[t])
+        b = half_g2 * _exact_dot(Wb[t], Wb[t]) if half_g2 is not None else Fraction(0)
+        updates = _le_sqrt(a, b)
+        if updates == bool(changed[t]):
+            continue  # the trace follows the rule in exact arithmetic
+        e = Fraction(float(E[t]))
+        shown = _show(a) if half_g2 is None else (
+            f"{_show(a)}, (gamma/2)||w|| = {float(gamma / 2 * nb[t])!r}")
+        where = (f"in exact arithmetic; the rounding bound of a float evaluation is "
+                 f"{float(E[t]):.3g}")
+        if updates:  # skipped: possible for a correct implementation iff s + E > 0
+            if _le_sqrt(a + e, b):
+                must[t] = True
+                value[t] = f"{shown} {where}"
+            else:
+                unsure[t] = (f"w did not change, but the rule updates ({cond}: "
+                             f"y<w,x> = {shown} {where}): a correct float implementation may "
+                             f"skip it")
+        else:  # updated: possible iff s - E <= 0
+            if not _le_sqrt(a - e, b):
+                must_not[t] = True
+                value[t] = f"{shown} {where}"
+            else:
+                unsure[t] = (f"w changed, but the rule does not update (y<w,x> = "
+                             f"{shown} {where}): a correct float implementation may update")
+    for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
+        value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
+    ref = Wb + yv[:, None] * Xv
+    dev = np.abs(W - ref)
+    wrong = changed & (dev > 2 * U * np.abs(ref)).any(axis=1)
+    rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
+    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
+    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
+    rule.sort(key=lambda r: r[1])
+    out = []
+    for what, t in rule:
+        if len(out) >= limit:
+            out.append((what, t, None))
+            continue
+        shown = value.get(t, repr(float(yv[t] * p[t])))
+        if what == "missed":
+            msg = f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
+        elif what == "spurious":
+            msg = f"w changed but the rule does not update (y<w,x> = {shown})"
+        else:
+            j = int(np.argmax(dev[t]))
+            msg = (f"the step w[t] - w[t-1] is not y*x (coordinate {j}: {float(W[t, j])!r} "
+                   f"instead of {float(ref[t, j])!r})")
+        out.append((what, t, msg))
+    return out, sorted(unsure.items())
+
+
+def _exact_rows(A, B) -> np.ndarray:
+    """Rows i where every float64 evaluation of <A[i], B[i]> is exact: any summation order, with
+    or without FMA or extended precision (so a correct implementation computes the exact value).
+
+    Each nonzero product a_j b_j is a multiple of 2^lo (lo: the least, over j, of the sum of the
+    exponents of the lowest set bits of a_j and b_j), so is every partial sum over any subset of
+    the products, and each of those is at most S = sum_j |a_j b_j| in magnitude: all of them are
+    floats (53-bit multiples of 2^lo) when S < 2^(lo + 53), lo >= -1074 (no underflow) and
+    lo <= 971 (no overflow).  S is bounded above from its float value (relative gamma_{d+1},
+    absolute d 2^-1073 for underflowing products).  A row without a nonzero product (w = 0) is
+    exact.
+    """
+    d = A.shape[1]
+    la, _ = _bit_range(A)
+    lb, _ = _bit_range(B)
+    nz = (A != 0) & (B != 0)
+    lo = np.where(nz, la + lb, 1 << 20).min(axis=1)
+    S = (_rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
+    ok = (lo >= -1074) & (lo <= 971)
+    with np.errstate(over="ignore"):
+        top = np.ldexp(1.0, np.clip(lo + 53, -1021, 1024))
+    return ~nz.any(axis=1) | (ok & (S < top))
+
+
+def _bit_range(V):
+    """(lo, hi) per entry: v = (odd integer) * 2^lo and |v| < 2^hi (for v != 0)."""
+    mant, hi = np.frexp(V)
+    M = (np.abs(mant) * 2.0 ** 53).astype(np.int64)  # an integer: mant has 53 bits
+    tz = np.frexp((M & -M).astype(np.float64))[1] - 1  # trailing zeros of M
+    return hi - 53 + tz, hi
+
+
+def _exact_dot(a, b) -> Fraction:
+    """<a, b> of two float vectors in exact rational arithmetic."""
+    terms = []
+    for u, v in zip(a.tolist(), b.tolist()):
+        if u and v:
+            nu, du = u.as_integer_ratio()
+            nv, dv = v.as_integer_ratio()
+            terms.append((nu * nv, (du * dv).bit_length() - 1))  # nu nv / 2^k
+    if not terms:
+        return Fraction(0)
+    K = max(k for _, k in terms)
+    return Fraction(sum(n << (K - k) for n, k in terms), 1 << K)
+
+
+def _le_sqrt(v: Fraction, b: Fraction) -> bool:
+    """v <= sqrt(b) (b >= 0), exactly."""
+    return v <= 0 or v * v <= b
+
+
+def _show(v) -> str:
+    """An exact value as a float repr, marked when the float is rounded."""
+    f = float(v)
+    return repr(f) if Fraction(f) == v else f"{f!r} (rounded)"
 
 
 def _check_td(td, T: int) -> np.ndarray:
