@@ -112,9 +112,11 @@ def _f_recip(f):
         a = np.abs(v)
         with np.errstate(divide="ignore", invalid="ignore"):
             q = 1.0 / v
-            rq = r / (a * (a - r)) + _U * np.abs(q)
-        # Where the divisor may be zero the value is undefined: never a violation.
-        return q, np.where(a > r, rq, np.nan)
+            rq = r / a / (a - r) + _U * np.abs(q)  # as the compiled judge: no underflow
+        # Where the divisor may be zero the value is undefined (nan, as in the compiled judge):
+        # never a violation.
+        ok = a > r
+        return np.where(ok, q, np.nan), np.where(ok, rq, np.nan)
     return recip
 
 

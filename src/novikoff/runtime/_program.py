@@ -303,7 +303,10 @@ if HAVE_NUMBA:
                     if av > ra:
                         q = 1.0 / va
                         rv[dst, i] = q
-                        rr[dst, i] = ra / (av * (av - ra)) + u * abs(q)
+                        # ra/(av(av - ra)) divided in two steps: av*(av - ra) underflows to
+                        # 0 for av below 1e-154 (ZeroDivisionError here, inf or nan in numpy);
+                        # ra/av < 1 and av - ra > 0 (gradual underflow) never do.
+                        rr[dst, i] = ra / av / (av - ra) + u * abs(q)
                     else:
                         rv[dst, i] = np.nan
                         rr[dst, i] = np.nan

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
+from ._validate import check_order, check_w_star
 
 __all__ = ["register", "run_command", "audit_command", "replay_command"]
 
@@ -115,20 +116,13 @@ def _guard(fn):
     return wrapped
 
 
-def _load_vector(path, name: str):
-    path = Path(path)
-    try:
-        if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as f:
-                if len(f.files) != 1:
-                    raise InvalidArgument(f"{name}={str(path)!r} holds {sorted(f.files)}: "
-                                          f"expected one array")
-                return f[f.files[0]]
-        if path.suffix in (".txt", ".csv"):
-            return np.loadtxt(path, delimiter="," if path.suffix == ".csv" else None, ndmin=1)
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise InvalidArgument(f"{name}={str(path)!r} is not readable ({err})") from None
+def _vector_file(path, name: str, check):
+    """check(the array of the file at path), its errors naming the file."""
+    from ._io import _in_file, read_array
+
+    arr = read_array(path, name)
+    with _in_file(name, path):
+        return check(arr)
 
 
 def _order(spec, n: int):
@@ -137,11 +131,13 @@ def _order(spec, n: int):
     if spec == "random" or spec.startswith("random:"):
         seed = spec.partition(":")[2]
         try:
-            rng = np.random.default_rng(int(seed) if seed else None)
+            seed = int(seed) if seed else None
         except ValueError:
             raise InvalidArgument(f"order={spec!r}: the seed is not an integer") from None
-        return rng.permutation(n)
-    return _load_vector(spec, "order")
+        if seed is not None and seed < 0:
+            raise InvalidArgument(f"order={spec!r}: random:SEED needs a seed >= 0")
+        return np.random.default_rng(seed).permutation(n)
+    return _vector_file(spec, "order", lambda v: check_order(v, n))
 
 
 class _Progress:
@@ -184,7 +180,8 @@ def run_command(args) -> int:
     from ._monitor import LemmaViolation
 
     X, y, name = load_dataset(args.data, bias=args.bias, normalize=args.normalize)
-    w_star = _load_vector(args.w_star, "w_star") if args.w_star else None
+    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+              if args.w_star else None)
     order = _order(args.order, X.shape[0])
     config = {"variant": args.variant, "gamma": args.gamma, "cyclic": not args.online,
               "max_epochs": args.max_epochs, "separable": not args.non_separable,
@@ -261,11 +258,19 @@ def _print_result(name, X, res, saved) -> None:
 @_guard
 def audit_command(args) -> int:
     """novikoff audit --data D.npz --trace T.npz ..."""
-    from ._audit import audit_files
+    from ._audit import audit
+    from ._io import _in_file, load_dataset, read_npz
 
-    report = audit_files(args.data, args.trace, w_star=args.w_star, variant=args.variant,
-                         gamma=args.gamma, separable=not args.non_separable, proofs=args.proofs,
-                         include_unverified=args.include_unverified)
+    # The files are read (and every way they can be bad reported) as `run` reads its inputs.
+    X, y, _ = load_dataset(args.data)
+    trace = read_npz(args.trace, "trace", ("order", "w"))
+    with _in_file("trace", args.trace):
+        order = check_order(trace["order"], X.shape[0])
+    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+              if args.w_star else None)
+    report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
+                   variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
+                   proofs=args.proofs, include_unverified=args.include_unverified)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
     else:
