@@ -283,8 +283,14 @@ def audit_command(args) -> int:
         if report.td_violations:
             print(f"td         {report.td_violations} visit(s) report a TD that is not its "
                   f"definition")
+        if report.undetermined:
+            print(f"undecided  {report.undetermined} visit(s) within the rounding bound of the "
+                  f"prediction (not violations: a correct float implementation may decide "
+                  f"either way)")
         for v in report.violations:
             print(f"  [{v['kind']}] {v['message']}")
+        for v in report.undetermined_visits:
+            print(f"  [undetermined] {v['message']}")
         for m in report.monitor.get("monitored", []):
             if not m["applies"]:
                 print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
