@@ -413,6 +413,11 @@ def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, 
     code, out = cli(base + [str(tmp_path / "zero.npz")])
     doc = json.loads(out)
     assert code == 1 and doc["rule_violations"] == 2 and doc["undetermined"] == 0
+    text = [a for a in base if a != "--json"]
+    code, out = cli(text + [str(tmp_path / "t.npz")])
+    assert code == 0
+    assert "undecided  1 visit(s) within the rounding bound" in out
+    assert "[undetermined] " in out
 
 
 def test_the_exactness_test_is_sound():
