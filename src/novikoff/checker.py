@@ -567,7 +567,9 @@ class _LemmaCheck:
             base = K.describe_obligation(decision.obligation, goal, _show_expr)
         reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
-        if decision.kind != "vacuous" and decision.status == "failed":
+        # An expected failure with its counterexample needs no hint (the slip is known): the
+        # search for facts that would make it hold cost 7% of `novikoff check proofs/`.
+        if decision.kind != "vacuous" and decision.status == "failed" and not (xfail and cex):
             missing = self._missing(decision.obligation, premises, instances, cited, facts,
                                     vectors)
             if missing:
