@@ -384,9 +384,13 @@ class _LemmaCheck:
             raise self.scope.error(f"induction on {var_name}, which is not declared nat",
                                    proof.var.pos)
         var = self.scope.symbol(var_name)
-        base = self._items(proof.base, goal.subs(var, 0), facts, proof.pos)
+        try:
+            at_zero, at_next = goal.subs(var, 0), goal.subs(var, var + 1)
+        except ValueError as exc:  # a floor of an irrational number at 0 (terms.exact_subs)
+            raise self.scope.error(f"induction on {var_name}: {exc}", proof.var.pos) from None
+        base = self._items(proof.base, at_zero, facts, proof.pos)
         ih = K.assume(self.setting, goal)
-        step = self._items(proof.step, goal.subs(var, var + 1), dict(facts, ih=ih), proof.pos)
+        step = self._items(proof.step, at_next, dict(facts, ih=ih), proof.pos)
         try:
             return K.induction(self.setting, var, goal, base, step, self.checker.timeout_ms)
         except KernelError as exc:

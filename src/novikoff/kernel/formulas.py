@@ -8,7 +8,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from .terms import Vec, ip
+from .terms import Vec, exact_subs, ip
 
 __all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Conjunction",
            "Equivalence", "Formula", "COMPOUND", "rebuild", "compose_relations",
@@ -78,7 +78,7 @@ class Relation:
         object.__setattr__(self, "domain", tuple(self.domain))
 
     def subs(self, old, new) -> "Relation":
-        return Relation(self.rel, self.lhs.subs(old, new), self.rhs.subs(old, new),
+        return Relation(self.rel, exact_subs(self.lhs, old, new), exact_subs(self.rhs, old, new),
                         tuple(d.subs(old, new) for d in self.domain))
 
     def obligations(self) -> tuple:

@@ -187,7 +187,10 @@ def _instances(s: Setting) -> list:
                      for p in s.per_update_symbols}
             for f in list(s.declarations) + list(s.assumptions.values()):
                 if k in free_symbols(f) or fresh.keys() & free_symbols(f):
-                    f = f.subs(k, value)
+                    try:
+                        f = f.subs(k, value)
+                    except ValueError:  # not exactly at that value (terms.exact_subs): left out
+                        continue
                     for p, q in fresh.items():
                         f = f.subs(p, q)
                     out.append(f)
@@ -458,15 +461,17 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                               if isinstance(e, sp.core.function.AppliedUndef)))
     key = (terms, frozenset(everywhere))
     if key not in known:
-        # At i and at every index of the terms (d[i+1]): each is >= 0 at every i (written.py).
-        indices = {BOUND} | {e.args[0] for e in free_symbols(Relation("=", terms, 0))
-                             if isinstance(e, sp.core.function.AppliedUndef)
-                             and BOUND in e.args[0].free_symbols}
-        at_index = [f.subs(k, i) for f in everywhere for k in s.nats for i in indices
+        # A fresh index (not BOUND, which the sums inside the facts bind), at i and at every
+        # index of the terms (d[i+1]): each is >= 0 at every i (written.py).
+        i = sp.Dummy("#j", integer=True, nonnegative=True)
+        at_i = terms.subs(BOUND, i)
+        indices = {i} | {e.args[0] for e in free_symbols(Relation("=", at_i, 0))
+                         if isinstance(e, sp.core.function.AppliedUndef)
+                         and i in e.args[0].free_symbols}
+        at_index = [f.subs(k, v) for f in everywhere for k in s.nats for v in indices
                     if k in free_symbols(f)]
-        told = _told(s, at_index + [Relation(">=", BOUND, sp.Integer(0))])
-        verdict = entails(told, Relation(">=", terms, sp.Integer(0)), timeout_ms,
-                          s.nats | {BOUND})
+        told = _told(s, at_index + [Relation(">=", i, sp.Integer(0))])
+        verdict = entails(told, Relation(">=", at_i, sp.Integer(0)), timeout_ms, s.nats | {i})
         known[key] = verdict.answer == "valid"
     return known[key]
 
@@ -621,7 +626,8 @@ def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
     its premises).  Other compound formulas always mean something: their relations are strict."""
     if isinstance(formula, Implication):
         return _defined(s, set(hyps) | set(formula.premises), formula.conclusion, timeout_ms)
-    everywhere = [h.formula if isinstance(h, Everywhere) else h for h in hyps if s.allows(h)]
+    # Only what the proof used at every k may be read at every index of a sum.
+    everywhere = [h.formula for h in hyps if isinstance(h, Everywhere) and s.allows(h)]
     return not _meaningful(s, _hypotheses(s, hyps, formula, everywhere), formula.obligations(),
                            timeout_ms)
 
@@ -708,6 +714,14 @@ def trans(s: Setting, first: Theorem, second: Theorem) -> Theorem:
                  Relation(rel, a.lhs, b.rhs, domain))
 
 
+def _at(formula, var, value):
+    """formula with var := value, exactly (terms.exact_subs) or refused."""
+    try:
+        return formula.subs(var, value)
+    except ValueError as exc:
+        raise KernelError(str(exc)) from None
+
+
 def _varies(s: Setting, formula, var) -> bool:
     if isinstance(formula, Everywhere):
         return True  # an assumption of another setting: it may not be used here
@@ -732,8 +746,8 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
         names = ", ".join(sorted(map(str, varying)))
         raise KernelError(f"the statement mentions {names}, which change with {var} "
                           f"(declared per update): induction on {var} does not apply")
-    _require_match(s, base, statement.subs(var, 0), "the base case", timeout_ms)
-    _require_match(s, step, statement.subs(var, var + 1), "the step", timeout_ms)
+    _require_match(s, base, _at(statement, var, sp.Integer(0)), "the base case", timeout_ms)
+    _require_match(s, step, _at(statement, var, var + 1), "the step", timeout_ms)
     hyps = base.hyps | (step.hyps - {statement})
     for h in hyps:
         if not isinstance(h, Supposition) and not s.allows(h) and _varies(s, h, var):
@@ -775,7 +789,7 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
         return nonneg, None
     # It rests on the assumptions at every k now, not at the symbolic one only.
     moved = {_at_every_k(h) for h in thm.hyps}
-    return nonneg, _make(s, moved | nonneg.theorem.hyps, thm.concl.subs(var, value))
+    return nonneg, _make(s, moved | nonneg.theorem.hyps, _at(thm.concl, var, value))
 
 
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):

@@ -27,7 +27,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
-from .solver import TranslationError, atom_name
+from .solver import TranslationError, coefficient_conditions, atom_name
 from .sums import index_of
 from .terms import Inner, Norm
 
@@ -94,16 +94,17 @@ class _Printer:
         self.helpers.append(symbol)
         return symbol
 
-    def sqrt(self, arg: sp.Expr, gram: bool) -> str:
-        key = (arg, gram)
+    def sqrt(self, arg: sp.Expr, gram: bool, conditions: tuple = ()) -> str:
+        key = (arg, gram, conditions)
         if key not in self._sqrt:
             a = self.term(arg)
             s = self._helper("sqrt")
             self._sqrt[key] = s
             self.definitions.append(f"(=> (>= {a} 0.0) (and (>= {s} 0.0) (= (* {s} {s}) {a})))")
             self.definitions.append(f"(=> (< {a} 0.0) (= {s} 0.0))")
-            if gram:
-                self.definitions.append(f"(>= {a} 0.0)")
+            if gram:  # ||v||^2 >= 0 where v is a real vector (its coefficients mean something)
+                defined = _apply("and", [self.formula(c) for c in conditions], "true")
+                self.definitions.append(f"(=> {defined} (>= {a} 0.0))")
         return self._sqrt[key]
 
     def whole(self, e: sp.Expr) -> str:
@@ -129,7 +130,7 @@ class _Printer:
         if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef, sp.Sum)):
             return self.var(e)
         if isinstance(e, Norm):
-            return self.sqrt(e.gram(), gram=True)
+            return self.sqrt(e.gram(), gram=True, conditions=coefficient_conditions(e))
         if e.is_Add:
             return _apply("+", [self.term(a) for a in e.args], "0.0")
         if e.is_Mul:

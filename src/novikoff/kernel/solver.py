@@ -21,7 +21,7 @@ import sympy as sp
 import z3
 
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
-                       sides)
+                       sides, visible_obligations)
 from .sums import BOUND, count, index_of
 from .terms import Inner, Norm
 
@@ -40,8 +40,14 @@ def atom_name(expr: sp.Basic) -> str:
         u, v = expr.args
         return f"<{atom_name(u)}, {atom_name(v)}>"
     if isinstance(expr, sp.core.function.AppliedUndef):
-        return f"{expr.func.__name__}[{expr.args[0]}]"
-    return str(expr)  # a symbol, or a sum: Sum(terms, (_#i, 0, n - 1))
+        return f"{expr.func.__name__}[{expr.args[0]}]"  # an index: a polynomial in nats
+    if isinstance(expr, sp.Dummy):  # one per use: never the name of a declared symbol
+        return f"{expr.name}~{expr.dummy_index}"
+    if isinstance(expr, sp.Symbol):
+        return expr.name
+    # A sum or a helper's argument: SymPy's full form, so that a user's sequence named Abs or
+    # ceiling never reads like SymPy's own function.
+    return sp.srepr(expr)
 
 
 def display_name(expr: sp.Basic) -> str:
@@ -57,6 +63,12 @@ def display_name(expr: sp.Basic) -> str:
                   if not isinstance(a, Inner)})
     shown = str(terms.xreplace(names)).replace("**", "^")
     return f"sum({index} < {count(expr)}, {shown})"
+
+
+def coefficient_conditions(norm: Norm) -> tuple:
+    """Where the coefficients of a norm's vector mean something (sqrt(b)*x needs b >= 0)."""
+    return tuple(dict.fromkeys(o for _, c in norm.vector().terms
+                               for o in visible_obligations(c)))
 
 
 @dataclass(frozen=True)
@@ -131,16 +143,17 @@ class Translator:
     def _helper(self, key) -> z3.ArithRef:
         """The variable of a helper (sqrt or inverse of an argument), defined here once."""
         if key not in _HELPERS:
-            kind, arg, _ = key
-            piece = self._record(lambda: self.term(arg))
-            a = piece.expr
-            v = z3.Real(f"!{kind}[{atom_name(arg)}]")
+            kind, arg, _, conditions = key
+            piece = self._record(lambda: (self.term(arg),
+                                          [self.formula(c) for c in conditions]))
+            a, defined = piece.expr
+            v = z3.Real(f"!{'inv' if kind == 'inv' else 'sqrt'}[{atom_name(arg)}]")
             if kind == "inv":
                 defs = [z3.Implies(a != 0, v * a == 1), z3.Implies(a == 0, v == 0)]
             else:
                 defs = [z3.Implies(a >= 0, z3.And(v >= 0, v * v == a)), z3.Implies(a < 0, v == 0)]
-                if kind == "gram_sqrt":
-                    defs.append(a >= 0)
+                if kind == "gram_sqrt":  # ||v||^2 >= 0 where v is a real vector
+                    defs.append(z3.Implies(z3.And(*defined), a >= 0))
             _HELPERS[key] = (v, defs, piece)
         v, defs, piece = _HELPERS[key]
         for _, helpers, _ in self._recording:
@@ -151,11 +164,13 @@ class Translator:
             self.definitions += defs
         return v
 
-    def sqrt(self, arg: sp.Expr, gram: bool) -> z3.ArithRef:
-        return self._helper(("gram_sqrt" if gram else "sqrt", arg, self.nats))
+    def sqrt(self, arg: sp.Expr, gram: bool = False, conditions: tuple = ()) -> z3.ArithRef:
+        """sqrt(arg); for a norm (gram), arg >= 0 where the conditions (that the vector's
+        coefficients mean something) hold."""
+        return self._helper(("gram_sqrt" if gram else "sqrt", arg, self.nats, conditions))
 
     def inverse(self, arg: sp.Expr) -> z3.ArithRef:
-        return self._helper(("inv", arg, self.nats))
+        return self._helper(("inv", arg, self.nats, ()))
 
     def whole(self, e: sp.Expr) -> z3.ArithRef:
         """floor(a) (SMT-LIB's to_int) or ceiling(a) = -floor(-a).  (Z3 fails on the trivial
@@ -177,7 +192,7 @@ class Translator:
         if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef, sp.Sum)):
             return self._var(e)
         if isinstance(e, Norm):
-            return self.sqrt(e.gram(), gram=True)
+            return self.sqrt(e.gram(), gram=True, conditions=coefficient_conditions(e))
         if e.is_Add:
             return z3.Sum([self.term(a) for a in e.args])
         if e.is_Mul:

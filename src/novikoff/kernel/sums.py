@@ -23,6 +23,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .formulas import Implication, Relation, sides
+from .terms import exact_subs
 
 __all__ = ["BOUND", "make_sum", "normal_sums", "sums_in", "sum_facts", "count", "index_of"]
 
@@ -52,11 +53,22 @@ def make_sum(terms: sp.Expr, n: sp.Expr) -> sp.Expr:
         factor, varying = part.as_independent(BOUND, as_Add=False)
         if varying == 1:
             out += factor * n
-        elif n.is_Integer and 0 <= n <= _UNROLL:
+        elif n.is_Integer and 0 <= n <= _UNROLL and _exactly_at_every(varying, int(n)):
             out += factor * sp.Add(*(varying.subs(BOUND, i) for i in range(int(n))))
         else:
             out += factor * sp.Sum(varying, (BOUND, 0, n - 1))
     return out
+
+
+def _exactly_at_every(terms: sp.Expr, n: int) -> bool:
+    """Whether terms can be written out at 0, ..., n-1 without SymPy evaluating a floor or a
+    square root of an irrational number in floating point (terms.exact_subs)."""
+    try:
+        for i in range(n):
+            exact_subs(terms, BOUND, i)
+    except ValueError:
+        return False
+    return True
 
 
 def normal_sums(expr: sp.Expr) -> sp.Expr:
@@ -84,8 +96,11 @@ def sum_facts(formulas, nonnegative) -> list:
     facts = []
     for s in sums_in(formulas):
         terms, n = s.function, count(s)
+        try:
+            last = exact_subs(terms, BOUND, n - 1)
+        except ValueError:  # no facts rather than facts SymPy computed in floating point
+            continue
         shorter = make_sum(terms, n - 1)
-        last = terms.subs(BOUND, n - 1)
         facts.append(Implication((Relation("=", n, 0),), Relation("=", s, 0)))
         facts.append(Implication((Relation(">=", n, 1),), Relation("=", s, shorter + last)))
         # and the shorter sum is empty when n = 1 (else a counterexample may give it any value)

@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 import sympy as sp
 
 __all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
-           "same_term"]
+           "same_term", "exact_subs"]
 
 
 class Inner(sp.Function):
@@ -142,13 +142,41 @@ class Vec:
         coeffs: dict = {}
         for a, c in self.terms:
             a2 = a.subs(old, new)
-            coeffs[a2] = coeffs.get(a2, 0) + c.subs(old, new)
+            coeffs[a2] = coeffs.get(a2, 0) + exact_subs(c, old, new)
         return Vec._from_dict(coeffs)
 
     def __str__(self) -> str:
         if not self.terms:
             return "0"
         return " + ".join(f"({c})*{a}" if c != 1 else str(a) for a, c in self.terms)
+
+
+_SIGN_DECIDING = (sp.floor, sp.ceiling, sp.Abs, sp.Max, sp.Min)
+
+
+def _irrational_number(e: sp.Expr) -> bool:
+    """A number that is not rational: SymPy decides its sign in floating point."""
+    if not e.is_number or e.is_Rational:
+        return False
+    return any(p.base.is_Rational and not p.exp.is_Integer for p in e.atoms(sp.Pow)) \
+        or e.has(sp.Sum)
+
+
+def exact_subs(expr: sp.Expr, old, new) -> sp.Expr:
+    """expr with old := new, refused (ValueError) where SymPy would then evaluate floor, ceil,
+    abs, max, min or a square root of an irrational number: it does so in floating point, and
+    can get floor(1/(sqrt(10^18+1) - 10^9)) wrong."""
+    for e in sp.preorder_traversal(expr):
+        if isinstance(e, _SIGN_DECIDING):
+            arguments = e.args
+        elif e.is_Pow and not e.exp.is_Integer:
+            arguments = (e.base,)
+        else:
+            continue
+        for a in arguments:
+            if _irrational_number(a.subs(old, new)):
+                raise ValueError(f"{e} at {old} = {new} would be evaluated in floating point")
+    return expr.subs(old, new)
 
 
 def ip(u: Vec, v: Vec) -> sp.Expr:

@@ -39,13 +39,14 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, gam
+from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam
 from ._compile import Unbindable, compile_formula
 from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
-from ._validate import check_choice, check_data, check_gamma, check_order, check_w_star
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_vector,
+                        check_w_star)
 
 __all__ = ["AuditReport", "audit", "audit_files"]
 
@@ -65,6 +66,10 @@ class AuditReport:
     separable: bool = True
     undetermined: int = 0  # visits whose rule decision rounding may explain: not violations
     undetermined_visits: list = field(default_factory=list)
+    # what the many rule findings have in common, with the option that would explain them
+    patterns: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # accepted inputs worth a word (a rounded gamma)
+    rule: dict = field(default_factory=dict)  # the rule audited: w0, eta, bias, arithmetic
 
     @property
     def ok(self) -> bool:
@@ -76,7 +81,9 @@ class AuditReport:
                 "lemma_violations": self.lemma_violations,
                 "td_violations": self.td_violations,
                 "undetermined": self.undetermined,
-                "undetermined_visits": self.undetermined_visits, "checks": self.checks,
+                "undetermined_visits": self.undetermined_visits,
+                "patterns": self.patterns, "notes": self.notes, "rule": self.rule,
+                "checks": self.checks,
                 "separable": self.separable,
                 "gamma": self.gamma, "R": self.R,
                 "monitored": (self.monitor or {}).get("monitored", []),
@@ -87,24 +94,60 @@ def _rowdot(A, B):
     return np.einsum("ij,ij->i", A, B)
 
 
+@dataclass(frozen=True)
+class _Arith:
+    """The floating-point format of the audited implementation's arithmetic."""
+
+    name: str
+    u: float  # unit roundoff
+    tiny: float  # the smallest subnormal: an underflowing product rounds by less
+    bits: int  # significand bits
+    lo_min: int  # the exponent of the smallest subnormal
+    hi_max: int  # every finite value is below 2^hi_max
+    dtype: type
+
+    def gam(self, n: int) -> float:
+        return n * self.u / (1.0 - n * self.u)
+
+
+_F64 = _Arith("float64", 2.0 ** -53, 2.0 ** -1074, 53, -1074, 1024, np.float64)
+_F32 = _Arith("float32", 2.0 ** -24, 2.0 ** -149, 24, -149, 128, np.float32)
+
+
 def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
           separable: bool = True, td=None, lemmas=None, proofs=None,
-          include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
+          include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,
+          bias: bool = False, float32: bool = False) -> AuditReport:
     """Check an external trace against the update rule and every monitored lemma.
 
     td: the implementation's TD after each visit (T,), checked against its definition.
     A visit whose rule decision differs from the exact rule only within the rounding of a
     correct float implementation is counted in ``undetermined`` (and listed, up to max_rule, in
     ``undetermined_visits``), not among the violations: it alone leaves ``ok`` true.
+
+    The rule the trace claims: w[0] = w0 (default 0), w <- w + eta*y*x on an update, with x
+    augmented by a constant 1 when ``bias`` (w, w0 and w_star then have d + 1 entries), in
+    float32 arithmetic when ``float32`` (unit roundoff 2^-24 in every bound of the
+    implementation's arithmetic).  Lemmas that assume w[0] = 0 (w0 != 0) or the step y*x
+    (eta != 1) are reported not applicable; the rule checks run.
     """
     X, y = check_data(X, y)
+    if bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
     n, d = X.shape
+    dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
     variant = check_choice("variant", variant, VARIANTS)
     order = check_order(order, n, "order")
+    ar = _F32 if float32 else _F64
+    eta = _check_eta(eta)
+    if w0 is not None:
+        w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
+            np.shape(w0)[0] == d else _bad_w0(w0, dims)
     W = np.asarray(w)
     if W.ndim != 2 or W.shape != (order.shape[0], d) or W.dtype.kind not in "biuf":
         raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {order.shape} "
-                              f"and X: shape {X.shape} (expected ({order.shape[0]}, {d}))")
+                              f"and X: shape {(n, d - 1) if bias else X.shape} (expected "
+                              f"({order.shape[0]}, {dims}))")
     W = np.ascontiguousarray(W, dtype=np.float64)
     if not np.isfinite(W).all():
         t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
@@ -113,24 +156,31 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     T = order.shape[0]
     if td is not None:
         td = _check_td(td, T)
+    notes = []
     if separable:
         ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
         stats = data_stats(X, y, ws)
-        gamma = certify_margin(X, y, ws, stats, gamma)
+        gamma, note = _certify_gamma(X, y, ws, stats, gamma, ar)
+        if note:
+            notes.append(note)
     else:
         ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
         stats = data_stats(X, y, ws)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
-    judged, gamma = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
-                                    proofs, include_unverified)
+    nonzero_start = w0 is not None and bool(w0.any())
+    judged, gamma, skipped = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
+                                             proofs, include_unverified, nonzero_start, eta)
     stats.gamma = gamma
-    Wb = np.vstack([np.zeros((1, d)), W[:-1]])
+    # The implementation starts from w0 in its own format.
+    start = np.zeros(d) if w0 is None else w0.astype(ar.dtype).astype(np.float64)
+    Wb = np.vstack([start[None, :], W[:-1]])
     Xv, yv = X[order], y[order]
     g = gam(d) * SAFETY
     changed = (W != Wb).any(axis=1)
     # ---------------------------------------------------------------- the update rule
-    rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, g,
-                                         max_rule)
+    rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, ar, eta,
+                                        max_rule)
+    patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0)
     ks = np.cumsum(changed) - changed  # updates before each visit
     findings = []
     for what, t, msg in rule[:max_rule]:
@@ -152,12 +202,19 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     K = up.size
     A, B, x, yy = Wb[up], W[up], Xv[up], yv[up]
     idx = order[up]
-    # Drift a correct float implementation may have: D_k = u * sum_{t<=k} ||w~[t]||.
-    nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
-    D1 = U * np.cumsum(nB) * SAFETY
-    D0 = np.concatenate(([0.0], D1[:-1]))
-    nA = np.concatenate(([0.0], nB[:-1]))
     nx = stats.nx_up(idx)
+    # Drift a correct implementation may have from the mathematical run w[k] = w0 + eta*sum y*x:
+    # D_k = u * sum_{t<=k} ||w~[t]|| (the rounding of each sum), plus, when eta*y*x itself
+    # rounds (eta != 1, or x cast to float32), 2u*eta*||x|| per update; a float32 start rounds
+    # w0 by u||w0||.
+    nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+    inc = ar.u * nB
+    if eta != 1.0 or ar is not _F64:
+        inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
+    D_init = 0.0 if w0 is None or ar is _F64 else ar.u * float(np.sqrt(w0 @ w0)) * (1 + 4 * U)
+    D1 = (D_init + np.cumsum(inc)) * SAFETY
+    D0 = np.concatenate(([D_init * SAFETY], D1[:-1]))
+    nA = np.concatenate(([float(np.sqrt(start @ start)) * (1 + 4 * U)], nB[:-1]))
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
 
     def slot(U_, V_, extra):
@@ -185,13 +242,19 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         h, e_h = keeper.hinge(order)
         P = np.concatenate(([0.0], np.cumsum(h)))
         eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:])))) * SAFETY
-    td_found = _td_findings(td, P, eP, order, ks) if td is not None else []
+    if td is not None:
+        # A correct implementation's sum is within the same bound in its own arithmetic: every
+        # term of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star).
+        scale = 1.0 if ar is _F64 else (ar.u / U) * (d + 2) / d / (1 - (d + 2) * ar.u)
+        td_found = _td_findings(td, P, eP * (1 + scale) / 2, order, ks)
+    else:
+        td_found = []
     if keeper.need_td:
         env_u["TD[k]"] = env_s["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
     monitor.check_chunk(env_u, env_s, 0, K, examples=idx, visits=up)
     wf = W[-1]
-    Df = float(D1[-1]) if K else 0.0
+    Df = float(D1[-1]) if K else D_init * SAFETY
     nf = float(np.sqrt(wf @ wf))
     final = dict(keeper.constants())
     kk = np.array([float(K)])
@@ -203,24 +266,209 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     if keeper.need_td:
         final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
-    lemma_found = []
-    for v in monitor.violations:
-        lemma_found.append({"kind": "lemma", "lemma": v.lemma, "visit": v.visit, "k": v.k,
-                            "example": v.example, "message": v.message()})
+    lemma_found = _lemma_findings(monitor.violations)
     findings = sorted(findings + lemma_found + td_found[:1],
                       key=lambda f: (f["visit"] if f["visit"] is not None else -1))
+    summary = monitor.summary()
+    summary["monitored"] = summary["monitored"] + skipped
     return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
                        rule_violations=len(rule), lemma_violations=len(lemma_found),
-                       violations=findings, monitor=monitor.summary(),
+                       violations=findings, monitor=summary,
                        td_violations=len(td_found), separable=bool(separable),
-                       undetermined=len(undetermined), undetermined_visits=unsure)
+                       undetermined=len(undetermined), undetermined_visits=unsure,
+                       patterns=patterns, notes=notes,
+                       rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
+                             "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _check_eta(eta) -> float:
+    try:
+        v = float(eta)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"eta={eta!r} is not a number") from None
+    if not np.isfinite(v) or v <= 0:
+        raise InvalidArgument(f"eta={eta!r} is not a positive finite learning rate")
+    return v
+
+
+def _bad_w0(w0, dims: str):
+    shape = np.shape(w0)
+    raise InvalidArgument(f"w0: shape {shape} does not match the trace's weights: expected "
+                          f"({dims},)")
+
+
+def _certify_gamma(X, y, ws, stats, gamma, ar):
+    """(certified gamma, a note or None).  A given gamma above the exact margin only by the
+    rounding of a float evaluation of min_i y_i<w_star, x_i> (numpy's, in the implementation's
+    arithmetic) is accepted with a note, and the exact margin (rounded down) is used."""
+    if gamma is None:
+        return certify_margin(X, y, ws, stats, None), None
+    try:
+        return certify_margin(X, y, ws, stats, gamma), None
+    except InvalidArgument as err:
+        refused = err
+    n, d = X.shape
+    # gamma = min_i f_i with |f_i - e_i| <= B_i (e_i exact) requires gamma <= e_i + B_i for
+    # every i.  The audit's own float margins are within b_i of e_i.
+    S = np.abs(X) @ np.abs(ws)
+    B = (ar.gam(d + 1) * S + (d + 1) * ar.tiny) * SAFETY * (1 + 4 * U)
+    b = (gam(d) * S + d * _TINY) * SAFETY * (1 + 4 * U)
+    ym = y * (X @ ws)
+    rows = np.flatnonzero(ym - b < gamma + B)
+    if not rows.size or rows.size * d > 2_000_000:
+        raise refused
+    g = Fraction(gamma)
+    worst = None
+    for i in rows.tolist():
+        e = int(y[i]) * exact_dot(X[i], ws)
+        if g > e + Fraction(float(B[i])):
+            raise refused
+        if worst is None or e < worst[0]:
+            worst = (e, i)
+    exact = data_stats(X, y, ws)
+    used = certify_margin(X, y, ws, exact, None)
+    stats.gamma, stats.gamma_exact = exact.gamma, exact.gamma_exact
+    e, i = worst
+    return used, (f"gamma={gamma!r} exceeds the exact margin min y<w_star, x> = "
+                  f"{_show(e)} (example {i}) by {float(g - e):.3g}, within the rounding of a "
+                  f"{ar.name} dot product ({float(B[i]):.3g}): accepted; the lemmas use the "
+                  f"exact margin{'' if Fraction(used) == e else ' rounded down'}, {used!r}")
+
+
+def _lemma_findings(violations) -> list:
+    """One finding per lemma name: a lemma proved in several files (progress, norm_growth) is
+    reported once, at its first violation, naming every file whose statement it violates."""
+    groups: dict = {}
+    for v in violations:
+        groups.setdefault(v.lemma, []).append(v)
+    out = []
+    for name, vs in groups.items():
+        first = min(vs, key=lambda v: (v.visit if v.visit is not None else -1,
+                                       v.k if v.k is not None else -1))
+        sources = [v.source for v in vs]
+        msg = first.message()
+        others = [s for s in sources if s != first.source]
+        if others:
+            msg += f" (also violated as proved in {', '.join(others)})"
+        out.append({"kind": "lemma", "lemma": name, "visit": first.visit, "k": first.k,
+                    "example": first.example, "sources": sources, "message": msg})
+    return out
+
+
+def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, rule, w0):
+    """What the rule findings have in common, each with the option that would explain it.
+
+    Each candidate explanation is tested by auditing the rule again under it: it is reported
+    when it leaves at most a tenth of the flagged visits (and fewer than now).
+    """
+    nrule = len(rule)
+    if not nrule:
+        return []
+    T, d = W.shape
+    out = []
+    if T >= 2 and (W == W[-1]).all() and W[-1].any():
+        return [{"pattern": "aliased_buffer", "suggest": None, "explains": nrule,
+                 "message": f"every row of w is the same vector (the last weights): the "
+                            f"implementation appended one weight buffer at every visit, not a "
+                            f"copy of the weights after it (append w.copy()); the {nrule} "
+                            f"rule finding(s) below follow from that"}]
+
+    def flagged(Wb_=Wb, eta_=eta, ar_=ar):
+        ch = (W != Wb_).any(axis=1)
+        return len(_rule_findings(Wb_, W, Xv, yv, ch, variant, gamma, ar_, eta_, 0)[0])
+
+    def explains(left):
+        return left < nrule and left <= nrule // 10
+
+    # a learning rate: the steps are a constant multiple of y*x (visit 0 aside: the start)
+    up = np.flatnonzero(changed)
+    up = up[up > 0] if up.size > 1 else up
+    eta_c = None
+    if up.size:
+        V = yv[up, None] * Xv[up]
+        S = W[up] - Wb[up]
+        r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
+        if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
+            for digits in range(1, 18):
+                c = float(f"{r:.{digits}g}")
+                if abs(c - r) <= 1e-4 * r:
+                    eta_c = c
+                    break
+    etas = [eta] + ([eta_c] if eta_c is not None else [])
+    ars = [ar] + ([_F32] if ar is _F64 else [])
+    best = (nrule, eta, ar)
+    for e in etas:
+        for a in ars:
+            if (e, a) != (eta, ar):
+                left = flagged(eta_=e, ar_=a)
+                if left < best[0]:
+                    best = (left, e, a)
+    left, e, a = best
+    if explains(left):
+        both = e != eta and a is not ar
+        opts = " ".join(o for o in (f"--eta {e!r}" if e != eta else "",
+                                    "--float32" if a is not ar else "") if o)
+        rest = (f"with {opts} the rule holds on every visit" if not left else
+                f"with {opts}, {left} of the {nrule} visit(s) remain flagged")
+        if e != eta:
+            out.append({"pattern": "learning_rate", "suggest": opts if both else f"--eta {e!r}",
+                        "explains": nrule - left,
+                        "message": f"the steps w[t] - w[t-1] are {e!r} * y*x (median ratio to "
+                                   f"y*x over {up.size} update(s): {r:.6g}): a learning rate of "
+                                   f"{e!r}? audit with --eta {e!r}"
+                                   f"{' --float32' if both else ''} ({rest})"})
+        if a is not ar:
+            rel = _float32_size(Wb, W, Xv, yv, changed, e)
+            out.append({"pattern": "float32", "suggest": opts if both else "--float32",
+                        "explains": nrule - left,
+                        "message": f"the rule findings are differences of float32 size (the "
+                                   f"steps differ from w + {_STEP(e)} by at most {rel:.2g} "
+                                   f"relative; float32's unit roundoff is 2^-24 = 6e-08): "
+                                   f"float32 arithmetic? audit with --float32"
+                                   f"{f' --eta {e!r}' if both else ''} ({rest})"})
+        eta, ar, nrule = e, a, left
+        if not left:
+            return out
+    # a non-zero start: visit 0 alone breaks the rule, the trace follows it from there
+    first = min(t for _, t, _ in rule) if rule else None
+    if first == 0 and W[0].any():
+        cands = [W[0], W[0] - eta * yv[0] * Xv[0]]  # visit 0 no update / an update
+        for c in cands:
+            Wb_ = Wb.copy()
+            Wb_[0] = c
+            left = flagged(Wb_=Wb_, eta_=eta, ar_=ar)
+            if explains(left):
+                shown = (f"w0 = {np.array2string(c, precision=6, threshold=6)}" if d <= 6
+                         else f"a w0 of norm {float(np.linalg.norm(c)):.6g}")
+                declared = "0" if w0 is None else "the declared w0"
+                out.append({"pattern": "start", "suggest": "--w0 W0.npy", "w0": c.tolist(),
+                            "explains": nrule - left,
+                            "message": f"the trace does not start from {declared}: visit 0 "
+                                       f"breaks the rule and the rest of the trace follows it "
+                                       f"from {shown}; a non-zero start? save the initial "
+                                       f"weights as W0.npy and audit with --w0 W0.npy"})
+                break
+    return out
+
+
+def _float32_size(Wb, W, Xv, yv, changed, eta) -> float:
+    """The largest relative deviation of an update's step from w + eta*y*x."""
+    up = np.flatnonzero(changed)
+    if not up.size:
+        return 0.0
+    ref = Wb[up] + (eta * yv[up])[:, None] * Xv[up]
+    scale = np.abs(ref) + np.abs(eta * Xv[up])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(scale > 0, np.abs(W[up] - ref) / scale, 0.0)
+    return float(rel.max())
 
 
 _TINY = 2.0 ** -1074  # the smallest subnormal: an underflowing product or sum rounds by < this
 _CHUNK = 1 << 15  # rows per block of the exactness test
 
 
-def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
+def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta: float,
+                   limit: int):
     """The visits that break the variant's update rule, and those the audit cannot decide.
 
     Returns (rule, undetermined): ``rule`` a list of (what, visit, message), what in "missed",
@@ -244,7 +492,13 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
     """
     T, d = Wb.shape
     p = _rowdot(Wb, Xv)
-    E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _TINY
+    if ar is _F64:
+        g = gam(d) * SAFETY
+        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _TINY
+    else:  # x cast to the implementation's format, then d products and sums in it
+        g = ar.gam(d + 1) * SAFETY
+        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
+             * (1 + 4 * U))
     nonzero = Wb.any(axis=1)
     if variant == "classic":
         thr = np.zeros(T)
@@ -253,7 +507,8 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
         nb2 = _rowdot(Wb, Wb)
         nb = np.sqrt(nb2)
         thr = gamma / 2 * nb
-        E = E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g))) + 4 * U * thr
+        E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
+             + (4 * U if ar is _F64 else 6 * ar.u) * thr)
         cond = "w = 0 or y<w,x> <= (gamma/2)||w||"
     s = yv * p - thr
     must = s < -2 * E  # every correct evaluation updates
@@ -266,7 +521,7 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
     rows = np.flatnonzero(band)
     exact = np.zeros(T, dtype=bool)
     if variant == "classic" and rows.size:
-        ex = np.concatenate([_exact_rows(Wb[rows[i:i + _CHUNK]], Xv[rows[i:i + _CHUNK]])
+        ex = np.concatenate([_exact_rows(Wb[rows[i:i + _CHUNK]], Xv[rows[i:i + _CHUNK]], ar)
                              for i in range(0, rows.size, _CHUNK)])
         er = rows[ex]
         exact[er] = True
@@ -304,9 +559,10 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
                              f"{shown} {where}): a correct float implementation may update")
     for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
         value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
-    ref = Wb + yv[:, None] * Xv
+    step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
+    ref = Wb + step
     dev = np.abs(W - ref)
-    wrong = changed & (dev > 2 * U * np.abs(ref)).any(axis=1)
+    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
     rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
     rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
     rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
@@ -323,15 +579,35 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, g, limit: int):
             msg = f"w changed but the rule does not update (y<w,x> = {shown})"
         else:
             j = int(np.argmax(dev[t]))
-            msg = (f"the step w[t] - w[t-1] is not y*x (coordinate {j}: {float(W[t, j])!r} "
-                   f"instead of {float(ref[t, j])!r})")
+            msg = (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
+                   f"{float(W[t, j])!r} instead of {float(ref[t, j])!r})")
         out.append((what, t, msg))
     return out, sorted(unsure.items())
 
 
-def _exact_rows(A, B) -> np.ndarray:
+def _STEP(eta: float) -> str:
+    return "y*x" if eta == 1.0 else f"eta*y*x (eta = {eta!r})"
+
+
+def _step_tolerance(W, ref, step, ar: _Arith, eta: float):
+    """How far a correct implementation's w + eta*y*x may be from the audit's float64 ref.
+
+    eta = 1 in float64: both are fl(w + y*x) (y*x is exact), up to the rounding mode: 2u|ref|.
+    Otherwise the implementation rounds eta*y*x (and casts x to its format: 2u|eta x|) and the
+    sum (u|W|), the audit rounds its own ref (2^-53 (|ref| + |eta x|)), and products may
+    underflow.
+    """
+    if eta == 1.0 and ar is _F64:
+        return 2 * U * np.abs(ref)
+    ex = np.abs(step)
+    return ((ar.u * (np.abs(W) + np.abs(ref)) + 2 * ar.u * ex + U * (np.abs(ref) + ex))
+            * (1 + 4 * ar.u) + 4 * ar.tiny) * SAFETY
+
+
+def _exact_rows(A, B, ar: _Arith = None) -> np.ndarray:
     """Rows i where every float64 evaluation of <A[i], B[i]> is exact: any summation order, with
     or without FMA or extended precision (so a correct implementation computes the exact value).
+    ar=_F32: every float32 evaluation (53 -> 24 bits, exponents -149 .. 128, A and B float32).
 
     Each nonzero product a_j b_j is a multiple of 2^lo (lo: the least, over j, of the sum of the
     exponents of the lowest set bits of a_j and b_j), so is every partial sum over any subset of
@@ -341,15 +617,19 @@ def _exact_rows(A, B) -> np.ndarray:
     absolute d 2^-1073 for underflowing products).  A row without a nonzero product (w = 0) is
     exact.
     """
+    ar = _F64 if ar is None else ar
     d = A.shape[1]
     la, _ = _bit_range(A)
     lb, _ = _bit_range(B)
     nz = (A != 0) & (B != 0)
     lo = np.where(nz, la + lb, 1 << 20).min(axis=1)
     S = (_rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
-    ok = (lo >= -1074) & (lo <= 971)
+    ok = (lo >= ar.lo_min) & (lo <= ar.hi_max - ar.bits)
+    if ar is not _F64:  # and the implementation holds A and B exactly (no cast rounds them)
+        with np.errstate(over="ignore", under="ignore"):
+            ok &= ((A.astype(ar.dtype) == A) & (B.astype(ar.dtype) == B)).all(axis=1)
     with np.errstate(over="ignore"):
-        top = np.ldexp(1.0, np.clip(lo + 53, -1021, 1024))
+        top = np.ldexp(1.0, np.clip(lo + ar.bits, -1021, 1024))
     return ~nz.any(axis=1) | (ok & (S < top))
 
 
@@ -443,15 +723,18 @@ def _array(arrays, key: str, path, what: str):
 
 
 def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
-                    include_unverified):
+                    include_unverified, nonzero_start: bool = False, eta: float = 1.0):
     """(The lemmas a trace is judged by, each gated by its assumptions about the data only;
-    gamma: as given, or as the reference run chose it).
+    gamma: as given, or as the reference run chose it; the status entries of the lemmas that do
+    not apply to the declared rule).
 
     Which lemmas: those that the textbook rule of ``variant`` satisfies on this data and order,
     as a reference run of the correct engine decides (a margin-perceptron trace is not judged by
     lemmas that assume the classic mistake condition).  Gated by data only: the learner's own
     assumptions (start, update, update condition) are what the audit tests, reported as kind
     'rule'; a variant that differs from the textbook rule still gets its invariants checked.
+    Except where the trace declares a rule they do not describe: a lemma assuming w[0] = 0 does
+    not apply to a trace with a non-zero w0, one assuming the step y*x not to eta != 1.
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
     reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
@@ -459,12 +742,43 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
                     on_violation="collect")
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
-    judged = []
+    judged, skipped = [], []
     for obj in base:
         gated = _data_gated(obj)
-        if (gated.name, gated.where) in applies:
+        if (gated.name, gated.where) not in applies:
+            continue
+        why = _declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
+        if why is None:
             judged.append(gated)
-    return judged, (reference.gamma if gamma is None else gamma)
+        else:
+            skipped.append({"lemma": gated.name, "statement": gated.shown,
+                            "source": gated.where, "where": None, "checks": 0,
+                            "undetermined": 0, "violations": 0, "applies": False,
+                            "inapplicable": why, "loose_assumptions": []})
+    return judged, (reference.gamma if gamma is None else gamma), skipped
+
+
+def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
+    """Why the lemma's assumptions about the learner's start or step do not describe the
+    declared rule (None when they do): the start is an equation w[0] = ..., the step one
+    w[k+1] = ... (any index but 0)."""
+    from ..kernel.formulas import VectorEq
+
+    for hname, f in lem.hypotheses:
+        if not isinstance(f, VectorEq):
+            continue
+        atom = f.atom
+        if getattr(getattr(atom, "func", None), "__name__", None) != "w":
+            continue
+        args = getattr(atom, "args", ())
+        start = len(args) == 1 and getattr(args[0], "is_zero", False)
+        if start and nonzero_start:
+            return (f"assumption {hname} ({atom} = {f.rhs if f.rhs.terms else 0}) does not hold: "
+                    f"the trace declares a non-zero start w0 (--w0)")
+        if not start and eta != 1.0:
+            return (f"assumption {hname} ({atom} = {f.rhs}) does not hold: the trace declares "
+                    f"the step eta*y*x with eta = {eta!r} (--eta)")
+    return None
 
 
 _GATED: dict = {}  # id(lemma object) -> (the object, its data-gated Lemma)
