@@ -494,3 +494,267 @@ def test_the_margin_rule_near_its_threshold_is_decided_exactly_or_undetermined(l
                      variant="margin", lemmas=lemmas)
     assert spurious.rule_violations == 1 and spurious.undetermined == 0
     assert "does not update" in spurious.violations[0]["message"]
+
+
+# ----------------------------------------------------------------------------- declared rules
+# A trace may declare its start w0, learning rate eta, a bias column and float32 arithmetic;
+# without the declaration, the rule findings are summarised by their pattern.
+
+def _cli(capsys):
+    import argparse
+
+    from novikoff.runtime.cli import register
+
+    def cli(argv):
+        parser = argparse.ArgumentParser(prog="novikoff")
+        register(parser.add_subparsers(dest="command"))
+        args = parser.parse_args(argv)
+        code = args.handler(args)
+        return code, capsys.readouterr().out
+    return cli
+
+
+def declared_trace(X, y, order, *, w0=None, eta=1.0, dtype=np.float64):
+    """The classic rule from w0 with step eta*y*x, computed in dtype (x cast to it)."""
+    Xd = X.astype(dtype)
+    w = np.zeros(X.shape[1], dtype) if w0 is None else np.asarray(w0, dtype).copy()
+    W = []
+    for i in order:
+        if y[i] * (w @ Xd[i]) <= 0:
+            w = (w + dtype(eta * y[i]) * Xd[i]).astype(dtype)
+        W.append(w.copy())
+    return np.array(W)
+
+
+def _not_applicable(rep):
+    return {m["lemma"]: m["inapplicable"] for m in rep.monitor["monitored"] if not m["applies"]}
+
+
+def test_a_learning_rate_trace_passes_with_eta_and_is_summarised_without(lemmas, tmp_path,
+                                                                       capsys):
+    X, y, ws = separable(80, 4, 0.1, seed=5, unit=False)
+    order = np.tile(np.arange(80), 3)
+    W = declared_trace(X, y, order, eta=0.5)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.rule_violations == rep.updates > 2
+    (p,) = rep.patterns
+    assert p["pattern"] == "learning_rate" and p["suggest"] == "--eta 0.5"
+    assert "a learning rate of 0.5? audit with --eta 0.5" in p["message"]
+    assert "the rule holds on every visit" in p["message"]
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, eta=0.5)
+    assert rep.ok and rep.rule_violations == 0 and rep.patterns == [] and rep.checks > 0
+    na = _not_applicable(rep)
+    # the lemmas assuming the step y*x do not apply: not applicable, with the reason
+    assert "w[k+1] = w[k] + y*x" in na["norm_growth"] and "eta = 0.5" in na["norm_growth"]
+    assert {"progress", "mistake_bound"} <= set(na)
+    assert rep.rule == {"w0": None, "eta": 0.5, "bias": False, "arithmetic": "float64"}
+    # a learning rate that is not a power of two rounds its step: still no finding
+    W = declared_trace(X, y, order, eta=0.1)
+    assert audit(X, y, order, W, w_star=ws, lemmas=lemmas, eta=0.1).ok
+    assert "a learning rate of 0.1?" in audit(X, y, order, W, w_star=ws,
+                                              lemmas=lemmas).patterns[0]["message"]
+    # the command line: the pattern is printed before the visits
+    cli = _cli(capsys)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.savez(tmp_path / "t.npz", order=order, w=declared_trace(X, y, order, eta=0.5))
+    base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy"),
+            "--trace", str(tmp_path / "t.npz")]
+    code, out = cli(base)
+    assert code == 1
+    assert out.index("[pattern] ") < out.index("[rule] ")
+    assert "a learning rate of 0.5? audit with --eta 0.5" in out
+    code, out = cli(base + ["--eta", "0.5"])
+    assert code == 0 and "declared   w <- w + 0.5*y*x from 0, float64" in out
+    assert "not applicable  norm_growth: assumption update" in out
+
+
+def test_a_non_zero_start_passes_with_w0(lemmas, tmp_path, capsys):
+    X, y, ws = separable(80, 4, 0.1, seed=5, unit=False)
+    order = np.tile(np.arange(80), 3)
+    w0 = np.array([0.3, -0.2, 0.1, 0.05])
+    W = declared_trace(X, y, order, w0=w0)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.violations[0]["visit"] == 0
+    (p,) = rep.patterns
+    assert p["pattern"] == "start" and p["suggest"] == "--w0 W0.npy"
+    assert "a non-zero start?" in p["message"] and "--w0" in p["message"]
+    np.testing.assert_array_equal(p["w0"], w0 if not (W[0] != w0).any() else W[0] - y[0] * X[0])
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, w0=w0)
+    assert rep.ok and rep.rule_violations == 0 and rep.lemma_violations == 0
+    na = _not_applicable(rep)
+    assert "w[0] = 0" in na["progress"] and "non-zero start" in na["progress"]
+    # lemmas that assume only the step (norm_step) or nothing of the learner still apply
+    applied = {m["lemma"] for m in rep.monitor["monitored"] if m["applies"]}
+    assert "w_star_nonzero" in applied
+    # a zero w0 is the default rule: every lemma applies
+    rep0 = audit(X, y, order, declared_trace(X, y, order), w_star=ws, lemmas=lemmas,
+                 w0=np.zeros(4))
+    assert rep0.ok and "progress" not in _not_applicable(rep0)
+    with pytest.raises(InvalidArgument, match=r"w0: shape \(3,\)"):
+        audit(X, y, order, W, w_star=ws, lemmas=[], w0=w0[:3])
+    cli = _cli(capsys)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.save(tmp_path / "w0.npy", w0)
+    np.savez(tmp_path / "t.npz", order=order, w=W)
+    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
+                     str(tmp_path / "ws.npy"), "--trace", str(tmp_path / "t.npz"), "--w0",
+                     str(tmp_path / "w0.npy"), "--json"])
+    import json
+    doc = json.loads(out)
+    assert code == 0 and doc["rule"]["w0"] == w0.tolist() and doc["patterns"] == []
+
+
+def offset_data(n=80, seed=0):
+    """Data separable by a hyperplane with an offset (not through the origin)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    v, b = np.array([1.0, -0.5, 0.3]), 0.7
+    m = X @ v + b
+    keep = np.abs(m) > 0.1
+    return X[keep], np.where(m[keep] > 0, 1.0, -1.0)
+
+
+def test_a_bias_column_trace_passes_with_bias(lemmas, tmp_path, capsys):
+    """scikit-learn's Perceptron with fit_intercept=True: the trace is (coef_, intercept_)."""
+    from sklearn.linear_model import Perceptron
+    X, y = offset_data()
+    order = np.tile(np.arange(X.shape[0]), 5)
+    clf = Perceptron(fit_intercept=True, shuffle=False, eta0=1.0)
+    W = []
+    for i in order:
+        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.array([-1.0, 1.0]))
+        W.append(np.concatenate([clf.coef_[0], clf.intercept_]))
+    W = np.array(W)
+    rep = audit(X, y, order, W, bias=True, lemmas=lemmas)
+    assert rep.ok and rep.updates > 1 and rep.checks > 0
+    assert rep.rule["bias"] and _not_applicable(rep).get("norm_growth") is None
+    with pytest.raises(InvalidArgument, match="a bias column\\? audit with --bias"):
+        audit(X, y, order, W, lemmas=lemmas)
+    cli = _cli(capsys)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.savez(tmp_path / "t.npz", order=order, w=W)
+    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--trace",
+                     str(tmp_path / "t.npz"), "--bias"])
+    assert code == 0 and "x with a bias column 1" in out
+
+
+def test_a_float32_implementation_passes_with_float32(lemmas):
+    X, y, ws = separable(80, 4, 0.1, seed=5, unit=False)
+    order = np.tile(np.arange(80), 3)
+    W = declared_trace(X, y, order, dtype=np.float32)
+    assert W.dtype == np.float32
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert not rep.ok and rep.rule_violations > 2
+    (p,) = rep.patterns
+    assert p["pattern"] == "float32" and p["suggest"] == "--float32"
+    assert "differences of float32 size" in p["message"] and "--float32" in p["message"]
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True)
+    assert rep.ok and rep.rule_violations == 0 and rep.undetermined == 0
+    # eta = 1 from 0: every lemma applies, checked with float32's drift bound
+    assert rep.lemma_violations == 0 and rep.checks > 0 and _not_applicable(rep) == {}
+    assert rep.rule["arithmetic"] == "float32"
+    # float32 with a learning rate: both are suggested, and both declared pass
+    W = declared_trace(X, y, order, eta=0.5, dtype=np.float32)
+    pats = {p["pattern"]: p for p in audit(X, y, order, W, w_star=ws, lemmas=lemmas).patterns}
+    assert set(pats) == {"learning_rate", "float32"}
+    assert "--eta 0.5 --float32" in pats["learning_rate"]["message"]
+    assert audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=0.5).ok
+    # a float64 step that is wrong by more than float32 rounding is still caught in float32
+    bad = declared_trace(X, y, order, eta=1.01, dtype=np.float32)
+    rep = audit(X, y, order, bad, w_star=ws, lemmas=lemmas, float32=True)
+    assert rep.rule_violations > 0 and "not y*x" in rep.violations[0]["message"]
+
+
+def test_float32_exact_ties_are_decided_in_float32():
+    """Integer data in float32: the prediction is exact (rounding bound 0), a skipped tie is a
+    violation; the exactness test needs the entries to be float32 numbers."""
+    from novikoff.runtime._audit import _F32, _exact_rows
+    assert _exact_rows(np.array([[3.0, -2.0]]), np.array([[1.0, 5.0]]), _F32)[0]
+    assert not _exact_rows(np.array([[2.0 ** 24, 1.0]]), np.array([[1.0, 1.0]]), _F32)[0]
+    assert _exact_rows(np.array([[2.0 ** 23, 1.0]]), np.array([[1.0, 1.0]]), _F32)[0]
+    assert not _exact_rows(np.array([[1.0 + 2.0 ** -30]]), np.array([[1.0]]), _F32)[0]
+    X, y, ws = tie_data()
+    order = np.arange(4)
+    strict0 = textbook_trace(X, y, order,
+                             fire=lambda w, x, yi: not w.any() or yi * (w @ x) < 0)
+    rep = audit(X, y, order, strict0.astype(np.float32), w_star=ws, lemmas=[], float32=True)
+    assert rep.rule_violations == 1 and rep.undetermined == 0
+    assert "exact" in rep.violations[0]["message"]
+
+
+def test_an_aliased_weight_buffer_is_summarised(lemmas):
+    """The implementation appends the same array at every visit: every row is the final w."""
+    X, y, ws = separable(80, 4, 0.1, seed=5, unit=False)
+    order = np.tile(np.arange(80), 3)
+    w = np.zeros(4)
+    rows = []
+    for i in order:
+        if y[i] * (w @ X[i]) <= 0:
+            w += y[i] * X[i]  # in place
+        rows.append(w)  # not a copy
+    W = np.array(rows)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    assert not rep.ok
+    (p,) = rep.patterns
+    assert p["pattern"] == "aliased_buffer"
+    assert "every row of w is the same vector" in p["message"] and "copy" in p["message"]
+
+
+def numpy_gamma_data():
+    """A seed where numpy's min(y * (X @ w*)) exceeds the exact margin."""
+    from fractions import Fraction
+
+    from novikoff.runtime._bounds import exact_dot
+    for seed in range(200):
+        X, y, ws = separable(60, 5, 0.1, seed=seed, unit=False)
+        g = float(np.min(y * (X @ ws)))
+        exact = min(int(y[i]) * exact_dot(X[i], ws) for i in range(len(y)))
+        if Fraction(g) > exact:
+            return X, y, ws, g, exact
+    pytest.skip("no seed with a rounded-up numpy margin")
+
+
+def test_a_numpy_gamma_slightly_above_the_exact_margin_is_accepted_with_a_note(lemmas,
+                                                                                tmp_path,
+                                                                                capsys):
+    from fractions import Fraction
+    X, y, ws, g, exact = numpy_gamma_data()
+    order = np.tile(np.arange(X.shape[0]), 2)
+    W = textbook_trace(X, y, order)
+    rep = audit(X, y, order, W, w_star=ws, gamma=g, lemmas=lemmas)
+    assert rep.ok and rep.checks > 0
+    (note,) = rep.notes
+    assert f"gamma={g!r} exceeds the exact margin" in note and "accepted" in note
+    # the lemmas use the exact margin (the float at or just below it), not the given gamma
+    assert Fraction(rep.gamma) <= exact < Fraction(g) and rep.gamma < g
+    assert rep.gamma == audit(X, y, order, W, w_star=ws, lemmas=lemmas).gamma
+    # a gamma above the margin by more than rounding is still refused
+    with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
+        audit(X, y, order, W, w_star=ws, gamma=g * (1 + 1e-9), lemmas=lemmas)
+    cli = _cli(capsys)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.save(tmp_path / "ws.npy", ws)
+    np.savez(tmp_path / "t.npz", order=order, w=W)
+    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
+                     str(tmp_path / "ws.npy"), "--trace", str(tmp_path / "t.npz"),
+                     "--gamma", repr(g)])
+    assert code == 0 and "note       gamma=" in out
+
+
+def test_each_lemma_is_reported_once(lemmas):
+    """norm_growth is proved in novikoff.proof and hinge_loss.proof: one finding, both files."""
+    X, y, ws = separable(80, 4, 0.1, seed=5)
+    order = np.tile(np.arange(80), 3)
+    W = textbook_trace(X, y, order, step=lambda w, x, yi: w + 2 * yi * x)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas)
+    found = [v for v in rep.violations if v["kind"] == "lemma"]
+    names = [v["lemma"] for v in found]
+    assert len(names) == len(set(names)) == rep.lemma_violations
+    (ng,) = [v for v in found if v["lemma"] == "norm_growth"]
+    files = sorted(s.split("/")[-1].split(":")[0] for s in ng["sources"])
+    assert files == ["hinge_loss.proof", "novikoff.proof"]
+    assert "also violated as proved in" in ng["message"]
+    assert rep.patterns and rep.patterns[0]["pattern"] == "learning_rate"
+    assert "a learning rate of 2.0?" in rep.patterns[0]["message"]

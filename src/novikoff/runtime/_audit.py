@@ -4,6 +4,13 @@ Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited a
 ``w`` (T, d) the weights after each visit (w before the first visit is 0).  A visit where the
 weights change is an *update*; k counts updates.
 
+The declared rule (``w0``, ``eta``, ``bias``, ``float32``): w starts at w0, an update adds
+eta*y*x, x carries a constant 1 last with ``bias``, and with ``float32`` every bound of the
+implementation's arithmetic uses u = 2^-24.  Lemmas assuming w[0] = 0 (w0 != 0) or the step y*x
+(eta != 1) are listed as not applicable.  Rule findings are summarised by ``patterns`` (a
+learning rate, float32 rounding, an aliased weight buffer, a non-zero start), each tested by
+auditing the rule again under the option it suggests.
+
 Findings:
 
 * ``rule``: the visit does not follow the variant's update rule (an update where the rule says
@@ -145,9 +152,11 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
             np.shape(w0)[0] == d else _bad_w0(w0, dims)
     W = np.asarray(w)
     if W.ndim != 2 or W.shape != (order.shape[0], d) or W.dtype.kind not in "biuf":
+        hint = ("; a bias column? audit with --bias (bias=True)" if not bias and W.ndim == 2
+                and W.shape == (order.shape[0], d + 1) else "")
         raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {order.shape} "
                               f"and X: shape {(n, d - 1) if bias else X.shape} (expected "
-                              f"({order.shape[0]}, {dims}))")
+                              f"({order.shape[0]}, {dims})){hint}")
     W = np.ascontiguousarray(W, dtype=np.float64)
     if not np.isfinite(W).all():
         t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
@@ -773,12 +782,24 @@ def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
         args = getattr(atom, "args", ())
         start = len(args) == 1 and getattr(args[0], "is_zero", False)
         if start and nonzero_start:
-            return (f"assumption {hname} ({atom} = {f.rhs if f.rhs.terms else 0}) does not hold: "
-                    f"the trace declares a non-zero start w0 (--w0)")
+            return (f"assumption {hname} ({_shown_eq(f)}) does not hold: the trace declares a "
+                    f"non-zero start w0 (--w0)")
         if not start and eta != 1.0:
-            return (f"assumption {hname} ({atom} = {f.rhs}) does not hold: the trace declares "
+            return (f"assumption {hname} ({_shown_eq(f)}) does not hold: the trace declares "
                     f"the step eta*y*x with eta = {eta!r} (--eta)")
     return None
+
+
+def _shown_eq(f) -> str:
+    """A vector equation as a .proof file writes it: w[k+1] = w[k] + y*x."""
+    def vec(a):
+        if getattr(getattr(a, "func", None), "__name__", None) == "w":
+            return "w[" + ", ".join(str(i).replace(" ", "") for i in a.args) + "]"
+        return str(a)
+
+    terms = sorted(f.rhs.terms, key=lambda t: not vec(t[0]).startswith("w["))
+    parts = [vec(a) if c == 1 else f"{c}*{vec(a)}" for a, c in terms]
+    return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
 _GATED: dict = {}  # id(lemma object) -> (the object, its data-gated Lemma)

@@ -69,6 +69,18 @@ def register(subparsers) -> None:
     a.add_argument("--non-separable", action="store_true",
                    help="data not separable by w*: judge by the hinge-loss bound (TD for w*, "
                         "gamma over the examples presented; gamma chosen if not given)")
+    a.add_argument("--w0", metavar="W0.npy",
+                   help="the implementation's initial weights (default 0); lemmas assuming "
+                        "w[0] = 0 then do not apply")
+    a.add_argument("--eta", type=float, default=1.0,
+                   help="the implementation's learning rate: an update is w + eta*y*x (default "
+                        "1); lemmas assuming the step y*x then do not apply")
+    a.add_argument("--bias", action="store_true",
+                   help="the implementation appends a constant feature 1 (its weights, w0 and "
+                        "w* have d + 1 entries)")
+    a.add_argument("--float32", action="store_true",
+                   help="the implementation computes in float32 (rounding bounds with unit "
+                        "roundoff 2^-24)")
     _common(a)
     a.set_defaults(handler=audit_command)
 
@@ -260,21 +272,34 @@ def audit_command(args) -> int:
     """novikoff audit --data D.npz --trace T.npz ..."""
     from ._audit import audit
     from ._io import _in_file, load_dataset, read_npz
+    from ._validate import check_vector
 
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
     trace = read_npz(args.trace, "trace", ("order", "w"))
     with _in_file("trace", args.trace):
         order = check_order(trace["order"], X.shape[0])
-    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+    d = X.shape[1] + bool(args.bias)
+    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, d))
               if args.w_star else None)
+    w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, d, nonzero=False))
+          if args.w0 else None)
     report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
                    variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
-                   proofs=args.proofs, include_unverified=args.include_unverified)
+                   proofs=args.proofs, include_unverified=args.include_unverified,
+                   w0=w0, eta=args.eta, bias=args.bias, float32=args.float32)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
     else:
         print(f"trace      {report.visits} visits, {report.updates} updates")
+        r = report.rule
+        if r.get("w0") is not None or r.get("eta", 1.0) != 1.0 or r.get("bias") or \
+                r.get("arithmetic", "float64") != "float64":
+            print(f"declared   w <- w + {r['eta']!r}*y*x from "
+                  f"{'w0' if r['w0'] is not None else '0'}"
+                  f"{', x with a bias column 1' if r['bias'] else ''}, {r['arithmetic']}")
+        for note in report.notes:
+            print(f"note       {note}")
         # gamma in full: auditing again with --gamma must judge by the same TD
         print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
         print(f"checks     {report.checks:,} invariant checks")
@@ -287,6 +312,8 @@ def audit_command(args) -> int:
             print(f"undecided  {report.undetermined} visit(s) within the rounding bound of the "
                   f"prediction (not violations: a correct float implementation may decide "
                   f"either way)")
+        for p in report.patterns:
+            print(f"  [pattern] {p['message']}")
         for v in report.violations:
             print(f"  [{v['kind']}] {v['message']}")
         for v in report.undetermined_visits:
