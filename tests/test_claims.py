@@ -111,3 +111,11 @@ def test_a_pipe_or_a_huge_file_is_refused_without_reading_it(tmp_path, witnesses
     reasons = [claim.steps[0].reason for claim in report.lemmas]
     assert "not a regular file" in reasons[0]
     assert "larger than" in reasons[1]
+
+
+def test_a_loop_of_symbolic_links_is_a_failure_not_a_traceback(tmp_path):
+    (tmp_path / "loopa").symlink_to(tmp_path / "loopb")
+    (tmp_path / "loopb").symlink_to(tmp_path / "loopa")
+    report = check(tmp_path, "claim c: refuted by run loopa/w.json\n")
+    assert report.lemmas[0].status == "failed"
+    assert report.lemmas[0].steps[0].reason.startswith("error:")

@@ -830,9 +830,12 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
     text = lines.get(claim.pos.line, "")
     report = LemmaReport(claim.name, "claim", display, claim.pos.line, text, outcome="failed")
     started = time.perf_counter()
-    here = path.parent.resolve()
-    target = (here / claim.path).resolve()
     try:
+        here = path.parent.resolve()
+        try:
+            target = (here / claim.path).resolve()
+        except (OSError, RuntimeError) as exc:  # a loop of symbolic links
+            raise WitnessError(f"{claim.path}: cannot be resolved ({exc})") from None
         if not target.is_relative_to(here):  # a proof file reads only what lies beside it
             raise WitnessError(f"{claim.path}: a witness file must be in the directory of the "
                                f".proof file or below it")

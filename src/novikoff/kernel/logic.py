@@ -26,7 +26,8 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
-                       compose_relations, free_symbols, rebuild, sides, subformulas)
+                       compose_relations, free_symbols, rebuild, sides, subformulas,
+                       visible_obligations)
 from .solver import Verdict, entails
 from .sums import BOUND, count, sum_facts, sums_in
 from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
@@ -396,6 +397,17 @@ def _rewrite(formula, definitions: tuple):  # a step: measured 7% of `novikoff c
     return formula
 
 
+def _substitutable(f: VectorEq) -> bool:
+    """Whether a definition may be used by substitution: its coefficients show no condition that
+    its written domain lacks (else their value in the solver could differ from their meaning),
+    and hold no irrational number (substituted into abs or max, SymPy would decide its sign in
+    floating point).  Otherwise it is told as the equation ||atom - rhs||^2 = 0."""
+    shown = set(f.obligations()) - set(f.domain)
+    irrational = any(p.base.is_Rational and not p.exp.is_Integer
+                     for _, c in f.rhs.terms for p in c.atoms(sp.Pow))
+    return not shown and not irrational
+
+
 def _vector_definitions(formulas) -> tuple:
     """Vector definitions as substitutions, and the scalar facts the rest of them give.
 
@@ -408,9 +420,9 @@ def _vector_definitions(formulas) -> tuple:
     for f in formulas:
         if not isinstance(f, VectorEq):
             continue
-        facts += list(f.obligations())
+        facts += list(f.domain)  # what it means implies its written domain, and no more
         rhs = _substitute(f.rhs, defs)
-        if f.atom in defs or f.atom in rhs.atoms():
+        if f.atom in defs or f.atom in rhs.atoms() or not _substitutable(f):
             left = defs.get(f.atom, Vec.atom(f.atom))
             equations.append(left - rhs)
             continue
@@ -513,7 +525,11 @@ def _instances_of(s: Setting, facts) -> list:
             raise KernelError(f"{name} applies to two vectors, not {args!r}")
         instance = _FACTS[name](*args)
         _kinds_of(s, instance)
-        out += instance
+        # True for real vectors: where the coefficients of u and v mean something (sqrt(b)*x
+        # needs b >= 0, which SymPy's <u, u> = b*<x, x> no longer shows).
+        defined = tuple(dict.fromkeys(o for v in args if isinstance(v, Vec)
+                                      for _, c in v.terms for o in visible_obligations(c)))
+        out += [Implication(defined, f) for f in instance] if defined else instance
     return out
 
 

@@ -155,11 +155,13 @@ _SIGN_DECIDING = (sp.floor, sp.ceiling, sp.Abs, sp.Max, sp.Min)
 
 
 def _irrational_number(e: sp.Expr) -> bool:
-    """A number that is not rational: SymPy decides its sign in floating point."""
-    if not e.is_number or e.is_Rational:
+    """Whether e holds a number that is not rational (sqrt(2), or a sum of numbers), as a whole or
+    as a factor or term: SymPy decides such a number's sign in floating point (Abs(a*c) is
+    c*Abs(a) for c > 0, Max(a, a + c) is a + c)."""
+    if e.is_Rational:
         return False
     return any(p.base.is_Rational and not p.exp.is_Integer for p in e.atoms(sp.Pow)) \
-        or e.has(sp.Sum)
+        or any(s.is_number for s in e.atoms(sp.Sum))
 
 
 def exact_subs(expr: sp.Expr, old, new) -> sp.Expr:

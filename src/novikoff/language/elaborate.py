@@ -141,6 +141,14 @@ class Scope:
         self.meaning(total, node.pos)  # the kernel's conditions on the terms
         return Typed("scalar", total)
 
+    def _per_update_in(self, typed: Typed, pos: A.Pos) -> bool:
+        value = self.meaning(typed.value, pos)
+        if hasattr(value, "terms"):  # a vector: its atoms and coefficients
+            exprs = [e for atom, c in value.terms for e in (atom, c)]
+        else:
+            exprs = [value]
+        return any(str(s) in self.per_update for e in exprs for s in e.free_symbols)
+
     def _name(self, node: A.Name) -> Typed:
         if node.id == self.sum_index:
             return Typed("scalar", W.Sym(node.id, "bound"))
@@ -149,7 +157,11 @@ class Scope:
                              f"every term of the sum; to sum over examples, declare a sequence "
                              f"and write {node.id}[{self.sum_index}]", node.pos)
         if node.id in self.defines:
-            return self.defines[node.id]
+            defined = self.defines[node.id]
+            if self.sum_index is not None and self._per_update_in(defined, node.pos):
+                raise self.error(f"{node.id} is defined with a symbol declared per update: it "
+                                 f"is update k's, the same in every term of the sum", node.pos)
+            return defined
         if node.id not in self.kinds:
             raise self.error(f"unknown name {node.id!r}", node.pos)
         kind = self.kinds[node.id]
