@@ -252,7 +252,8 @@ def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemma
     precomputed = False
     stats = None
     if need_wstar and w_star is None:
-        w_star = max_margin_separator(X, y) if separable else soft_margin_separator(X, y)
+        w_star = (max_margin_separator(X, y, progress=getattr(progress, "phase", None))
+                  if separable else soft_margin_separator(X, y))
     if exact:
         from ._exact import run_exact
         if not separable and gamma is None:

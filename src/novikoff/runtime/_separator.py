@@ -29,37 +29,65 @@ def _scipy():
 # the hull means that no w separates.  The solver generates constraints: it keeps a working set S
 # of examples, computes the minimum-norm point of conv(z_S) exactly (Lawson and Hanson's least
 # distance programming through NNLS, an active-set method that ends on at most d+1 support
-# vectors), and adds the examples that the resulting direction violates most.  One pass over the
-# data per round (a matrix-vector product), a few rounds: the cost grows linearly with n.
-# ||p|| over S bounds the best margin from above and min_i z_i.p/||p|| from below; the loop stops
-# when they agree to _TOL (relative), so the margin found is the maximum to that precision.
+# vectors, polished on them in extended precision), and adds the examples that the resulting
+# direction violates most.  ||p|| over S bounds the best margin from above and min_i z_i.p/||p||
+# from below; the loop stops when they agree to _TOL (relative), so the margin found is the
+# maximum to that precision.  Each round is one pass over the data (a matrix-vector product); a
+# warm start from the same solve on a random 1/32 of the data (recursively) leaves a few rounds
+# on the whole: the cost grows linearly with n.
+#
+# Scale: every quantity is homogeneous in X, and the working sets are divided by a power of two
+# near their radius (exact), so X*c and X give the same direction up to the rounding of X*c.
+# Data whose margins would over- or underflow is first copied divided by a power of two.
 
 _TOL = 1e-9            # relative gap between the two bounds at which the solve stops
-_ROUNDS = 200          # passes over the data at most
-_INFEASIBLE = 1e-14    # NNLS residual (data of radius ~1) below which 0 is in the hull
+_ROUNDS = 200          # passes over the data at most (per level)
+_SPLIT = 32            # each level solves a random 1/_SPLIT of the data first ...
+_SMALLEST = 2048       # ... while that part has at least this many examples
+_KEEP = 4              # non-support examples kept in the working set: _KEEP * _ADD * (d + 1)
+_ADD = 16              # examples added per round: _ADD * (d + 1), the most violated
+_CAP = 256             # ... and of each at most max(d + 1, _CAP)
+_INFEASIBLE = 1e-14    # NNLS residual (working set of radius ~1) below which 0 is in the hull
 _AMBIGUOUS = 1e-10     # ... below which a linear program confirms either way
+_SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a rescaled copy
 
 
-def _normalised(X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Z = y*X divided by two powers of two: max |entry| and then max ||row|| in [1/2, 1).
+class _Rescale(Exception):
+    """The margins over- or underflow, or are not finite: solve on a normalised copy."""
 
-    Scaling by a power of two is exact (barring underflow of entries far below the largest), so
-    X*c and X give the same Z up to the rounding of X*c itself, and the same direction w*.
-    """
-    Z = np.multiply(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)[:, None])
-    if not np.isfinite(Z).all():
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(Z))[0])
+
+def _normalised(X: np.ndarray, y: np.ndarray):
+    """(Z, e): Z = y*X / 2^e, e chosen for max |entry| and then max ||row|| in [1/2, 1),
+    checking that every entry is finite and no row is zero."""
+    Z = np.multiply(X, y[:, None])
+    bad = ~np.isfinite(Z)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidArgument(f"X[{i}, {j}]={float(X[i, j])!r} is not finite")
     nonzero = Z.any(axis=1)
     if not nonzero.all():
-        i = int(np.flatnonzero(~nonzero)[0])
-        raise InvalidArgument(f"X, y: the data is not linearly separable through the origin: "
-                              f"X[{i}] is the zero vector, so y<w, x> = 0 for every w")
-    np.ldexp(Z, -int(np.frexp(np.abs(Z).max())[1]), out=Z)
+        raise _zero_row(int(np.flatnonzero(~nonzero)[0]))
+    e = int(np.frexp(np.abs(Z).max())[1])
     with np.errstate(under="ignore"):
+        np.ldexp(Z, -e, out=Z)
         top = float(np.sqrt(np.einsum("ij,ij->i", Z, Z).max()))
         np.ldexp(Z, -int(np.frexp(top)[1]), out=Z)
-    return Z
+    return Z, e + int(np.frexp(top)[1])
+
+
+def _zero_row(i: int) -> InvalidArgument:
+    return InvalidArgument(f"X, y: the data is not linearly separable through the origin: "
+                           f"X[{i}] is the zero vector, so y<w, x> = 0 for every w")
+
+
+def _scaled(ZS: np.ndarray):
+    """(ZS / 2^e, 2^-e) with the largest row norm in [1/2, 1)."""
+    with np.errstate(under="ignore", over="ignore"):
+        a = np.ldexp(ZS, -int(np.frexp(np.abs(ZS).max())[1]))
+        top = float(np.sqrt(np.einsum("ij,ij->i", a, a).max()))
+    e = int(np.frexp(np.abs(ZS).max())[1]) + int(np.frexp(top)[1])
+    with np.errstate(under="ignore"):
+        return np.ldexp(ZS, -e), float(np.ldexp(1.0, -e))
 
 
 def _min_norm_point(opt, ZS: np.ndarray):
@@ -74,7 +102,7 @@ def _min_norm_point(opt, ZS: np.ndarray):
     f[d] = 1.0
     try:
         u, rnorm = opt.nnls(E, f, maxiter=50 * (k + d + 1))
-    except RuntimeError:  # iteration limit: keep the best the caller has
+    except RuntimeError:  # iteration limit: keep the best direction found so far
         return None, np.inf
     return u, float(rnorm)
 
@@ -87,7 +115,7 @@ def _polish(ZA: np.ndarray):
     Zl = ZA.astype(np.longdouble)
     z0, D = Zl[0], Zl[1:] - Zl[0]
     if D.shape[0] == 0:
-        return Zl[0]
+        return z0
     Dt = D.T.astype(np.float64)
     mu = np.zeros(D.shape[0], dtype=np.longdouble)
     r = z0
@@ -102,7 +130,7 @@ def _polish(ZA: np.ndarray):
 
 
 def _lp_direction(opt, ZS: np.ndarray):
-    """max t s.t. Z_S w >= t, |w_j| <= 1 (HiGHS): (t, w)."""
+    """max t s.t. Z_S w >= t, |w_j| <= 1 (HiGHS): (t, w), or (None, None)."""
     k, d = ZS.shape
     c = np.zeros(d + 1)
     c[d] = -1.0
@@ -121,87 +149,130 @@ def _not_separable(S: np.ndarray, why: str) -> InvalidArgument:
                            f"non-separable mode with a given w_star and gamma")
 
 
-def _solve(X: np.ndarray, y: np.ndarray, progress=None):
-    """(w, info): the unit direction and {"lower", "upper", "passes", "support", "polished"},
-    the two bounds on the best margin of the normalised data (radius in [1/2, 1))."""
-    opt = _scipy()
-    report = progress if progress is not None else (lambda phase, fraction: None)
-    report("separator: normalise", 0.0)
-    Z = _normalised(X, y)
-    n, d = Z.shape
-    report("separator: solve", 0.0)
-    k_add = 4 * (d + 1)
-    v = Z.sum(axis=0)
-    if not np.any(v):
-        v = Z[0].copy()
-    v /= np.linalg.norm(v)
-    m = Z @ v
-    passes = 1
-    start = max(256, 2 * k_add)
-    S = np.argpartition(m, start)[:start] if n > start else np.arange(n)
-    best = (m.min(), v)  # the best direction seen, by its margin over all the data
-    upper, polished = np.inf, False
+def _level(opt, X, y, report, rng, ids=None):
+    """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
+    ids: the examples' indices in the caller's data (for messages), if X is a sample of it."""
+    n, d = X.shape
+    name = (lambda i: i) if ids is None else (lambda i: ids[i])
+    # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
+    k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
+    k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
+    S = np.zeros(0, dtype=np.int64)
+    if n // _SPLIT >= _SMALLEST:
+        idx = np.sort(rng.integers(0, n, n // _SPLIT))  # repeats are harmless
+        v, sub = _level(opt, X[idx], y[idx], None, rng, idx if ids is None else ids[idx])
+        S = np.unique(idx[sub["S"]])
+    else:
+        v = X.T @ y
+        if not (np.isfinite(v).all() and np.any(v)):
+            v = X[0] * y[0]
+    with np.errstate(all="ignore"):
+        v = v / np.linalg.norm(v)
+    if not np.isfinite(v).all():
+        raise _Rescale
     inS = np.zeros(n, dtype=bool)
-    for _ in range(_ROUNDS):
-        ZS = Z[S]
-        u, rnorm = _min_norm_point(opt, ZS)
-        if u is None:
-            break
-        if rnorm < _AMBIGUOUS:
-            support = S[u > 0] if rnorm > 0 else S
-            if rnorm <= _INFEASIBLE:
-                raise _not_separable(S[u > 0], "0 lies in the convex hull of their y*x")
-            t, w = _lp_direction(opt, ZS)
-            if t is None or t <= _INFEASIBLE:
-                raise _not_separable(support, "a linear program finds no positive margin")
-            mw = Z @ w
-            passes += 1
-            if mw.min() > 0:
-                best = (mw.min() / np.linalg.norm(w), w / np.linalg.norm(w))
-            break
-        A = u > 0
-        p = _polish(ZS[A])
-        polished = p is not None
-        if p is None:
-            p = ZS.T @ u / u.sum()
-        upper = float(np.sqrt(np.sum(p * p)))
-        v = (p / upper).astype(np.float64)
-        m = Z @ v
+    best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
+    support = S.size
+    for _ in range(_ROUNDS + 1):
+        with np.errstate(all="ignore"):
+            m = X @ v
+            m *= y
+            top = max(float(m.max()), -float(m.min()))
         passes += 1
+        if not 1 / _SAFE < top < _SAFE:  # also NaN (max and min propagate it)
+            raise _Rescale
         lower = float(m.min())
         if lower > best[0]:
             best = (lower, v)
-        report("separator: solve", max(0.0, min(1.0, lower / upper)))
+        if report is not None and np.isfinite(upper):
+            report("separator: solve", max(0.0, min(1.0, lower / upper)))
         if lower >= upper * (1 - _TOL):
             break
         cand = np.flatnonzero(m < upper * (1 - _TOL))
         inS[S] = True
         cand = cand[~inS[cand]]
+        inS[S] = False
         if cand.size == 0:  # the violators are all in S: rounding, not a missing constraint
             break
         if cand.size > k_add:
             cand = cand[np.argpartition(m[cand], k_add)[:k_add]]
-        S = np.concatenate([S[A], S[~A], cand])
+        # The support of the last solve and the new violators: the working set's optimum is
+        # kept, and each round adds constraints it violates, so its margin only grows.
+        # The non-support examples of S that are closest to the margin stay too (up to _KEEP
+        # rounds' worth), which saves passes that would add them again.
+        rest = S[support:]
+        if rest.size > k_keep:
+            rest = rest[np.argpartition(m[rest], k_keep)[:k_keep]]
+        S = np.concatenate([S[:support], rest, cand])
+        zero = ~X[S].any(axis=1)
+        if zero.any():
+            raise _zero_row(int(name(S[np.argmax(zero)])))
+        ZS, scale = _scaled(X[S] * y[S][:, None])
+        u, rnorm = _min_norm_point(opt, ZS)
+        if u is None:
+            break
+        if rnorm < _AMBIGUOUS:
+            if rnorm <= _INFEASIBLE:
+                raise _not_separable(name(S[u > 0]), "0 lies in the convex hull of their y*x")
+            t, w = _lp_direction(opt, ZS)
+            if t is None or t <= _INFEASIBLE:
+                raise _not_separable(name(S[u > 0]), "a linear program finds no positive margin")
+            mw = (X @ w) * y
+            passes += 1
+            if mw.min() > 0:
+                best = (float(mw.min() / np.linalg.norm(w)), w / np.linalg.norm(w))
+            break
+        A = u > 0
+        S = np.concatenate([S[A], S[~A]])  # the support first
+        support = int(A.sum())
+        p = _polish(ZS[A])
+        polished = p is not None
+        if p is None:
+            p = ZS.T @ u / u.sum()
+        norm = float(np.sqrt(np.sum(p * p)))
+        v = (p / norm).astype(np.float64)
+        upper = norm / scale
     lower, v = best
-    if not lower > 0:
+    return v, {"lower": lower, "upper": upper, "passes": passes, "S": S[:support],
+               "polished": polished, "support": support}
+
+
+def _solve(X: np.ndarray, y: np.ndarray, progress=None):
+    """(w, info): the unit direction and {"lower", "upper", "passes", "support", "polished",
+    "S"}: bounds on the best margin (in X's units), passes over all of X, the support size."""
+    opt = _scipy()
+    report = progress if progress is not None else (lambda phase, fraction: None)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    report("separator: solve", 0.0)
+    try:
+        v, info = _level(opt, X, y, report, np.random.default_rng(0))
+    except _Rescale:
+        report("separator: normalise", 0.0)
+        Z, e = _normalised(X, y)
+        v, info = _level(opt, Z, np.ones(X.shape[0]), report, np.random.default_rng(0))
+        with np.errstate(over="ignore", under="ignore"):
+            info["lower"], info["upper"] = (float(np.ldexp(info[k], e))
+                                            for k in ("lower", "upper"))
+    if not info["lower"] > 0:
         raise InvalidArgument("X, y: no separator through the origin found (the solvers' best "
-                              f"direction has margin {lower:.3g} relative to the radius); give "
-                              "w_star, or use the non-separable mode")
+                              f"direction has margin {info['lower']:.3g}); give w_star, or use "
+                              "the non-separable mode")
     report("separator: solve", 1.0)
-    return v / np.linalg.norm(v), {"lower": lower, "upper": upper, "passes": passes,
-                                   "support": int(np.count_nonzero(u)) if u is not None else 0,
-                                   "polished": polished}
+    return v / np.linalg.norm(v), info
 
 
 def max_margin_separator(X: np.ndarray, y: np.ndarray, progress=None) -> np.ndarray:
     """A unit w* maximising min y<w, x> (hard-margin SVM through the origin).
 
-    The data is first divided by powers of two near its radius (so the direction does not depend
-    on the data's scale); then a working set of examples grows from the most violated ones, its
-    maximum-margin direction computed exactly by NNLS (least distance programming, Lawson and
-    Hanson) and polished on its support vectors, until the direction's margin over all the data
-    matches the working set's maximum (relative gap 1e-9): a few passes over the data, so the
-    cost is linear in n.  Non-separable data raises InvalidArgument naming examples that no w
+    A working set of examples grows from the most violated ones, its maximum-margin direction
+    computed exactly by NNLS (least distance programming, Lawson and Hanson) on the set divided by
+    a power of two near its radius, and polished on its support vectors, until the direction's
+    margin over all the data matches the working set's maximum (relative gap 1e-9).  A warm start
+    from a random 1/32 of the data (recursively) leaves a few passes over all of it, so the cost
+    is linear in n.  The direction does not depend on the data's scale (X*c gives the same w* up
+    to the rounding of X*c; data whose margins would over- or underflow is solved on a copy
+    divided by a power of two).  Non-separable data raises InvalidArgument naming examples that no w
     separates.  progress, if given, is called as progress(phase: str, fraction: float).
     The result is not trusted: the caller certifies its margin (certify_margin).
     """

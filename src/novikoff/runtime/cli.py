@@ -169,6 +169,15 @@ class _Progress:
         print(f"\r  epoch {epochs}  visits {visits:,}  mistakes {mistakes:,}  "
               f"({now - self.start:.1f} s)", end="", file=sys.stderr, flush=True)
 
+    def phase(self, name: str, fraction: float) -> None:
+        """A phase before the run (the separator's solve)."""
+        now = time.perf_counter()
+        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
+            return
+        self.last, self.shown = now, True
+        print(f"\r  {name} {fraction:.0%}  ({now - self.start:.1f} s)" + " " * 20, end="",
+              file=sys.stderr, flush=True)
+
     def done(self) -> None:
         if self.shown:
             print("\r" + " " * 70 + "\r", end="", file=sys.stderr, flush=True)

@@ -1,0 +1,240 @@
+"""The max-margin separator computed when no w* is given (runtime._separator).
+
+Its result is untrusted (the engine certifies it), so these tests check what the solver promises:
+the maximum margin to within 1% of independent references, a direction that does not depend on
+the data's scale, non-separable data refused with a clear message, and degenerate inputs.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from novikoff.errors import InvalidArgument
+from novikoff.runtime import max_margin_separator, run
+from novikoff.runtime._bounds import certify_margin, data_stats
+from novikoff.runtime._separator import _solve
+
+
+def planted(n, d, gamma=0.01, seed=0):
+    """Unit rows labelled by a random unit w_gen, those with |<w_gen, x>| < gamma dropped."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w /= np.linalg.norm(w)
+    Xs, ys, have = [], [], 0
+    while have < n:
+        X = rng.standard_normal((max(2 * n, 64), d))
+        X /= np.linalg.norm(X, axis=1)[:, None]
+        m = X @ w
+        keep = np.abs(m) >= gamma
+        Xs.append(X[keep])
+        ys.append(np.sign(m[keep]))
+        have += int(keep.sum())
+    return np.concatenate(Xs)[:n], np.concatenate(ys)[:n], w
+
+
+def margin(X, y, w):
+    return float((y * (X @ w)).min() / np.linalg.norm(w))
+
+
+def certified(X, y, w):
+    return certify_margin(X, y, w, data_stats(X, y, w))
+
+
+def slsqp_reference(X, y):
+    """An independent solver: min ||w||^2 s.t. y<w, x> >= 1 over the d primal variables."""
+    import scipy.optimize as opt
+    Z = y[:, None] * X
+    w0 = np.linalg.lstsq(Z, np.ones(len(y)), rcond=None)[0]
+    res = opt.minimize(lambda w: w @ w, w0 * 2, jac=lambda w: 2 * w, method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": lambda w: Z @ w - 1,
+                                     "jac": lambda w: Z}],
+                       options={"maxiter": 1000, "ftol": 1e-14})
+    return res.x
+
+
+# ---------------------------------------------------------------- the maximum margin
+
+@pytest.mark.parametrize("n, d, seed", [(200, 5, 0), (500, 10, 1), (1000, 3, 2)])
+def test_margin_within_one_percent_of_independent_solvers(n, d, seed):
+    X, y, w_gen = planted(n, d, 0.02, seed)
+    w = max_margin_separator(X, y)
+    assert np.linalg.norm(w) == pytest.approx(1.0, abs=1e-12)
+    refs = [margin(X, y, w_gen), margin(X, y, slsqp_reference(X, y))]
+    sklearn = pytest.importorskip("sklearn.svm")
+    clf = sklearn.LinearSVC(loss="hinge", C=1e6, fit_intercept=False, tol=1e-10, max_iter=10 ** 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # liblinear's ConvergenceWarning at high C
+        clf.fit(X, y)
+    refs.append(margin(X, y, clf.coef_.ravel()))
+    assert margin(X, y, w) >= 0.99 * max(refs)
+    assert certified(X, y, w) > 0
+
+
+def test_the_bounds_of_the_solve_bracket_the_maximum():
+    # lower = min y<w, x> of the direction found; upper = the working set's maximum margin,
+    # which no direction beats on all the data.  They agree to 1e-9 relative.
+    X, y, w_gen = planted(3000, 8, 0.01, seed=3)
+    w, info = _solve(X, y)
+    assert info["lower"] == pytest.approx(margin(X, y, w), rel=1e-12)
+    assert info["lower"] <= info["upper"] * (1 + 1e-12)
+    assert info["upper"] - info["lower"] <= 1e-9 * info["upper"]
+    assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-12)
+
+
+def test_the_sampled_warm_start_finds_the_same_maximum():
+    # n >= 32 * 2048: the solve starts from a random 1/32 of the data.
+    X, y, w_gen = planted(70_000, 6, 0.01, seed=4)
+    w, info = _solve(X, y)
+    assert info["upper"] - info["lower"] <= 1e-9 * info["upper"]
+    assert margin(X, y, w) >= margin(X, y, w_gen)
+    assert certified(X, y, w) > 0
+
+
+def test_progress_reports_phases_and_fractions():
+    X, y, _ = planted(500, 4)
+    calls = []
+    max_margin_separator(X, y, progress=lambda phase, f: calls.append((phase, f)))
+    assert calls and all(isinstance(p, str) and 0.0 <= f <= 1.0 for p, f in calls)
+    assert calls[-1][1] == 1.0
+
+
+def test_tiny_margin_real_data_is_certified():
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, t = datasets.load_breast_cancer(return_X_y=True)
+    y = np.where(t == 0, 1.0, -1.0)
+    w, info = _solve(X, y)
+    g = certified(X, y, w)
+    assert g > 0
+    assert info["lower"] >= 0.99 * info["upper"]  # within 1% though the margin is ~1e-8 R
+
+
+# ---------------------------------------------------------------- scale
+
+@pytest.mark.parametrize("scale", [1e15, 1e-15, 1e300, 1e-300, 2.0 ** -1000])
+def test_the_direction_does_not_depend_on_the_scale(scale):
+    X, y, _ = planted(400, 6, 0.01, seed=5)
+    w = max_margin_separator(X, y)
+    ws = max_margin_separator(X * scale, y)
+    np.testing.assert_allclose(ws, w, rtol=0, atol=1e-9)
+    if scale < 1e150:  # beyond, ||x||^2 overflows: the engine refuses such rows anyway
+        assert certified(X * scale, y, ws) > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 300), d=st.integers(1, 8),
+       gamma=st.sampled_from([1e-4, 1e-2, 0.2]),
+       scale=st.sampled_from([1e-15, 1e-6, 1.0, 3.0, 1e15]))
+def test_scaled_data_gives_the_same_certified_direction(seed, n, d, gamma, scale):
+    X, y, _ = planted(n, d, gamma, seed)
+    w = max_margin_separator(X, y)
+    ws = max_margin_separator(X * scale, y)
+    np.testing.assert_allclose(ws, w, rtol=0, atol=1e-9)
+    for data, v in ((X, w), (X * scale, ws)):
+        assert certified(data, y, v) > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 200), d=st.integers(1, 6),
+       rel=st.sampled_from([1e-7, 1e-4, 1e-2, 0.3]),
+       scale=st.sampled_from([1e-12, 1e-3, 1.0, 1e6]), unit=st.booleans())
+def test_the_certified_gamma_is_always_positive(seed, n, d, rel, scale, unit):
+    X, y, w_gen = planted(n, d, rel, seed)
+    if not unit:
+        X = X * np.random.default_rng(seed).uniform(0.1, 10.0, n)[:, None]
+    X = X * scale
+    w = max_margin_separator(X, y)
+    g = certified(X, y, w)
+    assert g > 0
+    # never worse than the generating separator (beyond rounding)
+    assert g >= margin(X, y, w_gen) * (1 - 1e-6)
+
+
+def test_a_run_without_w_star_certifies_the_computed_separator():
+    X, y, w_gen = planted(2000, 5, 0.05, seed=6)
+    res = run(X, y, lemmas=[])
+    assert res.gamma > 0 and res.gamma >= margin(X, y, w_gen)
+    assert np.linalg.norm(res.w_star) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- not separable
+
+@pytest.mark.parametrize("X, y", [
+    (np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1.0, 1.0])),     # x and -x, one label
+    (np.array([[1.0, 2.0], [1.0, 2.0]]), np.array([1.0, -1.0])),     # one x, both labels
+    (np.array([[1.0], [2.0], [-3.0]]), np.array([1.0, 1.0, 1.0])),   # d = 1
+])
+def test_non_separable_data_is_refused_with_the_examples(X, y):
+    with pytest.raises(InvalidArgument, match=r"not linearly separable through the origin.*"
+                                              r"examples \d"):
+        max_margin_separator(X, y)
+
+
+def test_random_labels_are_not_separable():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5000, 10))
+    y = rng.choice([-1.0, 1.0], 5000)
+    with pytest.raises(InvalidArgument, match="not linearly separable") as err:
+        max_margin_separator(X, y)
+    assert "non-separable mode" in str(err.value)
+
+
+def test_flipped_labels_among_many_separable_are_found():
+    X, y, _ = planted(70_000, 8, 0.01, seed=8)  # with the sampled warm start
+    y = y.copy()
+    y[[17, 60_001]] *= -1
+    with pytest.raises(InvalidArgument, match="not linearly separable") as err:
+        max_margin_separator(X, y)
+    # the examples named are indices of the whole data set, and include a flipped one (every
+    # set of the others is separable)
+    named = re.search(r"examples ([\d, ]+)", str(err.value)).group(1).split(", ")
+    assert {"17", "60001"} & set(named)
+    assert all(0 <= int(i) < 70_000 for i in named)
+
+
+# ---------------------------------------------------------------- degenerate inputs
+
+def test_one_example():
+    x = np.array([[3.0, -4.0]])
+    np.testing.assert_allclose(max_margin_separator(x, np.array([-1.0])), [-0.6, 0.8])
+
+
+def test_one_dimension():
+    X = np.array([[2.0], [0.5], [-1.0]])
+    y = np.array([-1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(max_margin_separator(X, y), [-1.0])
+
+
+def test_duplicated_rows_change_nothing():
+    X, y, _ = planted(300, 5, 0.02, seed=9)
+    w = max_margin_separator(X, y)
+    Xd, yd = np.repeat(X, 3, axis=0), np.repeat(y, 3)
+    np.testing.assert_allclose(max_margin_separator(Xd, yd), w, rtol=0, atol=1e-9)
+
+
+def test_a_zero_row_is_named():
+    X, y, _ = planted(100, 3, 0.02)
+    X = X.copy()
+    X[42] = 0.0
+    with pytest.raises(InvalidArgument, match=r"X\[42\] is the zero vector"):
+        max_margin_separator(X, y)
+
+
+def test_a_non_finite_entry_is_named():
+    X, y, _ = planted(100, 3, 0.02)
+    X = X.copy()
+    X[7, 2] = np.nan
+    with pytest.raises(InvalidArgument, match=r"X\[7, 2\]=nan is not finite"):
+        max_margin_separator(X, y)
+
+
+def test_every_example_on_one_side_of_a_coordinate():
+    # All examples equal up to positive factors: w* is their direction.
+    X = np.outer(np.array([1.0, 2.0, 0.5, 7.0]), np.array([1.0, -2.0, 2.0]))
+    w = max_margin_separator(X, np.ones(4))
+    np.testing.assert_allclose(w, np.array([1.0, -2.0, 2.0]) / 3.0, atol=1e-12)
