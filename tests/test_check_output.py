@@ -96,3 +96,26 @@ def test_a_malformed_file_is_reported_at_every_level(capsys, tmp_path):
         code, lines = run(capsys, *([flag] if flag else []), bad)
         assert code == 2
         assert any(f"{bad}:4:" in line for line in lines), flag
+
+
+def test_checking_in_worker_processes_gives_the_same_reports(tmp_path, proof):
+    from novikoff.checker import bundled_proofs_dir, check_paths
+
+    other = tmp_path / "other.proof"
+    other.write_text("setting t:\n  real b\n\nlemma sq: b^2 >= 0\nproof:\n  b^2 >= 0\n",
+                     encoding="utf-8")
+    paths = [proof, other, bundled_proofs_dir() / "novikoff.proof"]
+
+    def summary(reports):
+        return [(r.path, None if r.error is None else str(r.error),
+                 [(lem.name, lem.status, lem.reason) for lem in r.lemmas],
+                 [(s.line, s.status, s.reason, s.counterexample) for s in r.steps])
+                for r in reports]
+
+    alone = check_paths(paths, jobs=1)
+    together = check_paths(paths, jobs=2)
+    assert summary(together) == summary(alone)
+    assert [lem.status for lem in together[0].lemmas] == ["verified", "expected_failure",
+                                                          "failed"]
+    # A settled report carries no kernel object (it came from another process).
+    assert all(lem.theorem is None and lem.settled for r in together for lem in r.lemmas)

@@ -77,13 +77,23 @@ class LemmaReport:
     theorem: object = None
     formula: object = None
     scope: Scope | None = None
+    settled: str | None = None  # the status the kernel gave in a worker process (see settle)
 
     @property
     def status(self) -> str:
         """verified | failed | expected_failure."""
+        if self.settled is not None:
+            return self.settled
         if self.outcome == "verified":
             return "verified" if K.certifies(self.theorem, self.formula) else "failed"
         return self.outcome
+
+    def settle(self) -> "LemmaReport":
+        """Fix the status as the kernel gives it here, and drop the kernel's objects (which
+        cannot leave the process): what a worker of check_paths sends back."""
+        self.settled = self.status
+        self.theorem = self.formula = self.scope = None
+        return self
 
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "file": self.file, "line": self.line,
@@ -919,7 +929,32 @@ def _display_path(path) -> str:
         return str(p)
 
 
-def check_paths(paths, timeout_ms: int = 5000) -> list:
-    """Check every .proof file under paths; one FileReport each."""
-    checker = Checker(timeout_ms=timeout_ms)
-    return [checker.check_file(p) for p in proof_files(paths)]
+def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1) -> list:
+    """Check every .proof file under paths; one FileReport each, in order.
+
+    jobs > 1: the files are checked by that many worker processes (forked, so each has its own
+    kernel, which judges its files; a report comes back with its statuses settled).  Measured:
+    `novikoff check proofs/` 2.7 -> 1.7 s in-process on two cores.
+    """
+    files = proof_files(paths)
+    if jobs <= 1 or len(files) <= 1 or AUDIT.cross_check or AUDIT.smt2_dir is not None:
+        checker = Checker(timeout_ms=timeout_ms)
+        return [checker.check_file(p) for p in files]
+    import multiprocessing
+
+    # The largest files first, so that the workers finish together.
+    by_size = sorted(range(len(files)), key=lambda i: -Path(files[i]).stat().st_size)
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(files))) as pool:
+        reports = pool.map(_checked_file, [(files[i], timeout_ms) for i in by_size],
+                           chunksize=1)
+    out = [None] * len(files)
+    for i, report in zip(by_size, reports):
+        out[i] = report
+    return out
+
+
+def _checked_file(job) -> FileReport:
+    path, timeout_ms = job
+    report = Checker(timeout_ms=timeout_ms).check_file(path)
+    report.lemmas = [lemma.settle() for lemma in report.lemmas]
+    return report

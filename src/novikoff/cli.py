@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import json
 import sys
 import time
@@ -77,7 +78,7 @@ def _check(args) -> int:
     AUDIT.cross_check = args.cross_check
     AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
     start = time.perf_counter()
-    reports = check_paths(paths, timeout_ms=args.timeout)
+    reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(check_json(reports, elapsed), indent=2))

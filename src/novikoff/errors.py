@@ -34,6 +34,9 @@ class ProofSyntaxError(NovikoffError):
         where = f"{self.file}:{self.line}:{self.column}: {self.message}"
         return f"{where}: {self.text}" if self.text else where
 
+    def __reduce__(self):  # from a worker process of `novikoff check` with all its fields
+        return (type(self), (self.message, self.file, self.line, self.column, self.text))
+
 
 
 class KernelError(NovikoffError):
