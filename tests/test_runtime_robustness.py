@@ -291,3 +291,17 @@ def test_tiny_gammas_and_tiny_data_run_on_the_fallback():
     # the part of the above that needs no numba (CI's NOVIKOFF_NO_NUMBA=1 leg, or no numba)
     out = _tiny(True)
     assert all(v[2] == 0 and v[1] > 0 for v in out.values())
+
+
+def test_rows_whose_squared_norm_is_subnormal_are_refused_not_misjudged():
+    # Below the smallest normal float rounding is not relative, which the bounds assume: such
+    # data is bad input (rescale it), never a false violation.
+    from novikoff.errors import InvalidArgument
+    from novikoff.runtime import run
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X @ np.array([1.0, 2.0, -1.0]) > 0, 1.0, -1.0)
+    assert run(X * 1e-150, y, max_epochs=50) is not None
+    with pytest.raises(InvalidArgument, match="below the smallest normal float"):
+        run(X * 1e-160, y, max_epochs=50)

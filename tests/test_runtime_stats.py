@@ -698,7 +698,7 @@ BAD_DATA = [
     ("-inf", _with(X0, (7, 0), -np.inf), 7, r"X\[7, 0\]=-inf is not finite"),
     ("zero row", _with(X0, 3, 0.0), 3, r"X\[3\] is a zero row"),
     ("huge row", _with(X0, (2, 0), 1e300), 2, r"X\[2\]: \|\|X\[2\]\|\|\^2 overflows"),
-    ("tiny row", _with(X0, 5, 1e-200), 5, r"X\[5\]: \|\|X\[5\]\|\|\^2 underflows"),
+    ("tiny row", _with(X0, 5, 1e-200), 5, r"X\[5\]: \|\|X\[5\]\|\|\^2 = 0.0 is below the smallest normal float"),
     ("last row", _with(X0, (19, 2), np.nan), 19, r"X\[19, 2\]=nan is not finite"),
 ]
 RUN_KINDS = [dict(), dict(gamma=0.05), dict(variant="margin", gamma=0.05),

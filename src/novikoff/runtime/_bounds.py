@@ -138,8 +138,9 @@ def check_rows(X, nx2, name: str = "X", scan=None) -> None:
     if not np.isfinite(qi):
         raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 overflows (entries up to "
                               f"{float(np.abs(row).max())!r}); rescale the data")
-    raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 underflows to 0 (entries up to "
-                          f"{float(np.abs(row).max())!r}); rescale the data")
+    raise InvalidArgument(f"{name}[{i}]: ||{name}[{i}]||^2 = {qi!r} is below the smallest "
+                          f"normal float (entries up to {float(np.abs(row).max())!r}), where "
+                          f"rounding is no longer relative; rescale the data")
 
 
 # Refining ties exactly costs O(rows * d) Fraction products; beyond this it is not attempted.

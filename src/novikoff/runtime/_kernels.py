@@ -449,12 +449,18 @@ if HAVE_NUMBA:
         return s
 
 
+# The smallest normal float64: below it arithmetic loses relative precision (subnormals), which
+# the rounding bounds (u*|v| per operation) do not cover; such rows are refused, not misjudged.
+SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+
 def scan_norms(nx2: np.ndarray):
-    """(index of the first ||x||^2 that is not finite and positive, or -1; the largest one)."""
+    """(index of the first ||x||^2 that is not finite and at least SMALLEST_NORMAL, or -1; the
+    largest one)."""
     if HAVE_NUMBA:
         bad, top = _numba_scan_norms(nx2)
         return int(bad), float(top)
-    ok = np.isfinite(nx2) & (nx2 > 0)
+    ok = np.isfinite(nx2) & (nx2 >= SMALLEST_NORMAL)
     if not ok.all():
         return int(np.flatnonzero(~ok)[0]), float("nan")
     return -1, float(nx2.max()) if nx2.size else 0.0
@@ -482,13 +488,13 @@ if HAVE_NUMBA:
         good = 0
         for i in range(nx2.shape[0]):  # branch-free: vectorisable
             v = nx2[i]
-            good += (v > 0.0) & (v < np.inf)
+            good += (v >= 2.2250738585072014e-308) & (v < np.inf)  # SMALLEST_NORMAL
             top = max(top, v)
         if good == nx2.shape[0]:
             return -1, top
         for i in range(nx2.shape[0]):
             v = nx2[i]
-            if not (v > 0.0 and v < np.inf):
+            if not (v >= 2.2250738585072014e-308 and v < np.inf):
                 return i, np.nan
         return -1, top
 
