@@ -163,3 +163,22 @@ def test_audit_cli_non_separable_with_a_reported_td(tmp_path, capsys):
     code, out, err = cli(base + ["--non-separable", "--trace", str(tmp_path / "short.npz")],
                          capsys)
     assert code == 2 and "td: shape (3,)" in out + err
+
+
+def test_progress_is_printed_to_a_log_when_asked(tmp_path, monkeypatch, capsys):
+    # --progress: progress lines on stderr even when it is not a terminal (a line every 2 s).
+    import novikoff.runtime.cli as rcli
+
+    clock = iter(float(t) for t in range(0, 1000, 3))
+    monkeypatch.setattr(rcli.time, "perf_counter", lambda: next(clock))
+    progress = rcli._Progress(True, forced=True)
+    progress(100, 5, 1)
+    progress.phase("separator: solve", 0.5)
+    progress.done()
+    err = capsys.readouterr().err.splitlines()
+    assert err == [line for line in err if line.startswith("  ")]
+    assert any("epoch 1  visits 100  mistakes 5" in line for line in err)
+    assert any("separator: solve 50%" in line for line in err)
+    quiet = rcli._Progress(True, forced=False)  # stderr is not a terminal here
+    quiet(100, 5, 1)
+    assert capsys.readouterr().err == ""

@@ -52,6 +52,8 @@ def register(subparsers) -> None:
                    help="save the run (always saved on a violation, by default to "
                         "novikoff-run.npz)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="progress on stderr also when it is not a terminal (a line every 2 s)")
     p.set_defaults(handler=run_command)
 
     a = subparsers.add_parser(
@@ -153,33 +155,37 @@ def _order(spec, n: int):
 
 
 class _Progress:
-    """A one-line progress report on stderr for runs longer than a second (TTY only)."""
+    """Progress on stderr for runs longer than a second: one line rewritten in place on a
+    terminal; with --progress also when stderr is not a terminal (a line every 2 s, for logs)."""
 
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty()
+    def __init__(self, enabled: bool, forced: bool = False):
+        self.tty = sys.stderr.isatty()
+        self.enabled = enabled and (self.tty or forced)
+        self.every = 0.2 if self.tty else 2.0
         self.start = time.perf_counter()
         self.last = 0.0
         self.shown = False
 
-    def __call__(self, visits: int, mistakes: int, epochs: int) -> None:
+    def _show(self, text: str) -> None:
         now = time.perf_counter()
-        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
+        if not self.enabled or now - self.start < 1.0 or now - self.last < self.every:
             return
         self.last, self.shown = now, True
-        print(f"\r  epoch {epochs}  visits {visits:,}  mistakes {mistakes:,}  "
-              f"({now - self.start:.1f} s)", end="", file=sys.stderr, flush=True)
+        text = f"  {text}  ({now - self.start:.1f} s)"
+        if self.tty:
+            print(f"\r{text:<70}", end="", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def __call__(self, visits: int, mistakes: int, epochs: int) -> None:
+        self._show(f"epoch {epochs}  visits {visits:,}  mistakes {mistakes:,}")
 
     def phase(self, name: str, fraction: float) -> None:
         """A phase before the run (the separator's solve)."""
-        now = time.perf_counter()
-        if not self.enabled or now - self.start < 1.0 or now - self.last < 0.2:
-            return
-        self.last, self.shown = now, True
-        print(f"\r  {name} {fraction:.0%}  ({now - self.start:.1f} s)" + " " * 20, end="",
-              file=sys.stderr, flush=True)
+        self._show(f"{name} {fraction:.0%}")
 
     def done(self) -> None:
-        if self.shown:
+        if self.shown and self.tty:
             print("\r" + " " * 70 + "\r", end="", file=sys.stderr, flush=True)
 
 
@@ -208,7 +214,7 @@ def run_command(args) -> int:
               "max_epochs": args.max_epochs, "separable": not args.non_separable,
               "include_unverified": args.include_unverified,
               "proofs": [str(Path(p).resolve()) for p in args.proofs] if args.proofs else None}
-    progress = _Progress(not args.no_progress and not args.json)
+    progress = _Progress(not args.no_progress and not args.json, forced=args.progress)
     violation = None
     result = None
     try:
