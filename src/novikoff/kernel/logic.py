@@ -30,7 +30,7 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        visible_obligations)
 from .solver import Verdict, entails
 from .sums import BOUND, count, sum_facts, sums_in
-from .terms import Inner, Norm, Vec, ip, norm, normal_form, same_term
+from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
 from .written import KINDS, integer_polynomial, symbol
 
 __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
@@ -403,9 +403,7 @@ def _substitutable(f: VectorEq) -> bool:
     and hold no irrational number (substituted into abs or max, SymPy would decide its sign in
     floating point).  Otherwise it is told as the equation ||atom - rhs||^2 = 0."""
     shown = set(f.obligations()) - set(f.domain)
-    irrational = any(p.base.is_Rational and not p.exp.is_Integer
-                     for _, c in f.rhs.terms for p in c.atoms(sp.Pow))
-    return not shown and not irrational
+    return not shown and not any(has_irrational_number(c) for _, c in f.rhs.terms)
 
 
 def _vector_definitions(formulas) -> tuple:

@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 import sympy as sp
 
 __all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
-           "same_term", "exact_subs"]
+           "same_term", "exact_subs", "has_irrational_number"]
 
 
 class Inner(sp.Function):
@@ -154,7 +154,7 @@ class Vec:
 _SIGN_DECIDING = (sp.floor, sp.ceiling, sp.Abs, sp.Max, sp.Min)
 
 
-def _irrational_number(e: sp.Expr) -> bool:
+def has_irrational_number(e: sp.Expr) -> bool:
     """Whether e holds a number that is not rational (sqrt(2), or a sum of numbers), as a whole or
     as a factor or term: SymPy decides such a number's sign in floating point (Abs(a*c) is
     c*Abs(a) for c > 0, Max(a, a + c) is a + c)."""
@@ -176,7 +176,7 @@ def exact_subs(expr: sp.Expr, old, new) -> sp.Expr:
         else:
             continue
         for a in arguments:
-            if _irrational_number(a.subs(old, new)):
+            if has_irrational_number(a.subs(old, new)):
                 raise ValueError(f"{e} at {old} = {new} would be evaluated in floating point")
     return expr.subs(old, new)
 

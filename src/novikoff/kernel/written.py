@@ -18,7 +18,7 @@ import sympy as sp
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
 from .sums import BOUND, make_sum
-from .terms import Vec, ip, norm
+from .terms import Vec, has_irrational_number, ip, norm
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
@@ -279,13 +279,10 @@ def _rational_numbers(value: sp.Expr, what: str) -> sp.Expr:
     """Refuse an irrational number (sqrt(2), sqrt(10^18+1) - 10^9) inside abs, floor, ceil, max,
     min or a square root: SymPy decides the sign of such a number in floating point when it
     builds the term (floor, |a|, sqrt(a^2) = |a|), and can get it wrong."""
-    for p in value.atoms(sp.Pow):
-        if p.base.is_Rational and not p.exp.is_Integer:
-            raise KernelError(f"{what} of a term with the irrational number {p} is not "
-                              f"supported (its sign would be decided in floating point)")
-    for s in value.atoms(sp.Sum):
-        if not s.free_symbols:  # a number SymPy may evaluate in floating point too
-            raise KernelError(f"{what} of a sum with a fixed number of terms is not supported")
+    if has_irrational_number(value):
+        raise KernelError(f"{what} of a term with an irrational number ({value}) or a sum with a "
+                          f"fixed number of terms is not supported (its sign would be decided "
+                          f"in floating point)")
     return value
 
 
