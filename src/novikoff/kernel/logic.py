@@ -19,6 +19,7 @@ rule: the hypotheses of a theorem imply that its conclusion means something.
 from __future__ import annotations
 
 import functools
+import itertools
 import weakref
 from dataclasses import dataclass
 
@@ -153,7 +154,7 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         earlier.append(f)
     if not problems:
         verdict = entails(_with_gram(_hypotheses(s, _instances(s), None,
-                                                 tuple(s.assumptions.values()))),
+                                                 tuple(s.assumptions.values())), triples=True),
                           None, timeout_ms, s.nats)
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
@@ -339,25 +340,43 @@ def nat_cases(k: sp.Symbol) -> list:
 _FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
 
 
-def _gram_pairs(formulas, limit: int = 10) -> list:
-    """Cauchy-Schwarz, squared, for every two vector atoms: what real vectors always satisfy."""
+def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
+    """What real vectors always satisfy, for the vectors the formulas mention: Cauchy-Schwarz
+    (squared) for every two vector atoms; with triples, the Gram determinant of every three
+    (for at most 8 atoms: a setting's check, where it matters, not every step's); and
+    ||v||^2 >= 0 for every norm, where v's coefficients mean something."""
     atoms: set = set()
+    norms: set = set()
     for f in formulas:
         for side in sides(f):
             for inner in side.atoms(Inner):
                 atoms.update(inner.args)
             for n in side.atoms(Norm):
+                norms.add(n)
                 for inner in n.gram().atoms(Inner):
                     atoms.update(inner.args)
     atoms = {a for a in atoms if BOUND not in a.free_symbols}  # not the terms of a sum
     ordered = sorted(atoms, key=sp.default_sort_key)[:limit]
-    return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
-            for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    facts = [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
+             for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    if triples and len(ordered) <= 8:
+        for a, b, c in itertools.combinations(ordered, 3):
+            g = sp.Matrix([[Inner(p, q) for q in (a, b, c)] for p in (a, b, c)])
+            facts.append(Relation(">=", sp.expand(g.det()), sp.Integer(0)))
+    for n in sorted(norms, key=sp.default_sort_key):
+        if BOUND in n.free_symbols:
+            continue
+        defined = tuple(dict.fromkeys(o for _, c in n.vector().terms
+                                      for o in visible_obligations(c)))
+        fact = Relation(">=", n.gram(), sp.Integer(0))
+        facts.append(Implication(defined, fact) if defined else fact)
+    return facts
 
 
-def _with_gram(formulas, goal=None) -> list:
-    """Formulas, and Cauchy-Schwarz for the vectors they (and the goal) mention."""
-    return list(formulas) + _gram_pairs(list(formulas) + ([goal] if goal is not None else []))
+def _with_gram(formulas, goal=None, triples: bool = False) -> list:
+    """Formulas, and what real vectors satisfy for the vectors they (and the goal) mention."""
+    return list(formulas) + _gram_facts(list(formulas) + ([goal] if goal is not None else []),
+                                        triples)
 
 
 # ---------------------------------------------------------------------------- rewriting
@@ -554,7 +573,8 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     # Vacuity sees what the step sees, and what real vectors and natural numbers satisfy.  A
     # contradiction that rests on a supposed (failed) step is that step's consequence instead.
     if not any(isinstance(h, Supposition) for h in all_hyps):
-        vacuity = _contradictory(hyps, s.nats, timeout_ms)
+        # (with the goal's vectors: the solver proving it knows what real vectors satisfy)
+        vacuity = _contradictory(hyps, s.nats, timeout_ms, goal=target)
         if vacuity.answer == "valid":
             return Decision("failed", "vacuous", None, vacuity, None, hyps,
                             "the hypotheses in force contradict each other, so the step is "
@@ -579,12 +599,14 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
 _CONSISTENT: list = []
 
 
-def _contradictory(hyps, nats, timeout_ms: int) -> Verdict:
-    """Verdict 'valid' when the hypotheses contradict each other (Cauchy-Schwarz included)."""
-    key, nats = frozenset(hyps), frozenset(nats)
+def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False) -> Verdict:
+    """Verdict 'valid' when the hypotheses contradict each other, with what real vectors satisfy
+    for the vectors they and the goal mention (_gram_facts)."""
+    told = _with_gram(hyps, goal, triples)
+    key, nats = frozenset(told), frozenset(nats)
     if any(nats == known_nats and key <= known for known_nats, known in _CONSISTENT):
         return Verdict("invalid")
-    verdict = entails(_with_gram(hyps), None, timeout_ms, nats)
+    verdict = entails(told, None, timeout_ms, nats)
     if verdict.answer == "invalid":
         _CONSISTENT.append((nats, key))
         del _CONSISTENT[:-256]
@@ -851,8 +873,8 @@ def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
     if not isinstance(statement, Implication):
         return False
     formulas = list(s.assumptions.values()) + list(statement.premises)
-    return _contradictory(tuple(_hypotheses(s, formulas, None, tuple(s.assumptions.values()))),
-                          s.nats, timeout_ms).answer == "valid"
+    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()))
+    return _contradictory(told, s.nats, timeout_ms, triples=True).answer == "valid"
 
 
 def certifies(thm, statement) -> bool:

@@ -39,7 +39,9 @@ def _verbose(report) -> list:
     out = [f"{report.path}"]
     for lemma in report.lemmas:
         mark = _MARK.get(lemma.status, lemma.status)
-        out.append(f"  [{mark}] {lemma.kind} {lemma.name}: {lemma.statement}")
+        title = lemma.name if lemma.kind == "setting" else \
+            f"{lemma.kind} {lemma.name}: {lemma.statement}"
+        out.append(f"  [{mark}] {title}")
         if lemma.status != "verified" and lemma.reason:
             out.append(f"         not verified: {lemma.reason}")
         for step in lemma.steps:
