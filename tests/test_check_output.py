@@ -119,3 +119,13 @@ def test_checking_in_worker_processes_gives_the_same_reports(tmp_path, proof):
                                                           "failed"]
     # A settled report carries no kernel object (it came from another process).
     assert all(lem.theorem is None and lem.settled for r in together for lem in r.lemmas)
+
+
+def test_a_lemmas_givens_are_shown_beside_its_statement(capsys, tmp_path):
+    path = tmp_path / "given.proof"
+    path.write_text("setting s:\n  real a\n\nlemma pos: a > 0\n  given g: a > 0\nproof:\n"
+                    "  a > 0    by g\n", encoding="utf-8")
+    code, lines = run(capsys, "-v", path)
+    assert code == 0 and any("[ok] lemma pos: a > 0  given g: a > 0" in line for line in lines)
+    code, lines = run(capsys, "--json", path)
+    assert json.loads("\n".join(lines))["lemmas"][0]["givens"] == ["g: a > 0"]

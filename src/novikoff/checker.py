@@ -78,6 +78,7 @@ class LemmaReport:
     formula: object = None
     scope: Scope | None = None
     settled: str | None = None  # the status the kernel gave in a worker process (see settle)
+    givens: tuple = ()  # "name: formula" of each `given`: the statement holds under them
 
     @property
     def status(self) -> str:
@@ -97,7 +98,8 @@ class LemmaReport:
 
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "file": self.file, "line": self.line,
-                "statement": self.statement, "status": self.status, "reason": self.reason}
+                "statement": self.statement, "givens": list(self.givens),
+                "status": self.status, "reason": self.reason}
 
 
 @dataclass
@@ -279,7 +281,9 @@ class _LemmaCheck:
         self.later = later
         self.display = display
         self.report = LemmaReport(lemma.name, lemma.kind, display, lemma.pos.line,
-                                  lemma.statement.text, scope=scope)
+                                  lemma.statement.text, scope=scope,
+                                  givens=tuple(f"{name}: {rel.text}"
+                                               for name, rel, _ in lemma.givens))
         self.unverified_cites: dict = {}  # supposed theorem -> the unverified lemma it stands for
 
     # ------------------------------------------------------------------ entry

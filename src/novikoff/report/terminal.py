@@ -40,7 +40,8 @@ def _verbose(report) -> list:
     for lemma in report.lemmas:
         mark = _MARK.get(lemma.status, lemma.status)
         title = lemma.name if lemma.kind == "setting" else \
-            f"{lemma.kind} {lemma.name}: {lemma.statement}"
+            f"{lemma.kind} {lemma.name}: {lemma.statement}" + "".join(
+                f"  given {g}" for g in lemma.givens)
         out.append(f"  [{mark}] {title}")
         if lemma.status != "verified" and lemma.reason:
             out.append(f"         not verified: {lemma.reason}")
