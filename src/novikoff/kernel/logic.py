@@ -648,7 +648,10 @@ def _evidently_met(s: Setting, obligation: Relation) -> bool:
         coeff, factors = lhs.as_coeff_mul()
         return coeff != 0 and all((f.base if f.is_Pow and f.exp.is_Rational else f) in positive
                                   for f in factors)
-    if obligation.rel != ">=" or not lhs.free_symbols <= s.nats:
+    # A polynomial in the nats and nothing else: no sequence element, inner product, norm or sum
+    # (a[0] has no free symbols; with no nats, SymPy would take it for a generator of its own).
+    if obligation.rel != ">=" or not s.nats or not lhs.free_symbols <= s.nats \
+            or lhs.has(sp.Function, sp.Sum):
         return False
     try:
         poly = sp.Poly(obligation.lhs, *sorted(s.nats, key=str))
