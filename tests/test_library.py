@@ -47,6 +47,16 @@ LIBRARY = {
         "presented_norm_growth": "||w[t]||^2 <= R^2*sum(s < t, e[s])",
         "hinge_bound_presented": "M <= R^2/gamma^2 + 2*TD/gamma",
     },
+    "learning_rate.proof": {
+        "rate_progress": "<w_star, w[k]> >= k*eta*gamma",
+        "rate_norm_growth": "||w[k]||^2 <= k*eta^2*R^2",
+        "rate_mistake_bound": "k <= R^2*||w_star||^2/gamma^2",
+    },
+    "nonzero_start.proof": {
+        "start_progress": "<w_star, w[k]> >= <w_star, w0> + k*gamma",
+        "start_norm_growth": "||w[k]||^2 <= ||w0||^2 + k*R^2",
+        "start_bound": "<w_star, w0> + k*gamma <= ||w_star||*sqrt(||w0||^2 + k*R^2)",
+    },
     "margin_perceptron.proof": {
         "norm_step": "||w[k+1]||^2 <= ||w[k]||^2 + gamma*||w[k]|| + 1",
         "norm_step_root": "||w[k+1]|| <= ||w[k]|| + gamma/2 + 1/(2*||w[k]||)",
@@ -89,6 +99,20 @@ ASSUMPTIONS = {
         "unit_w_star": "||w_star|| = 1",
         "radius": "||x[t]|| <= R",
         "loss_def": "loss[t] = max(0, gamma - y[t]*<w_star, x[t]>)",
+    },
+    "learning_rate.proof": {
+        "start": "w[0] = 0",
+        "update": "w[k+1] = w[k] + eta*y*x",
+        "mistake": "y*<w[k], x> <= 0",
+        "margin": "y*<w_star, x> >= gamma",
+        "radius": "||x|| <= R",
+    },
+    "nonzero_start.proof": {
+        "start": "w[0] = w0",
+        "update": "w[k+1] = w[k] + y*x",
+        "mistake": "y*<w[k], x> <= 0",
+        "margin": "y*<w_star, x> >= gamma",
+        "radius": "||x|| <= R",
     },
     "margin_perceptron.proof": {
         "start": "w[0] = 0",
