@@ -809,7 +809,8 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
     _genuine(s, thm, *premises)
     if var not in s.nats:
         raise KernelError(f"{var} is not a nat of setting {s.name}")
-    value = sp.sympify(value)
+    if not isinstance(value, sp.Expr):  # a term the elaborator made, never text to parse
+        raise KernelError(f"the value of {var} is not a term: {value!r}")
     if not value.free_symbols <= s.nats or not integer_polynomial(value):
         raise KernelError(f"{value} is not an integer polynomial in the nats of setting "
                           f"{s.name}")
