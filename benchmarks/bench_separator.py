@@ -23,10 +23,10 @@ Each reference is timed too.  Run:
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
+from bench_runtime import best_of  # the same timing as the runtime's benchmark (this directory)
 
 SMALL = [(10_000, 20), (100_000, 20)]
 FULL = SMALL + [(1_000_000, 20)]
@@ -47,15 +47,6 @@ def planted(n: int, d: int, gamma: float = 0.01, seed: int = 0):
         ys.append(np.sign(m[keep]))
         have += int(keep.sum())
     return np.concatenate(Xs)[:n], np.concatenate(ys)[:n], w
-
-
-def best_of(fn, repeat: int):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def margin(X, y, w) -> float:

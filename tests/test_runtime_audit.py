@@ -386,9 +386,8 @@ def test_a_near_tie_that_rounding_cannot_explain_is_a_violation(lemmas):
     assert "but w did not change" in rep.violations[0]["message"]
 
 
-def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, capsys):
+def _cli(capsys):
     import argparse
-    import json
 
     from novikoff.runtime.cli import register
 
@@ -398,7 +397,13 @@ def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, 
         args = parser.parse_args(argv)
         code = args.handler(args)
         return code, capsys.readouterr().out
+    return cli
 
+
+def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, capsys):
+    import json
+
+    cli = _cli(capsys)
     X, y, ws = near_tie_data()
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.save(tmp_path / "ws.npy", ws)
@@ -499,20 +504,6 @@ def test_the_margin_rule_near_its_threshold_is_decided_exactly_or_undetermined(l
 # ----------------------------------------------------------------------------- declared rules
 # A trace may declare its start w0, learning rate eta, a bias column and float32 arithmetic;
 # without the declaration, the rule findings are summarised by their pattern.
-
-def _cli(capsys):
-    import argparse
-
-    from novikoff.runtime.cli import register
-
-    def cli(argv):
-        parser = argparse.ArgumentParser(prog="novikoff")
-        register(parser.add_subparsers(dest="command"))
-        args = parser.parse_args(argv)
-        code = args.handler(args)
-        return code, capsys.readouterr().out
-    return cli
-
 
 def declared_trace(X, y, order, *, w0=None, eta=1.0, dtype=np.float64):
     """The classic rule from w0 with step eta*y*x, computed in dtype (x cast to it)."""

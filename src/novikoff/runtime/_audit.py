@@ -52,8 +52,8 @@ from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
-from ._validate import (check_choice, check_data, check_gamma, check_order, check_vector,
-                        check_w_star)
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
+                        check_vector, check_w_star)
 
 __all__ = ["AuditReport", "audit", "audit_files"]
 
@@ -146,7 +146,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     variant = check_choice("variant", variant, VARIANTS)
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
-    eta = _check_eta(eta)
+    eta = check_positive(eta, "eta")
     if w0 is not None:
         w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
             np.shape(w0)[0] == d else _bad_w0(w0, dims)
@@ -288,16 +288,6 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
                              "bias": bool(bias), "arithmetic": ar.name})
-
-
-def _check_eta(eta) -> float:
-    try:
-        v = float(eta)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"eta={eta!r} is not a number") from None
-    if not np.isfinite(v) or v <= 0:
-        raise InvalidArgument(f"eta={eta!r} is not a positive finite learning rate")
-    return v
 
 
 def _bad_w0(w0, dims: str):

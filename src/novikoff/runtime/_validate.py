@@ -8,8 +8,8 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-__all__ = ["check_data", "check_vector", "check_order", "check_gamma", "check_choice",
-           "check_positive_int"]
+__all__ = ["check_data", "check_vector", "check_order", "check_gamma", "check_positive",
+           "check_choice", "check_positive_int"]
 
 
 def _array(name: str, value, ndim: int) -> np.ndarray:
@@ -106,15 +106,18 @@ def check_order(value, n: int, name: str = "order") -> np.ndarray:
 
 
 def check_gamma(gamma, name: str = "gamma") -> float | None:
-    if gamma is None:
-        return None
+    return None if gamma is None else check_positive(gamma, name)
+
+
+def check_positive(value, name: str) -> float:
+    """value as a float, or InvalidArgument unless it is a positive finite number."""
     try:
-        g = float(gamma)
+        v = float(value)
     except (TypeError, ValueError):
-        raise InvalidArgument(f"{name}={gamma!r} is not a number") from None
-    if not math.isfinite(g) or g <= 0:
-        raise InvalidArgument(f"{name}={gamma!r} is not a positive finite number")
-    return g
+        raise InvalidArgument(f"{name}={value!r} is not a number") from None
+    if not math.isfinite(v) or v <= 0:
+        raise InvalidArgument(f"{name}={value!r} is not a positive finite number")
+    return v
 
 
 def check_choice(name: str, value, choices) -> str:
