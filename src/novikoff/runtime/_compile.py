@@ -1,7 +1,8 @@
 """Compile kernel formulas into runtime checks (untrusted: it only ever *evaluates* statements).
 
-A statement is walked once into a small tree of closures; no text is ever evaluated.  The leaves
-are *slots*, the run quantities that the binding convention gives to the setting's symbols:
+A statement is walked once into a small tree of closures; no text is ever evaluated.  Statements
+arrive in the run vocabulary of novikoff.quantities (a setting's own names are translated there
+first); the leaves are *slots*, the run quantities at the point of evaluation:
 
 =====================  ===================================================================
 slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
@@ -36,22 +37,12 @@ import sympy as sp
 
 from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
 from ..kernel.terms import Inner, Norm, expand_norms
+from ..quantities import KINDS, PER_UPDATE, Unbindable
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS"]
 
-# The binding convention: symbol name -> the kinds of declaration it may have.
-KINDS = {
-    "k": ("nat",), "M": ("nat", "real"), "d": ("real",),
-    "gamma": ("real",), "R": ("real",), "y": ("label", "real"),
-    "x": ("vector",), "w_star": ("vector",), "w": ("vector_sequence",), "TD": ("real_sequence",),
-}
-PER_UPDATE = frozenset({"x", "y", "d"})
 VECTOR_ATOMS = ("w_star", "x", "w[k]", "w[k+1]")
 STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
-
-
-class Unbindable(Exception):
-    """A statement mentions something the binding convention cannot give a value."""
 
 
 def inner_slot(a: str, b: str) -> str:

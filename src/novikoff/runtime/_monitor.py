@@ -9,7 +9,7 @@ never silently skipped; so is a lemma whose symbols the run cannot bind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,7 +17,7 @@ import sympy as sp
 
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import VectorEq
-from ..kernel.logic import rewrite_vectors
+from ..quantities import in_run_vocabulary
 from ._compile import PER_UPDATE, Check, Unbindable, compile_formula, slot_names
 
 __all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma"]
@@ -37,6 +37,7 @@ class Lemma:
     per_update: frozenset | None = None  # the setting's per-update names (None: x, y, d)
     setting: str = ""
     text: str = ""  # the statement as written in the .proof file
+    bindings: tuple = ()  # the setting's `bind` declarations (novikoff.quantities.Binding)
 
     @property
     def shown(self) -> str:
@@ -86,34 +87,8 @@ def as_lemma(obj) -> Lemma:
                  file=str(getattr(obj, "file", "") or ""), line=int(getattr(obj, "line", 0) or 0),
                  per_update=frozenset(str(v) for v in per) if per is not None else None,
                  setting=str(getattr(setting, "name", "") or ""),
-                 text=str(getattr(obj, "text", "") or ""))
-
-
-def _bindable_vector(atom) -> bool:
-    if isinstance(atom, sp.Symbol):
-        return atom.name in ("x", "w_star")
-    return getattr(getattr(atom, "func", None), "__name__", None) == "w"
-
-
-def _expand_definitions(lem: Lemma):
-    """Substitute the setting's definitions of vectors the run does not hold (z0 := x - ...).
-
-    Returns the statement and the remaining assumptions (the definitions are used up).
-    """
-    defs = {f.atom: f.rhs for _, f in lem.hypotheses
-            if isinstance(f, VectorEq) and not _bindable_vector(f.atom)}
-    if not defs:
-        return lem.statement, lem.hypotheses
-    for _ in range(len(defs)):  # resolve chains (a := b + ..., b := ...)
-        for atom, rhs in list(defs.items()):
-            new = rhs
-            for a, c in rhs.terms:
-                if a in defs and a != atom:
-                    new = new - type(rhs).atom(a).scale(c) + defs[a].scale(c)
-            defs[atom] = new
-    hyps = tuple((n, rewrite_vectors(f, defs)) for n, f in lem.hypotheses
-                 if not (isinstance(f, VectorEq) and f.atom in defs))
-    return rewrite_vectors(lem.statement, defs), hyps
+                 text=str(getattr(obj, "text", "") or ""),
+                 bindings=tuple(getattr(setting, "bindings", ()) or ()))
 
 
 def _check_per_update(lem: Lemma, check: Check, what: str) -> None:
@@ -133,14 +108,16 @@ def _compile_lemma(lem: Lemma):
     """(statement check, ((name, assumption check), ...)) or the reason it cannot be bound."""
     try:
         key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
-               frozenset(lem.kinds.items()), lem.per_update, lem.setting)
+               frozenset(lem.kinds.items()), lem.per_update, lem.setting, lem.bindings)
         hit = _LEMMA_CACHE.get(key)
     except TypeError:
         key, hit = None, None
     if hit is not None:
         return hit
     try:
-        statement, hypotheses = _expand_definitions(lem)
+        statement, hypotheses, kinds, per_update = in_run_vocabulary(
+            lem.statement, lem.hypotheses, lem.kinds, lem.per_update, lem.bindings)
+        lem = replace(lem, kinds=kinds, per_update=per_update)
         check = compile_formula(statement, lem.kinds)
         _check_per_update(lem, check, "the statement ")
         hyps = []
