@@ -157,10 +157,7 @@ class _Translator:
     def symbol(self, s: sp.Symbol):
         b = self.bindings.get(s.name)
         if b is None:
-            raise Unbindable(f"no run quantity is bound to {s.name!r}"
-                             + ("" if s.name not in self.kinds else
-                                f" (declare `bind {s.name} to QUANTITY`; quantities: "
-                                f"{', '.join(sorted(QUANTITIES))})"))
+            raise Unbindable(f"no run quantity is bound to {s.name!r}")
         name = "M" if s.name == "M" and b.quantity == "updates" else _RUN_NAME[b.quantity]
         return symbol(name, self.kinds[s.name])
 

@@ -18,6 +18,7 @@ class SettingInfo:
     per_update: frozenset  # names
     assumptions: dict  # name -> kernel formula
     declarations: tuple  # kernel Relations (gamma > 0, y**2 = 1, k >= 0)
+    bindings: tuple = ()  # the `bind` lines: novikoff.quantities.Binding
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
             scope = lemma.scope
             setting = SettingInfo(scope.name, dict(scope.kinds),
                                   frozenset(str(s) for s in scope.per_update),
-                                  dict(scope.assumptions), tuple(scope.setting.declarations))
+                                  dict(scope.assumptions), tuple(scope.setting.declarations),
+                                  tuple(scope.bindings.values()))
             if lemma.theorem is not None:
                 used = {n: f for n, f in scope.assumptions.items() if f in lemma.theorem.hyps}
             else:

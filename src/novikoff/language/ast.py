@@ -213,6 +213,17 @@ class Assume:
     pos: Pos
 
 
+@dataclass(frozen=True)
+class Bind:
+    """`bind theta[k+1] to weights[k]`: symbol[j + offset] stands for the run's quantity[j]
+    (offset None: a symbol that is not a sequence)."""
+
+    symbol: str
+    offset: int | None
+    quantity: str
+    pos: Pos
+
+
 @dataclass
 class Setting:
     name: str
@@ -221,6 +232,7 @@ class Setting:
     defines: list
     assumptions: list
     pos: Pos
+    binds: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from ..errors import KernelError, ProofSyntaxError
 from ..kernel import (Conjunction, Disjunction, Equivalence, Implication, Setting,
                       make_setting)
 from ..kernel import written as W
+from ..quantities import Binding, check_binding
 from . import ast as A
 from .lexer import KEYWORDS
 
@@ -42,6 +43,7 @@ class Scope:
     assumptions: dict = field(default_factory=dict)  # name -> kernel formula
     assumption_pos: dict = field(default_factory=dict)
     per_update: set = field(default_factory=set)
+    bindings: dict = field(default_factory=dict)  # name -> quantities.Binding (`bind` lines)
     setting: Setting | None = None
     vectors_seen: list = field(default_factory=list)  # Vecs under <,> and || || of the last term
     sum_index: str | None = None  # inside the terms of a sum: the name of its index
@@ -282,6 +284,25 @@ class Scope:
                              rel.pos) from None
 
 
+def _elaborate_bind(scope: Scope, bind: A.Bind) -> None:
+    """A `bind` line names a declared symbol and a run quantity of a kind that fits it; the
+    kernel never reads bindings (they only tell the runtime what to monitor)."""
+    if bind.symbol not in scope.kinds:
+        raise scope.error(f"unknown name {bind.symbol!r} in 'bind' (declare it first)", bind.pos)
+    if bind.symbol in scope.bindings:
+        raise scope.error(f"{bind.symbol} is bound twice", bind.pos)
+    kind = scope.kinds[bind.symbol]
+    binding = Binding(bind.symbol, bind.quantity, bind.offset or 0)
+    why = check_binding(binding, kind)
+    if why is None and (bind.offset is None) == kind.endswith("sequence"):
+        why = (f"{bind.symbol} is a {kind.replace('_', ' ')}: bind it "
+               + ("with an index, as in theta[k+1] to weights[k]" if bind.offset is None
+                  else "without an index"))
+    if why is not None:
+        raise scope.error(why, bind.pos)
+    scope.bindings[bind.symbol] = binding
+
+
 def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int = 5000) -> Scope:
     """Check a setting's declarations, elaborate its definitions and assumptions, and have the
     kernel make (and check) the Setting."""
@@ -305,6 +326,8 @@ def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int =
             raise scope.error(f"only vectors, reals and labels can be per update, not a "
                               f"{scope.kinds[name].replace('_', ' ')}", pos)
         scope.per_update.add(name)
+    for bind in node.binds:
+        _elaborate_bind(scope, bind)
     for define in node.defines:
         if define.name in scope.kinds or define.name in scope.defines:
             raise scope.error(f"{define.name} is already declared", define.pos)

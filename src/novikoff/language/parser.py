@@ -418,6 +418,13 @@ class _Parser:
                 setting.per_update.append(self._pos_name(ts.name()))
             ts.end()
             return
+        elif word == "bind":
+            setting.binds.append(self._bind(ts))
+            while ts.at(","):
+                ts.next()
+                setting.binds.append(self._bind(ts))
+            ts.end()
+            return
         elif word == "define":
             name = ts.name("the name being defined")
             ts.expect("=", "'=' in a definition")
@@ -435,7 +442,7 @@ class _Parser:
             return
         else:
             ts.error("expected a declaration (vectors, sequence, real, label, nat, per update, "
-                     "define, assume)", head)
+                     "bind, define, assume)", head)
         decls = []
         while True:
             name = ts.name(f"a {kind.replace('_', ' ')} name")
@@ -462,6 +469,39 @@ class _Parser:
         for name, constraint in decls:
             setting.decls.append(A.Decl(kind, name.value, constraint,
                                         A.Pos(name.line, name.col)))
+
+    @staticmethod
+    def _bind(ts: _Tokens) -> A.Bind:
+        """`SYMBOL to QUANTITY` or `SEQ[j + c] to QUANTITY[j]` (c an integer, j any name)."""
+        symbol = ts.name("the name of a symbol to bind")
+        offset = index = None
+        if ts.at("["):
+            ts.next()
+            index = ts.name("an index name (as in theta[k+1] to weights[k])")
+            offset = 0
+            if ts.at("+") or ts.at("-"):
+                sign = 1 if ts.next().value == "+" else -1
+                num = ts.next()
+                if num.kind != "NUMBER" or not num.value.isdigit():
+                    ts.error("the offset of a bound index is a whole number", num)
+                offset = sign * int(num.value)
+            ts.expect("]", "']' (a bound index is a name plus or minus a whole number)")
+        if not ts.at_keyword("to"):
+            ts.error("expected 'to' and a run quantity (as in 'bind theta_star to separator')")
+        ts.next()
+        quantity = ts.next()  # a NAME, keywords included: `label` is a run quantity
+        if quantity.kind != "NAME":
+            ts.error("expected a run quantity", quantity)
+        if index is not None:
+            ts.expect("[", f"'[{index.value}]' after {quantity.value}: a sequence binds to a "
+                           f"sequence")
+            same = ts.name("the index name")
+            if same.value != index.value:
+                ts.error(f"expected the index {index.value} of the left side", same)
+            ts.expect("]", "']'")
+        elif ts.at("["):
+            ts.error(f"{symbol.value} has no index, so the quantity takes none either")
+        return A.Bind(symbol.value, offset, quantity.value, A.Pos(symbol.line, symbol.col))
 
     @staticmethod
     def _label_values(ts: _Tokens) -> str:

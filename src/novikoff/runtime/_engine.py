@@ -104,10 +104,12 @@ def _bound_lemmas(monitor: Monitor):
     if which is None:
         import sympy as sp
 
-        from ..kernel.formulas import Relation
+        from ..kernel.formulas import Implication, Relation
         which = []
         for j, inv in enumerate(monitor.invariants):
-            st = inv.lemma.statement
+            st = inv.check.formula  # in the run vocabulary (novikoff.quantities)
+            if isinstance(st, Implication):  # `given gamma > 0`: a bound where that holds
+                st = st.conclusion
             if inv.where == "state" and isinstance(st, Relation) and st.rel in ("<=", "<") \
                     and isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M"):
                 which.append(j)
@@ -410,8 +412,9 @@ def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemma
         if "TD[k]" in final:
             td_total = float(final["TD[k]"][0][0])
         for inv in _bound_lemmas(monitor):
-            if inv.inapplicable is None:
-                bounds[inv.name] = float(monitor._eval(inv.check, final, (1,)).rhs[0])
+            verdict = monitor._eval(inv.check, final, (1,))
+            if inv.inapplicable is None and verdict.in_force[0]:
+                bounds[inv.name] = float(verdict.rhs[0])
     return RunResult(
         variant=variant, cyclic=cyclic, n=n, d=d, mistakes=int(st[K]),
         epochs=-(-visits // L), visits=visits, converged=status == CONVERGED, w=w,
