@@ -104,6 +104,20 @@ proof:
     assert [l.status for l in report.lemmas] == ["verified"]
 
 
+@pytest.mark.parametrize("imports", ["from base import t\nfrom other import t\n",
+                                     "from base import t, t\n"])
+def test_a_second_import_of_a_name_is_an_error_not_a_replacement(tmp_path, imports):
+    # Otherwise the lemma cited as `t` would silently be the last file's, which may state
+    # something else under the same name.
+    (tmp_path / "base.proof").write_text(PERCEPTRON + GOOD_LEMMA)
+    (tmp_path / "other.proof").write_text(PERCEPTRON + GOOD_LEMMA)
+    (tmp_path / "use.proof").write_text(imports + PERCEPTRON)
+    report = Checker().check_file(tmp_path / "use.proof")
+    err = report.error
+    assert err is not None and "t is imported twice (first at line 1)" in err.message
+    assert err.line == imports.count("\n") and err.column > 1
+
+
 def test_import_from_a_setting_with_other_assumptions_is_not_verified(tmp_path):
     (tmp_path / "base.proof").write_text(PERCEPTRON + GOOD_LEMMA)
     other = PERCEPTRON.replace("assume margin:   y*<w_star, x> >= gamma",

@@ -178,9 +178,15 @@ class Checker:
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
         tree = parse(source, display)
         lines = {i: text.strip() for i, text in enumerate(source_lines(source), start=1)}
-        imported = {}
+        imported, first_at = {}, {}
         for imp in tree.imports:
-            imported.update(self._import(imp, path, display, lines))
+            lemmas = self._import(imp, path, display, lines)
+            for name, pos in imp.names:
+                if name in imported:  # a second import must not silently replace the first
+                    raise ProofSyntaxError(f"{name} is imported twice (first at line "
+                                           f"{first_at[name]})", display, pos.line, pos.col,
+                                           lines.get(pos.line, ""))
+                imported[name], first_at[name] = lemmas[name], pos.line
         scopes = {}
         for setting in tree.settings:
             if setting.name in scopes:
