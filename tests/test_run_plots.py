@@ -1,0 +1,84 @@
+"""Figures of a run: the trajectories are the lemmas' quantities, and the files are written."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from novikoff.errors import InvalidArgument, NovikoffError
+from novikoff.report.run_plots import plot_run, trajectories
+from novikoff.runtime import load_dataset, run
+
+pytest.importorskip("matplotlib")
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), d=st.integers(1, 5), K=st.integers(0, 30), seed=st.integers(0, 99),
+       eta=st.sampled_from([1.0, 0.5, 3.0]))
+def test_trajectories_are_the_weights_of_the_updates(n, d, K, seed, eta):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.choice([-1.0, 1.0], n)
+    ws = rng.standard_normal(d)
+    updates = rng.integers(0, n, K)
+    t = trajectories(X, y, updates, ws, eta)
+    w = np.zeros(d)
+    assert t["progress"][0] == 0 and t["norm_sq"][0] == 0
+    for k, i in enumerate(updates, start=1):
+        w = w + eta * y[i] * X[i]
+        assert t["progress"][k] == pytest.approx(ws @ w, rel=1e-9, abs=1e-9)
+        assert t["norm_sq"][k] == pytest.approx(w @ w, rel=1e-9, abs=1e-9)
+    assert list(t["k"]) == list(range(K + 1))
+
+
+def test_the_trajectories_of_a_run_respect_its_lemmas():
+    X, y, _ = load_dataset("iris")
+    res = run(X, y)
+    t = trajectories(X, y, res.updates, res.w_star)
+    k = t["k"]
+    assert np.all(t["progress"] >= k * res.gamma * (1 - 1e-12))
+    assert np.all(t["norm_sq"] <= k * res.R ** 2 * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"),
+                                           (".pdf", b"%PDF")])
+def test_plot_writes_each_format(tmp_path, suffix, magic):
+    X, y, _ = load_dataset("iris")
+    res = run(X, y)
+    out = plot_run(X, y, res, tmp_path / f"run{suffix}")
+    assert out.read_bytes().startswith(magic) and out.stat().st_size > 5000
+
+
+def test_plot_refuses_an_unknown_format_and_an_unwritable_path(tmp_path):
+    X, y, _ = load_dataset("iris")
+    res = run(X, y)
+    with pytest.raises(InvalidArgument, match=r"plot='.*run.gif'.*\.png, \.svg, \.pdf"):
+        plot_run(X, y, res, tmp_path / "run.gif")
+    with pytest.raises(InvalidArgument, match="plot="):
+        plot_run(X, y, res, tmp_path / "no" / "such" / "dir" / "run.png")
+
+
+def test_plot_needs_a_run_with_checks(tmp_path):
+    X, y, _ = load_dataset("iris")
+    res = run(X, y, checks=False)
+    with pytest.raises(InvalidArgument, match="update log"):
+        plot_run(X, y, res, tmp_path / "run.png")
+
+
+def test_without_matplotlib_the_message_says_how_to_install_it(tmp_path, monkeypatch):
+    X, y, _ = load_dataset("iris")
+    res = run(X, y)
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(NovikoffError, match=r"pip install 'novikoff\[plot\]'"):
+        plot_run(X, y, res, tmp_path / "run.png")
