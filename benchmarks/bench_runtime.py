@@ -53,6 +53,57 @@ def best_of(fn, repeat: int):
     return best, out
 
 
+HEAD = (f"{'n':>9} {'d':>5} {'gamma':>6} {'E':>4} {'M':>6} {'checks':>8} {'on ms':>8} "
+        f"{'off ms':>8} {'on/off':>7} {'paired':>7} {'skl ms':>8} {'on/skl':>7} {'strm ms':>8} "
+        f"{'on/strm':>8}")
+
+
+def measure(n: int, d: int, gamma: float, lemmas, repeat: int, sklearn: bool = True) -> str:
+    """One row of the table: the monitored run against its baselines, interleaved."""
+    from novikoff.runtime import run
+    from novikoff.runtime._kernels import stream_passes
+
+    X, y, ws = separable_unit_rows(n, d, gamma)
+    # warm up (numba compilation, caches)
+    run(X[:200], y[:200], w_star=ws, lemmas=lemmas)
+    run(X[:200], y[:200], w_star=ws, checks=False)
+    E = run(X, y, w_star=ws, checks=False, validate=False).epochs
+
+    def skl():
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import Perceptron
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            Perceptron(fit_intercept=False, shuffle=False, eta0=1.0, tol=None,
+                       max_iter=E).fit(X, y)
+
+    stream_passes(X, 1)
+    # Interleave the contenders and keep each one's best time: the machine may be shared, and
+    # a slow moment then hits every contender alike.
+    t_on = t_off = t_skl = t_str = np.inf
+    paired = []  # on/off of runs made back to back: slow drifts of the machine cancel
+    for rep in range(repeat):
+        # on and off back to back, in turn first: neither always follows the cache-cold
+        # baselines below.
+        for which in (("on", "off") if rep % 2 == 0 else ("off", "on")):
+            if which == "on":
+                t1, r_on = best_of(lambda: run(X, y, w_star=ws, lemmas=lemmas), 1)
+            else:
+                t2, r_off = best_of(lambda: run(X, y, w_star=ws, checks=False,
+                                                validate=False), 1)
+        t_on, t_off = min(t_on, t1), min(t_off, t2)
+        paired.append(t1 / t2)
+        if sklearn:
+            t_skl = min(t_skl, best_of(skl, 1)[0])
+        t_str = min(t_str, best_of(lambda: stream_passes(X, E), 1)[0])
+    assert r_on.mistakes == r_off.mistakes and r_on.converged and r_on.epochs == E
+    return (f"{n:>9} {d:>5} {gamma:>6} {E:>4} {r_on.mistakes:>6} {r_on.checks:>8} "
+            f"{t_on * 1e3:>8.2f} {t_off * 1e3:>8.2f} {t_on / t_off:>7.2f} "
+            f"{float(np.median(paired)):>7.2f} "
+            f"{t_skl * 1e3:>8.2f} {t_on / t_skl:>7.2f} {t_str * 1e3:>8.2f} "
+            f"{t_on / t_str:>8.2f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the issue's sizes (several minutes)")
@@ -60,58 +111,15 @@ def main(argv=None) -> int:
     ap.add_argument("--no-sklearn", action="store_true")
     args = ap.parse_args(argv)
 
-    from novikoff.runtime import HAVE_NUMBA, load_lemmas, run
-    from novikoff.runtime._kernels import stream_passes
+    from novikoff.runtime import HAVE_NUMBA, load_lemmas
 
     lemmas = load_lemmas()
-    sizes = FULL if args.full else SMALL
     print(f"numba: {HAVE_NUMBA}; lemmas loaded: {len(lemmas)}")
-    head = (f"{'n':>9} {'d':>5} {'gamma':>6} {'E':>4} {'M':>6} {'checks':>8} {'on ms':>8} "
-            f"{'off ms':>8} {'on/off':>7} {'paired':>7} {'skl ms':>8} {'on/skl':>7} {'strm ms':>8} "
-            f"{'on/strm':>8}")
-    print(head)
-    print("-" * len(head))
-    for n, d in sizes:
+    print(HEAD)
+    print("-" * len(HEAD))
+    for n, d in FULL if args.full else SMALL:
         for gamma in GAMMAS:
-            X, y, ws = separable_unit_rows(n, d, gamma)
-            # warm up (numba compilation, caches)
-            run(X[:200], y[:200], w_star=ws, lemmas=lemmas)
-            run(X[:200], y[:200], w_star=ws, checks=False)
-            E = run(X, y, w_star=ws, checks=False, validate=False).epochs
-
-            def skl():
-                from sklearn.exceptions import ConvergenceWarning
-                from sklearn.linear_model import Perceptron
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    Perceptron(fit_intercept=False, shuffle=False, eta0=1.0, tol=None,
-                               max_iter=E).fit(X, y)
-
-            stream_passes(X, 1)
-            # Interleave the contenders and keep each one's best time: the machine may be
-            # shared, and a slow moment then hits every contender alike.
-            t_on = t_off = t_skl = t_str = np.inf
-            paired = []  # on/off of runs made back to back: slow drifts of the machine cancel
-            for rep in range(args.repeat):
-                # on and off run back to back, in turn first: neither always follows the
-                # cache-cold baselines below.
-                for which in (("on", "off") if rep % 2 == 0 else ("off", "on")):
-                    if which == "on":
-                        t1, r_on = best_of(lambda: run(X, y, w_star=ws, lemmas=lemmas), 1)
-                    else:
-                        t2, r_off = best_of(lambda: run(X, y, w_star=ws, checks=False,
-                                                        validate=False), 1)
-                t_on, t_off = min(t_on, t1), min(t_off, t2)
-                paired.append(t1 / t2)
-                if not args.no_sklearn:
-                    t_skl = min(t_skl, best_of(skl, 1)[0])
-                t_str = min(t_str, best_of(lambda: stream_passes(X, E), 1)[0])
-            assert r_on.mistakes == r_off.mistakes and r_on.converged and r_on.epochs == E
-            print(f"{n:>9} {d:>5} {gamma:>6} {E:>4} {r_on.mistakes:>6} {r_on.checks:>8} "
-                  f"{t_on * 1e3:>8.2f} {t_off * 1e3:>8.2f} {t_on / t_off:>7.2f} "
-                  f"{float(np.median(paired)):>7.2f} "
-                  f"{t_skl * 1e3:>8.2f} {t_on / t_skl:>7.2f} {t_str * 1e3:>8.2f} "
-                  f"{t_on / t_str:>8.2f}", flush=True)
+            print(measure(n, d, gamma, lemmas, args.repeat, not args.no_sklearn), flush=True)
     return 0
 
 

@@ -53,7 +53,7 @@ def test_bookkeeping_bounds_contain_the_exact_values(seed):
     for c0 in range(0, len(log), 7):  # several chunks: the carried state is checked too
         part = log[c0:c0 + 7]
         idx = np.array([e[0] for e in part])
-        env_u, env_s = keeper.chunk(idx, np.array([e[2] for e in part]),
+        env_u = keeper.chunk(idx, np.array([e[2] for e in part]),
                                     np.array([e[1] for e in part]))
         for j, (i, _, _, wk, tdk) in enumerate(part):
             wk1 = [a + int(y[i]) * b for a, b in zip(wk, Xe[i])]

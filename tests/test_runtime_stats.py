@@ -1,7 +1,7 @@
-"""The first pass's statistics for the trusted check: margin candidates, the helper thread.
+"""The first pass's statistics for the trusted check: margin candidates, bad rows.
 
 ``run`` certifies gamma = min_i y_i <w_star, x_i> and R = max ||x_i|| from statistics that the
-kernel's first pass (or a helper thread's data_pass) keeps: max ||x||^2, min y*m, the first bad
+kernel's first pass keeps: max ||x||^2, min y*m, the first bad
 row and the candidates for the minimum margin, complete below FLOOR.  These tests check that
 every way of computing them gives the same run and the same exact certificate, that the
 candidates keep their invariant, and that bad data is reported as InvalidArgument.
@@ -9,7 +9,6 @@ candidates keep their invariant, and that bad data is reported as InvalidArgumen
 
 from __future__ import annotations
 
-import threading
 from fractions import Fraction
 
 import numpy as np
@@ -21,7 +20,7 @@ from novikoff.errors import InvalidArgument
 from novikoff.runtime import HAVE_NUMBA, _engine, load_lemmas, run
 from novikoff.runtime._bounds import DataStats, certify_margin, exact_dot, margin_error_per_norm
 from novikoff.runtime._kernels import (BAD, BUDGET, END, FLOOR, FULL, NCAND, NLOG, QMAX, T, YMIN,
-                                       data_pass, new_state, run_visits)
+                                       new_state, run_visits)
 
 from test_runtime_engine import separable  # noqa: E402
 from test_runtime_inputs import WS0, X0, Y0, _with  # noqa: E402
@@ -106,8 +105,7 @@ def make_order(kind, n, rng):
 
 
 ORDER_KINDS = ["default", "permutation", "partial-online", "partial-cyclic"]
-MODES = [(be, th, cv) for be in BACKEND_NAMES for th in (False, True)
-         for cv in (DEFAULT_CHUNK, 7)]
+MODES = [(be, cv) for be in BACKEND_NAMES for cv in (DEFAULT_CHUNK, 7)]
 
 
 def signature(res):
@@ -119,24 +117,23 @@ def signature(res):
 
 
 def all_modes_agree(X, y, ws, **kw):
-    """Run in every mode (backend x stats_thread x chunk_visits); return the common signature.
+    """Run in every mode (backend x chunk_visits); return the common signature.
 
     Everything must agree exactly but R (and the bounds computed from it): ||x||^2 may be
     summed in any order (numba reassociates, numpy's einsum does not), so R may differ by an
-    ulp or so between backends, and between the fused pass and the helper's pass over rows
-    that the order never visits.  On integer data every sum is exact, and so must R be.
+    ulp or so between backends, and between the fused pass and the pass over the rows that
+    the order never visits.  On integer data every sum is exact, and so must R be.
     """
     exact = bool(np.all(X == np.round(X)) and np.abs(X).max() < 2 ** 20)
     ref = None
-    for backend, thread, chunk in MODES:
-        res = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=thread,
-                  chunk_visits=chunk, **kw)
+    for backend, chunk in MODES:
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, chunk_visits=chunk, **kw)
         sig = signature(res)
         if ref is None:
-            ref, ref_mode = sig, (backend, thread, chunk)
+            ref, ref_mode = sig, (backend, chunk)
             continue
         for key in ref:
-            mode = (key, (backend, thread, chunk), ref_mode)
+            mode = (key, (backend, chunk), ref_mode)
             if key in ("R", "bounds") and not exact:
                 assert sig[key] == pytest.approx(ref[key], rel=1e-14, abs=0), mode
             else:
@@ -204,9 +201,9 @@ def test_r_is_the_largest_norm_of_every_example_visited_or_not():
     X, y, ws = separable(30, 4, 0.1, seed=5, unit=False)
     big = int(np.argmax(np.einsum("ij,ij->i", X, X)))
     order = np.array([i for i in range(30) if i != big])  # the largest row is never visited
-    for backend, thread, chunk in MODES:
+    for backend, chunk in MODES:
         res = run(X, y, w_star=ws, lemmas=[], order=order, backend=backend,
-                  stats_thread=thread, chunk_visits=chunk)
+                  chunk_visits=chunk)
         assert res.R >= np.linalg.norm(X[big]) and res.R == pytest.approx(
             np.linalg.norm(X[big]), rel=1e-12)
 
@@ -221,12 +218,10 @@ def test_certified_gamma_is_the_exact_minimum_rounded_down(data, seed, order_kin
     expected = rounded_down(exact_min_margin(X, y, ws))
     order, cyclic = make_order(order_kind, X.shape[0], np.random.default_rng(seed))
     for backend in BACKEND_NAMES:
-        for thread in (False, True):
-            for all_examples in (False, True):
-                res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic,
-                          max_epochs=50, backend=backend, stats_thread=thread,
-                          all_examples=all_examples)
-                assert res.gamma == expected, (backend, thread, all_examples)
+        for all_examples in (False, True):
+            res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic, max_epochs=50,
+                      backend=backend, all_examples=all_examples)
+            assert res.gamma == expected, (backend, all_examples)
     # the margin rule without gamma certifies it before the run: the same value
     res = run(X, y, w_star=ws, lemmas=[], variant="margin", max_epochs=50)
     assert res.gamma == expected
@@ -234,15 +229,13 @@ def test_certified_gamma_is_the_exact_minimum_rounded_down(data, seed, order_kin
 
 @pytest.mark.parametrize("m", [1, 2, 3, 7, 24, 100])
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_orthonormal_construction_every_example_ties_at_the_minimum(m, backend, thread):
+def test_orthonormal_construction_every_example_ties_at_the_minimum(m, backend):
     X, y = np.eye(m), np.ones(m)
     ws = np.ones(m) / np.sqrt(m)
     expected = rounded_down(exact_min_margin(X, y, ws))
     assert expected == ws[0]  # <w*, e_i> = fl(1/sqrt(m)) exactly
     for order in (None, np.arange(m)[::-1], np.zeros(3 * m + 1, np.int64)):
-        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend,
-                  stats_thread=thread)
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend)
         assert res.gamma == expected and res.R == pytest.approx(1.0, rel=1e-12)
         assert res.monitor["violations"] == []
         if order is None:
@@ -250,8 +243,7 @@ def test_orthonormal_construction_every_example_ties_at_the_minimum(m, backend, 
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_rows_repeated_many_times(backend, thread, monkeypatch):
+def test_rows_repeated_many_times(backend, monkeypatch):
     base, yb, ws = separable(5, 4, 0.1, seed=7, unit=False)
     reps = 200
     X, y = np.repeat(base, reps, axis=0), np.repeat(yb, reps)
@@ -266,18 +258,17 @@ def test_rows_repeated_many_times(backend, thread, monkeypatch):
              (np.concatenate([np.arange(n), np.full(n, i_min)]), False)]
     for order, cyclic in cases:
         spy.calls.clear()
-        res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic, backend=backend,
-                  stats_thread=thread)
+        res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic, backend=backend)
         assert res.gamma == expected
         (call,) = spy.calls
-        if not thread and order is not None and not cyclic:
+        if order is not None and not cyclic:
             # the fused pass overflowed its candidate buffer: FLOOR = -inf, the data re-read
             assert call["floor"] == -np.inf and call["fell_back"]
     # with a given gamma: at the exact margin it is certified, just above it it is refused
-    run(X, y, w_star=ws, gamma=expected, lemmas=[], backend=backend, stats_thread=thread)
+    run(X, y, w_star=ws, gamma=expected, lemmas=[], backend=backend)
     with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
         run(X, y, w_star=ws, gamma=float(np.nextafter(expected, np.inf)), lemmas=[],
-            backend=backend, stats_thread=thread)
+            backend=backend)
 
 
 def _largest_row_last(n=40, big=1e6):
@@ -298,8 +289,7 @@ def _largest_row_last(n=40, big=1e6):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_largest_row_last_falls_back_and_keeps_the_exact_gamma(backend, thread, monkeypatch):
+def test_largest_row_last_falls_back_and_keeps_the_exact_gamma(backend, monkeypatch):
     X, y, ws = _largest_row_last()
     n = X.shape[0]
     expected = rounded_down(exact_min_margin(X, y, ws))
@@ -309,21 +299,19 @@ def test_largest_row_last_falls_back_and_keeps_the_exact_gamma(backend, thread, 
     assert 1e-12 > 4 * c * np.sqrt(2.0) and 2e-12 * 1 < 2 * c * 1e6  # the premise above
     for order in (None, np.arange(n), np.r_[n - 1, np.arange(n - 1)]):
         spy.calls.clear()
-        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend,
-                  stats_thread=thread)
+        res = run(X, y, w_star=ws, lemmas=_lemmas(), order=order, backend=backend)
         assert res.gamma == expected and res.monitor["violations"] == []
         assert res.R == pytest.approx(np.linalg.norm(X[-1]), rel=1e-12)
         (call,) = spy.calls
         visited_last = order is None or order[-1] == n - 1
-        if thread or visited_last:  # the helper reads the rows in index order
+        if visited_last:
             assert call["fell_back"] and np.isfinite(call["floor"])
         else:  # the largest row first: the threshold is large from the start
             assert not call["fell_back"]
     # given gamma: exactly the margin passes, any larger one is refused in every mode
-    run(X, y, w_star=ws, gamma=1.0, lemmas=[], backend=backend, stats_thread=thread)
+    run(X, y, w_star=ws, gamma=1.0, lemmas=[], backend=backend)
     with pytest.raises(InvalidArgument, match=r"y\[0\]\*<w_star, X\[0\]> = 1.0 < gamma"):
-        run(X, y, w_star=ws, gamma=float(np.nextafter(1.0, 2.0)), lemmas=[], backend=backend,
-            stats_thread=thread)
+        run(X, y, w_star=ws, gamma=float(np.nextafter(1.0, 2.0)), lemmas=[], backend=backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -333,7 +321,7 @@ def test_candidates_usually_suffice(backend, monkeypatch):
     spy = CertifySpy(monkeypatch)
     for gamma in (None, 0.04):
         spy.calls.clear()
-        run(X, y, w_star=ws, gamma=gamma, lemmas=[], backend=backend, stats_thread=False)
+        run(X, y, w_star=ws, gamma=gamma, lemmas=[], backend=backend)
         (call,) = spy.calls
         assert call["used_candidates"] and not call["fell_back"]
 
@@ -447,20 +435,6 @@ def kernel_first_pass(X, y, ws, order, cand_gamma, cand_coef, backend, *, room=N
             "stat_q": stat_q, "log": log, "calls": calls, "w": w}
 
 
-def pass_of_data(X, y, ws, cand_gamma, cand_coef, backend, *, room=None, keep=False):
-    n = X.shape[0]
-    sti, qw = new_state()
-    stat_m, stat_q = np.full(n if keep else 0, np.nan), np.full(n if keep else 0, np.nan)
-    room = n if room is None else room
-    cand_i, cand_y = np.empty(room, np.int64), np.empty(room)
-    data_pass(X, y, ws, sti, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma, cand_coef,
-              backend=backend)
-    nc = int(sti[NCAND])
-    return {"cand": cand_i[:nc].copy(), "cand_y": cand_y[:nc].copy(), "floor": qw[FLOOR],
-            "qmax": qw[QMAX], "ymin": qw[YMIN], "bad": int(sti[BAD]), "stat_m": stat_m,
-            "stat_q": stat_q}
-
-
 def reference_first_pass(ym, q, order, cand_gamma, cand_coef):
     """The documented rule with Q the current max ||x||^2, visit by visit, in plain Python."""
     qmax, ymin, floor, cand = 0.0, np.inf, np.inf, []
@@ -557,11 +531,6 @@ def test_kernel_candidates_are_complete_below_floor(case, chunk, log_cap):
         check_invariants(one, X, y, ws, order, cand_gamma)
         assert one["qmax"] == pytest.approx(outs[backend]["qmax"], rel=1e-13)
         assert one["ymin"] == pytest.approx(outs[backend]["ymin"], rel=1e-13, abs=1e-300)
-    # the helper thread's pass over every row
-    for backend in BACKEND_NAMES:
-        dp = pass_of_data(X, y, ws, cand_gamma, cand_coef, backend, keep=True)
-        check_invariants(dp, X, y, ws, np.arange(X.shape[0]), cand_gamma)
-        assert not np.isnan(dp["stat_m"]).any()
 
 
 def check_rule(out, ym, q, order, cand_gamma, cand_coef):
@@ -616,9 +585,6 @@ def test_kernel_candidates_follow_their_rule_on_exact_data(seed, n, d, cand_coef
                                     chunk=chunk, log_cap=2)
             check_rule(out, ym, q, order, cand_gamma, cand_coef)
             assert out["bad"] == (int(order[zero[0]]) if zero.size else -1)
-        if kind == "all":
-            check_rule(pass_of_data(X, y, ws, cand_gamma, cand_coef, backend), ym, q, order,
-                       cand_gamma, cand_coef)
 
 
 @settings(max_examples=30, deadline=None)
@@ -638,9 +604,6 @@ def test_numpy_kernel_keeps_the_rule_with_the_current_max_norm(seed, n, d, cand_
         assert out["cand"].tolist() == ref["cand"]
         assert (out["floor"], out["ymin"], out["qmax"]) == (ref["floor"], ref["ymin"],
                                                              ref["qmax"])
-    if kind == "all":
-        dp = pass_of_data(X, y, ws, cand_gamma, cand_coef, "numpy")
-        assert dp["cand"].tolist() == ref["cand"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -651,8 +614,6 @@ def test_candidate_buffer_overflow_sets_floor_to_minus_infinity(backend, cand_ga
     for room in (0, 1, 5):
         out = kernel_first_pass(X, y, ws, np.arange(6), cand_gamma, 1e-9, backend, room=room)
         assert out["floor"] == -np.inf and out["cand"].tolist() == list(range(room))
-        dp = pass_of_data(X, y, ws, cand_gamma, 1e-9, backend, room=room)
-        assert dp["floor"] == -np.inf and dp["cand"].tolist() == list(range(room))
     # exactly enough room, or repeats of one example beyond it
     out = kernel_first_pass(X, y, ws, np.arange(6), cand_gamma, 1e-9, backend, room=6)
     assert out["floor"] == np.inf and out["cand"].tolist() == list(range(6))
@@ -678,7 +639,6 @@ def test_kernel_records_the_first_bad_row_in_visit_order(backend):
         assert kernel_first_pass(X, y, ws, np.arange(8), np.nan, 0.1, backend)["bad"] == 2
         assert kernel_first_pass(X, y, ws, np.arange(8)[::-1], np.nan, 0.1, backend)["bad"] == 5
         assert kernel_first_pass(X, y, ws, [0, 1, 3], np.nan, 0.1, backend)["bad"] == -1
-        assert pass_of_data(X, y, ws, np.nan, 0.1, backend)["bad"] == 2
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -714,10 +674,8 @@ def _bad_orders(bad):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
 @pytest.mark.parametrize("name, X, bad, message", BAD_DATA, ids=[c[0] for c in BAD_DATA])
-def test_bad_data_found_by_the_statistics_pass_is_named(name, X, bad, message, thread,
-                                                        backend):
+def test_bad_data_found_by_the_statistics_pass_is_named(name, X, bad, message, backend):
     for order, cyclic in _bad_orders(bad):
         for kw in RUN_KINDS:
             for chunk in (DEFAULT_CHUNK, 7):
@@ -725,26 +683,24 @@ def test_bad_data_found_by_the_statistics_pass_is_named(name, X, bad, message, t
                     # (max_epochs: a zero row fires at every pass, and the kernel returns to
                     # the engine's checks only at the end, a full log or the budget)
                     run(X, Y0, w_star=WS0, lemmas=[], order=order, cyclic=cyclic,
-                        backend=backend, stats_thread=thread, chunk_visits=chunk,
+                        backend=backend, chunk_visits=chunk,
                         max_epochs=3, **kw)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_several_bad_rows_one_of_them_is_named(backend, thread):
+def test_several_bad_rows_one_of_them_is_named(backend):
     # Which one may depend on the mode: the fused pass names the first bad row it visits
-    # (then the smallest unvisited one), the helper thread the smallest index.
+    # (then the smallest unvisited one).
     X = _with(_with(X0, (2, 0), np.nan), 9, 0.0)
     named = r"(X\[2, 0\]=nan is not finite|X\[9\] is a zero row)"
     for order in (None, np.arange(20)[::-1].copy(), np.array([9, 2]), np.array([9, 1])):
         with np.errstate(all="ignore"), pytest.raises(InvalidArgument, match=named):
             run(X, Y0, w_star=WS0, lemmas=[], order=order, backend=backend,
-                stats_thread=thread, max_epochs=3)
+                max_epochs=3)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_a_w_star_that_does_not_separate_names_the_example(backend, thread):
+def test_a_w_star_that_does_not_separate_names_the_example(backend):
     y11 = Y0.copy()
     y11[11] *= -1  # the only example on the wrong side
     for y, ws, i in ((Y0, -WS0, int(np.argmin(Y0 * (X0 @ -WS0)))), (y11, WS0, 11)):
@@ -757,114 +713,22 @@ def test_a_w_star_that_does_not_separate_names_the_example(backend, thread):
                                    match=rf"does not separate the data: y\[{i}\]\*<w_star, "
                                          rf"X\[{i}\]> = -"):
                     run(X0, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic,
-                        backend=backend, stats_thread=thread, **kw)
+                        backend=backend, **kw)
 
 
-# ----------------------------------------------------------------------------- 5. helper thread
-
-def _thread_args(X, y, ws, backend, cand_i=None):
-    n = X.shape[0]
-    sti, qw = new_state()
-    cand_i = np.empty(n, np.int64) if cand_i is None else cand_i
-    return (X, y, ws, sti, qw, np.empty(0), np.empty(0), cand_i, np.empty(n), np.nan, 0.01,
-            backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_stats_thread_result_is_data_pass(backend):
-    X, y, ws = separable(50, 4, 0.1, seed=9, unit=False)
-    args = _thread_args(X, y, ws, backend)
-    helper = _engine._StatsThread(*args)
-    assert helper.thread.daemon and helper.thread.name == "novikoff-stats"
-    sti, qw = helper.result()
-    assert not helper.thread.is_alive() and sti is args[3] and qw is args[4]
-    direct = pass_of_data(X, y, ws, np.nan, 0.01, backend)
-    nc = int(sti[NCAND])
-    assert args[7][:nc].tolist() == direct["cand"].tolist()
-    assert (qw[QMAX], qw[YMIN], qw[FLOOR], sti[BAD]) == (direct["qmax"], direct["ymin"],
-                                                         direct["floor"], direct["bad"])
-    assert helper.result()[0] is sti  # result() may be asked again
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_stats_thread_reraises_what_data_pass_raised(backend):
-    X, y, ws = separable(10, 3, 0.1, seed=2)
-    args = list(_thread_args(X, y, ws, backend))
-    args[7] = None  # no candidate buffer: data_pass fails inside the thread
-    helper = _engine._StatsThread(*args)
-    expected = AttributeError if backend == "numpy" else Exception
-    with pytest.raises(expected) as info:
-        helper.result()
-    if backend == "numba":
-        import numba
-        assert isinstance(info.value, numba.core.errors.TypingError)
-    assert not helper.thread.is_alive()
-    # a wrong shape: ws of the wrong length (numpy backend: a shape error)
-    if backend == "numpy":
-        bad = _engine._StatsThread(*_thread_args(X, y, np.ones(5), backend))
-        with pytest.raises(ValueError):
-            bad.result()
-
-
-class _Boom(BaseException):
-    pass
-
-
-@pytest.mark.parametrize("exc", [RuntimeError("boom"), _Boom("boom")])
-def test_stats_thread_hands_over_the_very_exception(monkeypatch, exc):
-    started = threading.Event()
-
-    def failing(*args, **kwargs):
-        started.set()
-        raise exc
-
-    monkeypatch.setattr(_engine, "data_pass", failing)
-    X, y, ws = separable(10, 3, 0.1, seed=2)
-    helper = _engine._StatsThread(*_thread_args(X, y, ws, "numpy"))
-    with pytest.raises(type(exc)) as info:
-        helper.result()
-    assert info.value is exc and started.is_set()
-    # through run(): the caller sees the helper's exception
-    with pytest.raises(type(exc)) as info:
-        run(X, y, w_star=ws, lemmas=[], stats_thread=True)
-    assert info.value is exc
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_stats_thread_used_exactly_when_asked(backend, monkeypatch):
-    made = []
-    original = _engine._StatsThread
-
-    class Counting(original):
-        def __init__(self, *args):
-            made.append(args)
-            super().__init__(*args)
-
-    monkeypatch.setattr(_engine, "_StatsThread", Counting)
-    X, y, ws = separable(30, 3, 0.1, seed=6, unit=False)
-    ref = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=False)
-    assert made == []
-    res = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=True)
-    assert len(made) == 1 and made[0][-1] == backend
-    assert signature(res) == signature(ref)
-    made.clear()
-    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=None)  # None: fused
-    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, checks=False)
-    run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True, variant="margin")
-    assert made == []  # no checks, or gamma certified before the run: nothing to compute
-
+# ----------------------------------------------------------------------------- 5. tiny data
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_stats_thread_on_tiny_data(backend, n):
+def test_tiny_data(backend, n):
     X, y, ws = separable(n, 2, 0.2, seed=n)
     for kw in (dict(), dict(order=[n - 1], cyclic=False), dict(variant="margin", gamma=0.1),
                dict(all_examples=True)):
-        a = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=True, **kw)
-        b = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, stats_thread=False, **kw)
+        a = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, chunk_visits=1, **kw)
+        b = run(X, y, w_star=ws, lemmas=_lemmas(), backend=backend, **kw)
         assert signature(a) == signature(b)
         assert a.monitor["violations"] == [] and a.converged == (kw.get("cyclic", True))
-    res = run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=True)
+    res = run(X, y, w_star=ws, lemmas=[], backend=backend)
     assert res.gamma == rounded_down(exact_min_margin(X, y, ws))
     assert res.R == pytest.approx(np.sqrt(np.einsum("ij,ij->i", X, X).max()), rel=1e-12)
 
@@ -872,14 +736,13 @@ def test_stats_thread_on_tiny_data(backend, n):
 # ----------------------------------------------------------------------------- 6. fixes found here
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_gamma_just_below_the_minimum_needs_no_second_read(backend, thread, monkeypatch):
+def test_gamma_just_below_the_minimum_needs_no_second_read(backend, monkeypatch):
     """With gamma given, the rows within the tolerance of gamma are candidates from the start
     (the numba kernel once kept none until some row had been kept)."""
     X, y, ws = separable(300, 5, 0.05, seed=11)
     g = float(np.nextafter(rounded_down(exact_min_margin(X, y, ws)), -np.inf))  # 1 ulp below
     spy = CertifySpy(monkeypatch)
-    run(X, y, w_star=ws, gamma=g, lemmas=[], backend=backend, stats_thread=thread)
+    run(X, y, w_star=ws, gamma=g, lemmas=[], backend=backend)
     (call,) = spy.calls
     assert call["used_candidates"] and not call["fell_back"]
 
@@ -898,8 +761,7 @@ def test_a_w_star_whose_squared_norm_is_not_a_positive_float_is_refused(w_star, 
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("thread", [False, True])
-def test_bad_data_is_reported_at_the_end_of_the_first_pass(backend, thread, monkeypatch):
+def test_bad_data_is_reported_at_the_end_of_the_first_pass(backend, monkeypatch):
     """A zero row makes the classic rule fire at every visit: the run must not go on (filling
     its log for tens of thousands of passes) before the statistics report the row."""
     X, y, ws = separable(20, 3, 0.1, seed=1, unit=False)
@@ -914,7 +776,7 @@ def test_bad_data_is_reported_at_the_end_of_the_first_pass(backend, thread, monk
 
     monkeypatch.setattr(_engine, "run_visits", counting)
     with pytest.raises(InvalidArgument, match=r"X\[9\] is a zero row"):
-        run(X, y, w_star=ws, lemmas=[], backend=backend, stats_thread=thread)
+        run(X, y, w_star=ws, lemmas=[], backend=backend)
     assert visits and visits[-1] <= X.shape[0]
 
 
@@ -945,13 +807,12 @@ def test_default_order_runs_as_the_explicit_identity(variant, seed):
     n = X.shape[0]
     for backend in BACKEND_NAMES:
         for chunk in (DEFAULT_CHUNK, 61):
-            for thread in (False, True):
-                kw = dict(w_star=ws, lemmas=_lemmas(), variant=variant, gamma=gamma,
-                          backend=backend, chunk_visits=chunk, stats_thread=thread)
-                default = signature(run(X, y, **kw))
-                explicit = signature(run(X, y, order=np.arange(n), **kw))
-                assert default == explicit
-                assert signature(run(X, y, order=list(range(n)), **kw)) == explicit
+            kw = dict(w_star=ws, lemmas=_lemmas(), variant=variant, gamma=gamma,
+                      backend=backend, chunk_visits=chunk)
+            default = signature(run(X, y, **kw))
+            explicit = signature(run(X, y, order=np.arange(n), **kw))
+            assert default == explicit
+            assert signature(run(X, y, order=list(range(n)), **kw)) == explicit
     off = run(X, y, w_star=ws, checks=False, validate=False, variant=variant, gamma=gamma)
     assert off.mistakes == default["mistakes"] and off.w.tobytes() == default["w"]
 

@@ -50,7 +50,7 @@ from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_do
 from ._compile import Unbindable, compile_formula
 from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
-from ._monitor import as_lemma
+from ._monitor import SameObjects, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
@@ -244,8 +244,6 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
         "d": keeper.hinge(idx),
     })
-    env_s = {key: env_u[key] for key in ("k", "M", "<w_star, w[k]>", "<w[k], w[k]>")}
-    env_s.update(keeper.constants())
     if keeper.need_td or td is not None:
         # TD before each visit t: P[t], within eP[t] of the exact sum
         h, e_h = keeper.hinge(order)
@@ -259,9 +257,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     else:
         td_found = []
     if keeper.need_td:
-        env_u["TD[k]"] = env_s["TD[k]"] = (P[up], eP[up])
+        env_u["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
-    monitor.check_chunk(env_u, env_s, 0, K, examples=idx, visits=up)
+    monitor.check_chunk(env_u, 0, K, examples=idx, visits=up)
     wf = W[-1]
     Df = float(D1[-1]) if K else D_init * SAFETY
     nf = float(np.sqrt(wf @ wf))
@@ -742,8 +740,7 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     judged, skipped = [], []
-    for obj in base:
-        gated = _data_gated(obj)
+    for obj, gated in zip(base, _data_gated(base)):
         if (gated.name, gated.where) not in applies:
             continue
         why = _declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
@@ -792,21 +789,22 @@ def _shown_eq(f) -> str:
     return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
-_GATED: dict = {}  # id(lemma object) -> (the object, its data-gated Lemma)
+_GATED: dict = {}  # SameObjects(lemma objects) -> their data-gated Lemmas
 
 
-def _data_gated(obj):
-    """The lemma gated by its data assumptions only; one object per lemma, so that compiled
-    monitors are reused across audits."""
-    hit = _GATED.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    lem = as_lemma(obj)
-    data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
-    gated = replace(lem, hypotheses=data)
-    if len(_GATED) > 4096:
-        _GATED.clear()
-    _GATED[id(obj)] = (obj, gated)
+def _data_gated(lemmas) -> tuple:
+    """Each lemma gated by its data assumptions only; the same objects for the same lemmas, so
+    that the monitors of their audits are compiled once (monitor_of)."""
+    key = SameObjects(lemmas)
+    gated = _GATED.get(key)
+    if gated is None:
+        gated = []
+        for lem in map(as_lemma, key.objects):
+            data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
+            gated.append(replace(lem, hypotheses=data))
+        if len(_GATED) > 64:
+            _GATED.clear()
+        gated = _GATED[key] = tuple(gated)
     return gated
 
 

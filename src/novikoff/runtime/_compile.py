@@ -1,8 +1,9 @@
 """Compile kernel formulas into runtime checks (untrusted: it only ever *evaluates* statements).
 
-A statement is walked once into a small tree of closures; no text is ever evaluated.  Statements
-arrive in the run vocabulary of novikoff.quantities (a setting's own names are translated there
-first); the leaves are *slots*, the run quantities at the point of evaluation:
+A statement is walked once into an IR of tuples (``_Walker.expr``); nothing is ever parsed or
+evaluated as text.  Statements arrive in the run vocabulary of novikoff.quantities (a setting's
+own names are translated there first); the leaves are *slots*, the run quantities at the point of
+evaluation:
 
 =====================  ===================================================================
 slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
@@ -15,15 +16,12 @@ slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
 ``<u, v>``             inner product of u, v in {w_star, x, w[k], w[k+1]}; ``w[0]`` is zero
 =====================  ===================================================================
 
-Every slot is given as ``(value, error bound)``; a float closure returns ``(value, radius)``, the
-exact value lying within radius of the value (mid-radius arithmetic: each operation adds its own
-rounding), so a relation is decided three ways: certainly true, certainly false (a violation), or
-undetermined (within the rounding tolerance: never reported as a violation).  The exact closures
-evaluate the same tree on rationals (square roots as shrinking rational intervals, ties by SymPy
-on the substituted numbers).  ``_program`` runs the same arithmetic for many checks at once.
-
-The statement is walked once into an IR of tuples (``Walker.expr``); closures and programs are
-built from the IR.  Nothing is ever parsed or evaluated as text.
+The IR is evaluated two ways.  In floating point by ``_program`` (many checks at many points at
+once, mid-radius arithmetic: every slot is ``(value, error bound)`` and each operation adds its
+own rounding, so a relation is decided three ways: certainly true, certainly false (a violation),
+or undetermined within the rounding tolerance, never reported as a violation).  In exact rational
+arithmetic by ``exact_interval`` below (square roots as shrinking rational intervals, ties by
+SymPy on the substituted numbers), for exact runs and replays.
 """
 
 from __future__ import annotations
@@ -39,7 +37,7 @@ from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
 from ..kernel.terms import Inner, Norm, expand_norms
 from ..quantities import KINDS, PER_UPDATE, Unbindable
 
-__all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS"]
+__all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 
 VECTOR_ATOMS = ("w_star", "x", "w[k]", "w[k+1]")
 STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
@@ -50,132 +48,15 @@ def inner_slot(a: str, b: str) -> str:
     return f"<{a}, {b}>"
 
 
-# --------------------------------------------------------------------------- float: mid-radius
-
-# Each closure returns (value, radius): the exact value lies within radius of the float value.
-# Every operation adds its own rounding, u*|result| (u = 2**-53); the radii are themselves
-# computed in floating point, so a decision inflates their sum by SAFETY (relative 1e-6, far
-# above the O(u) relative error of a few operations on non-negative radii).
-
-_U = 2.0 ** -53
+# Radii are computed in floating point, so a decision inflates their sum by SAFETY (relative
+# 1e-6, far above the O(u) relative error of a few operations on non-negative radii).
 SAFETY = 1.0 + 1e-6
 
 
-def _f_const(c: Fraction):
+def float_constant(c: Fraction):
+    """(value, radius) of a rational constant: the float nearest c and a bound on its error."""
     v = float(c)
-    r = 0.0 if Fraction(v) == c else float(abs(Fraction(v) - c)) * 2.0
-    return lambda env: (v, r)
-
-
-def _f_slot(key: str):
-    def slot(env):
-        v, e = env[key]
-        return v, (0.0 if e is None else e)
-    return slot
-
-
-def _f_add(fs):
-    def add(env):
-        v, r = fs[0](env)
-        for f in fs[1:]:
-            v2, r2 = f(env)
-            v = v + v2
-            r = r + r2 + _U * np.abs(v)
-        return v, r
-    return add
-
-
-def _f_mul(fs):
-    def mul(env):
-        v, r = fs[0](env)
-        for f in fs[1:]:
-            v2, r2 = f(env)
-            r = np.abs(v) * r2 + np.abs(v2) * r + r * r2
-            v = v * v2
-            r = r + _U * np.abs(v)
-        return v, r
-    return mul
-
-
-def _f_recip(f):
-    def recip(env):
-        v, r = f(env)
-        a = np.abs(v)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = 1.0 / v
-            rq = r / a / (a - r) + _U * np.abs(q)  # as the compiled judge: no underflow
-        # Where the divisor may be zero the value is undefined (nan, as in the compiled judge):
-        # never a violation.
-        ok = a > r
-        return np.where(ok, q, np.nan), np.where(ok, rq, np.nan)
-    return recip
-
-
-def _f_ipow(f, n: int):
-    def ipow(env):
-        v, r = f(env)
-        pv, pr = v, r
-        for _ in range(n - 1):
-            pr = np.abs(pv) * r + np.abs(v) * pr + pr * r
-            pv = pv * v
-            pr = pr + _U * np.abs(pv)
-        return pv, pr
-    return ipow
-
-
-def _f_sqrt(f, gram: bool):
-    def sqrt(env):
-        v, r = f(env)
-        with np.errstate(invalid="ignore"):
-            hi = v + r
-            if not gram:  # the square root of something certainly negative is undefined
-                hi = np.where(hi < 0, np.nan, hi)
-            # A Gram form is >= 0: clamping drops only impossible (negative) values.
-            sl = np.sqrt(np.maximum(v - r, 0.0))
-            sh = np.sqrt(np.maximum(hi, 0.0))
-            sv = np.sqrt(np.maximum(v, 0.0))
-            return sv, np.maximum(sv - sl, sh - sv) + 2 * _U * sh
-    return sqrt
-
-
-def _f_abs(f):
-    def abs_(env):
-        v, r = f(env)
-        return np.abs(v), r
-    return abs_
-
-
-def _f_minmax(fs, op):
-    def mm(env):
-        v, r = fs[0](env)
-        for f in fs[1:]:
-            v2, r2 = f(env)
-            v, r = op(v, v2), np.maximum(r, r2)
-        return v, r
-    return mm
-
-
-def _f_decide(rel: str, fl, fr):
-    """(value_l, value_r, certainly_true, certainly_false, tolerance) of lhs REL rhs."""
-    def decide(env):
-        vl, rl = fl(env)
-        vr, rr = fr(env)
-        D = vl - vr
-        T = (rl + rr) * SAFETY + 2 * _U * np.abs(D)
-        if rel == ">=":
-            t, f = D >= T, D < -T
-        elif rel == ">":
-            t, f = D > T, D <= -T
-        elif rel == "<=":
-            t, f = D <= -T, D > T
-        elif rel == "<":
-            t, f = D < -T, D >= T
-        else:
-            point = (D == 0) & (T == 0)
-            apart = np.abs(D) > T
-            t, f = (point, apart) if rel == "=" else (apart, point)
-        return vl, vr, t, f, T
-    return decide
+    return v, (0.0 if Fraction(v) == c else float(abs(Fraction(v) - c)) * 2.0)
 
 
 # --------------------------------------------------------------------------- exact intervals
@@ -194,108 +75,60 @@ def _isqrt_interval(q: Fraction, bits: int):
     return Fraction(s, 1 << bits), Fraction(s + 1, 1 << bits)
 
 
-def _x_const(c: Fraction):
-    return lambda env, bits: (c, c)
+def exact_interval(node, env: dict, bits: int):
+    """Rational bounds (lo, hi) of an IR expression at one point, or (None, None) where it is
+    undefined (a divisor that may be zero, the square root of a negative number).
 
-
-def _x_slot(key: str):
-    def slot(env, bits):
-        v = env[key]
-        if isinstance(v, tuple):  # ('sqrt', q): an irrational constant such as R
-            return _isqrt_interval(v[1], bits)
-        return v, v
-    return slot
-
-
-def _x_add(fs):
-    def add(env, bits):
-        lo, hi = fs[0](env, bits)
-        for f in fs[1:]:
-            lo2, hi2 = f(env, bits)
-            lo, hi = lo + lo2, hi + hi2
-        return lo, hi
-    return add
-
-
-def _x_mul(fs):
-    def mul(env, bits):
-        lo, hi = fs[0](env, bits)
-        for f in fs[1:]:
-            lo2, hi2 = f(env, bits)
-            if lo == hi and lo2 == hi2:
-                lo = hi = lo * lo2
+    env: slot -> Fraction, or ('sqrt', q) for an irrational constant such as R; square roots
+    are bracketed to about 2**-bits.
+    """
+    tag = node[0]
+    if tag == "const":
+        return node[1], node[1]
+    if tag == "slot":
+        v = env[node[1]]
+        return _isqrt_interval(v[1], bits) if isinstance(v, tuple) else (v, v)
+    if tag in ("add", "mul", "max", "min"):
+        parts = [exact_interval(a, env, bits) for a in node[1]]
+        if any(lo is None for lo, _ in parts):
+            return None, None
+        lo, hi = parts[0]
+        for lo2, hi2 in parts[1:]:
+            if tag == "add":
+                lo, hi = lo + lo2, hi + hi2
+            elif tag == "mul":
+                if lo == hi and lo2 == hi2:
+                    lo = hi = lo * lo2
+                else:
+                    c = (lo * lo2, lo * hi2, hi * lo2, hi * hi2)
+                    lo, hi = min(c), max(c)
+            elif tag == "max":
+                lo, hi = max(lo, lo2), max(hi, hi2)
             else:
-                c = (lo * lo2, lo * hi2, hi * lo2, hi * hi2)
-                lo, hi = min(c), max(c)
+                lo, hi = min(lo, lo2), min(hi, hi2)
         return lo, hi
-    return mul
-
-
-def _x_recip(f):
-    def recip(env, bits):
-        lo, hi = f(env, bits)
-        if lo <= 0 <= hi:
-            return None, None
-        return 1 / hi, 1 / lo
-    return recip
-
-
-def _x_ipow(f, n: int):
-    def ipow(env, bits):
-        lo, hi = f(env, bits)
-        if lo is None:
-            return None, None
+    lo, hi = exact_interval(node[1], env, bits)
+    if lo is None:
+        return None, None
+    if tag == "recip":
+        return (None, None) if lo <= 0 <= hi else (1 / hi, 1 / lo)
+    if tag == "ipow":
+        n = node[2]
         a, b = lo ** n, hi ** n
         if n % 2 or lo >= 0:
             return a, b
-        if hi <= 0:
-            return b, a
-        return Fraction(0), max(a, b)
-    return ipow
-
-
-def _x_sqrt(f, gram: bool):
-    def sqrt(env, bits):
-        lo, hi = f(env, bits)
-        if lo is None or (not gram and hi < 0):
+        return (b, a) if hi <= 0 else (Fraction(0), max(a, b))
+    if tag == "sqrt":
+        if not node[2] and hi < 0:  # a Gram form (node[2]) is >= 0; anything else may not be
             return None, None
         if lo == hi:
             return _isqrt_interval(lo, bits)
         return _isqrt_interval(max(lo, Fraction(0)), bits)[0], _isqrt_interval(hi, bits)[1]
-    return sqrt
-
-
-def _x_abs(f):
-    def abs_(env, bits):
-        lo, hi = f(env, bits)
-        if lo is None:
-            return None, None
+    if tag == "abs":
         if lo < 0 < hi:
             return Fraction(0), max(-lo, hi)
         return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
-    return abs_
-
-
-def _x_minmax(fs, op):
-    def mm(env, bits):
-        lo, hi = fs[0](env, bits)
-        for f in fs[1:]:
-            lo2, hi2 = f(env, bits)
-            if lo is None or lo2 is None:
-                return None, None
-            lo, hi = op(lo, lo2), op(hi, hi2)
-        return lo, hi
-    return mm
-
-
-def _x_none_safe(f):
-    # Propagate "undefined" (None) through +, * without special cases in each closure.
-    def safe(env, bits):
-        try:
-            return f(env, bits)
-        except TypeError:
-            return None, None
-    return safe
+    raise ValueError(f"unknown IR node {tag!r}")
 
 
 # --------------------------------------------------------------------------- the walk
@@ -352,7 +185,7 @@ class _Walker:
 
     # -- expressions: an IR of tuples, ('const', Fraction), ('slot', key), ('add', [..]),
     #    ('mul', [..]), ('recip', a), ('ipow', a, n), ('sqrt', a, gram), ('abs', a),
-    #    ('max', [..]), ('min', [..]); closures and programs are built from it.
+    #    ('max', [..]), ('min', [..]).
     def expr(self, e: sp.Expr):
         if e.is_Rational:
             return ("const", Fraction(int(e.p), int(e.q)))
@@ -408,14 +241,11 @@ class _Walker:
             node = ("recip", node)
         return node
 
-    # -- formulas: ('rel', rel, float decide, exact lhs, exact rhs, formula, ir lhs, ir rhs),
-    #    ('imp', premises, conclusion), ('or', disjuncts)
+    # -- formulas: ('rel', rel, formula, ir lhs, ir rhs), ('imp', premises, conclusion),
+    #    ('or', disjuncts)
     def formula(self, fm):
         if isinstance(fm, Relation):
-            il, ir = self.expr(fm.lhs), self.expr(fm.rhs)
-            fl, xl = _closures(il)
-            fr, xr = _closures(ir)
-            return ("rel", fm.rel, _f_decide(fm.rel, fl, fr), xl, xr, fm, il, ir)
+            return ("rel", fm.rel, fm, self.expr(fm.lhs), self.expr(fm.rhs))
         if isinstance(fm, VectorEq):
             rel = Relation("=", fm.as_quadratic(), sp.Integer(0))
             return self.formula(rel)
@@ -424,35 +254,6 @@ class _Walker:
         if isinstance(fm, Disjunction):
             return ("or", [self.formula(d) for d in fm.disjuncts])
         raise Unbindable(f"cannot monitor a {type(fm).__name__}")
-
-
-def _closures(node):
-    """(float closure, exact closure) of an IR node."""
-    tag = node[0]
-    if tag == "const":
-        return _f_const(node[1]), _x_const(node[1])
-    if tag == "slot":
-        return _f_slot(node[1]), _x_slot(node[1])
-    if tag in ("add", "mul", "max", "min"):
-        parts = [_closures(a) for a in node[1]]
-        fs, xs = [p[0] for p in parts], [p[1] for p in parts]
-        if tag == "add":
-            return _f_add(fs), _x_none_safe(_x_add(xs))
-        if tag == "mul":
-            return _f_mul(fs), _x_none_safe(_x_mul(xs))
-        if tag == "max":
-            return _f_minmax(fs, np.maximum), _x_minmax(xs, max)
-        return _f_minmax(fs, np.minimum), _x_minmax(xs, min)
-    f, x = _closures(node[1])
-    if tag == "recip":
-        return _f_recip(f), _x_none_safe(_x_recip(x))
-    if tag == "ipow":
-        return _f_ipow(f, node[2]), _x_none_safe(_x_ipow(x, node[2]))
-    if tag == "sqrt":
-        return _f_sqrt(f, node[2]), _x_none_safe(_x_sqrt(x, node[2]))
-    if tag == "abs":
-        return _f_abs(f), _x_abs(x)
-    raise ValueError(f"unknown IR node {tag!r}")
 
 
 # --------------------------------------------------------------------------- checks
@@ -472,29 +273,6 @@ class Verdict:
     def in_force(self) -> np.ndarray:
         return np.ones(self.true.shape, bool) if self.held is None else self.held
 
-
-def _bool(x, shape):
-    return np.broadcast_to(np.asarray(x, dtype=bool), shape)
-
-
-def _eval_float(node, env, shape):
-    tag = node[0]
-    if tag == "rel":
-        vl, vr, t, f, tol = node[2](env)
-        b = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
-        return Verdict(_bool(t, shape), _bool(f, shape), b(vl), b(vr), b(tol))
-    if tag == "imp":
-        prem = [_eval_float(p, env, shape) for p in node[1]]
-        concl = _eval_float(node[2], env, shape)
-        all_true = np.logical_and.reduce([p.true for p in prem]) if prem else np.ones(shape, bool)
-        any_false = np.logical_or.reduce([p.false for p in prem]) if prem else np.zeros(shape,
-                                                                                         bool)
-        return Verdict(any_false | concl.true, all_true & concl.false, concl.lhs, concl.rhs,
-                       concl.tol, all_true)
-    ds = [_eval_float(d, env, shape) for d in node[1]]
-    true = np.logical_or.reduce([d.true for d in ds])
-    false = np.logical_and.reduce([d.false for d in ds])
-    return Verdict(true, false, ds[0].lhs, ds[0].rhs, ds[0].tol)
 
 
 _EXACT_BITS = (64, 256, 1024)
@@ -533,19 +311,23 @@ def _eval_exact(node, env, subs):
     """True, False or None (undetermined) for one point, in rational arithmetic."""
     tag = node[0]
     if tag == "rel":
-        _, rel, _, xl, xr, fm = node[:6]
+        _, rel, fm, il, ir = node
+
+        def lhs_rhs(bits):
+            return exact_interval(il, env, bits), exact_interval(ir, env, bits)
         for bits in _EXACT_BITS:
-            r = _decide_exact(rel, xl(env, bits), xr(env, bits))
+            left, right = lhs_rhs(bits)
+            r = _decide_exact(rel, left, right)
             if r is not None:
-                return r, xl(env, bits)[0], xr(env, bits)[0], True
+                return r, left[0], right[0], True
         # A tie between irrational values: let SymPy decide the substituted numbers.
         diff = sp.simplify(expand_norms(fm.lhs - fm.rhs).xreplace(subs()))
         if diff.is_number and diff.is_comparable:
             sign = 0 if diff == 0 else (1 if diff > 0 else -1)
             ok = {"=": sign == 0, "!=": sign != 0, "<": sign < 0, "<=": sign <= 0,
                   ">": sign > 0, ">=": sign >= 0}[rel]
-            return ok, xl(env, 1024)[0], xr(env, 1024)[0], True
-        return None, xl(env, 1024)[0], xr(env, 1024)[0], True
+            return ok, left[0], right[0], True
+        return None, left[0], right[0], True
     if tag == "imp":
         prem = [_eval_exact(p, env, subs)[0] for p in node[1]]
         c = _eval_exact(node[2], env, subs)
@@ -563,9 +345,9 @@ def _eval_exact(node, env, subs):
     return None, ds[0][1], ds[0][2], True
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)  # eq=False: a check is its own key (hashed by identity)
 class Check:
-    """A compiled formula: which slots it reads, where it is evaluated, how to decide it."""
+    """A compiled formula: which slots it reads, where it is evaluated, its IR tree."""
 
     formula: object
     slots: frozenset
@@ -574,8 +356,9 @@ class Check:
 
     def evaluate(self, env: dict, shape) -> Verdict:
         """Decide the formula at every point of env (slot -> (values, error bounds))."""
-        with np.errstate(invalid="ignore", over="ignore"):
-            return _eval_float(self.tree, env, shape)
+        from ._program import Program
+        length = int(np.prod(shape))
+        return Program((self,)).judge(env, length).verdict(self)
 
     def evaluate_exact(self, env: dict):
         """(verdict, lhs, rhs, premises held) at one point; env: slot -> Fraction/('sqrt', q)."""
@@ -589,23 +372,6 @@ class Check:
                     out[atom] = sp.Integer(0)
             return out
         return _eval_exact(self.tree, env, subs)
-
-    def evaluate_exact_points(self, env: dict, length: int) -> Verdict:
-        """Decide the formula exactly at each of `length` points (env values: lists or scalars)."""
-        results = []
-        for i in range(length):
-            point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
-            results.append(self.evaluate_exact(point))
-        return _points_verdict(results)
-
-
-def _points_verdict(results):
-    true = np.array([r[0] is True for r in results], dtype=bool)
-    false = np.array([r[0] is False for r in results], dtype=bool)
-    lhs = np.array([float(r[1]) if r[1] is not None else np.nan for r in results])
-    rhs = np.array([float(r[2]) if r[2] is not None else np.nan for r in results])
-    held = np.array([r[3] for r in results], dtype=bool)
-    return Verdict(true, false, lhs, rhs, np.zeros(len(results)), held)
 
 
 def _atoms(fm):

@@ -8,7 +8,6 @@ violation (in run order) is the one reported.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -18,10 +17,9 @@ from ..errors import InvalidArgument
 from ._bounds import (Bookkeeper, DataStats, certify_margin, check_rows, data_stats,
                       margin_error_per_norm)
 from ._kernels import (BAD, BUDGET, CONVERGED, END, FLOOR, FULL, K, NCAND, NLOG, QMAX, T, YMIN,
-                       check_backend, data_pass, new_state, run_visits, scan_norms)
+                       check_backend, new_state, run_visits, scan_norms)
 from ._lemmas import load_lemmas
-from ._monitor import Monitor
-from ._scratch import borrowed
+from ._monitor import Monitor, monitor_of
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
                         check_w_star)
@@ -80,46 +78,13 @@ class RunResult:
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
                  on_violation="raise") -> Monitor:
     """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files."""
-    if lemmas is None:
-        lemmas = load_lemmas(proofs)
-    lemmas = list(lemmas)
-    # Compiling is cached per lemma; the monitor's skeleton is cached per list of lemmas.
-    key = (tuple(id(lem) for lem in lemmas), bool(include_unverified))
-    hit = _TEMPLATES.get(key)
-    if hit is None or any(a is not b for a, b in zip(hit[0], lemmas)):
-        template = Monitor.from_lemmas(lemmas, include_unverified=include_unverified)
-        if len(_TEMPLATES) > 64:
-            _TEMPLATES.clear()
-        _TEMPLATES[key] = hit = (lemmas, template)
-    return hit[1].fresh(on_violation=on_violation)
-
-
-_TEMPLATES: dict = {}
-
-
-def _bound_lemmas(monitor: Monitor):
-    """Monitored state lemmas that bound the number of updates: k <= e (or M <= e, k < e)."""
-    key = ("bound lemmas", tuple(id(inv.check) for inv in monitor.invariants))
-    which = monitor.shared.get(key)
-    if which is None:
-        import sympy as sp
-
-        from ..kernel.formulas import Implication, Relation
-        which = []
-        for j, inv in enumerate(monitor.invariants):
-            st = inv.check.formula  # in the run vocabulary (novikoff.quantities)
-            if isinstance(st, Implication):  # `given gamma > 0`: a bound where that holds
-                st = st.conclusion
-            if inv.where == "state" and isinstance(st, Relation) and st.rel in ("<=", "<") \
-                    and isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M"):
-                which.append(j)
-        monitor.shared[key] = which
-    return [monitor.invariants[j] for j in which]
+    return monitor_of(load_lemmas(proofs) if lemmas is None else lemmas,
+                      include_unverified=include_unverified, on_violation=on_violation)
 
 
 def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> float:
     """The gamma minimising a monitored hinge bound k <= f(gamma, TD, ...) over one pass."""
-    hinge = [inv for inv in _bound_lemmas(monitor) if "TD[k]" in inv.check.slots]
+    hinge = [inv for inv in monitor.bound_invariants() if "TD[k]" in inv.check.slots]
     if not hinge:
         raise InvalidArgument("gamma=None: no monitored hinge-loss lemma (k <= ... TD[k] ...) "
                               "to choose gamma from; give gamma")
@@ -171,29 +136,6 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
-class _StatsThread:
-    """data_pass in a daemon thread; result() joins it and re-raises what it raised."""
-
-    def __init__(self, X, y, ws, st, qw, *arrays_and_params):
-        self.st, self.qw, self.error = st, qw, None
-        *arrays, backend = arrays_and_params
-
-        def work():
-            try:
-                data_pass(X, y, ws, st, qw, *arrays, backend=backend)
-            except BaseException as exc:  # handed to the caller by result()
-                self.error = exc
-
-        self.thread = threading.Thread(target=work, name="novikoff-stats", daemon=True)
-        self.thread.start()
-
-    def result(self):
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-        return self.st, self.qw
-
-
 def _unvisited(order, n: int, default: bool) -> np.ndarray:
     """The examples that the order never visits."""
     if default:
@@ -208,7 +150,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         include_unverified: bool = False, separable: bool = True, checks: bool = True,
         exact: bool = False, on_violation: str = "raise", progress=None,
         all_examples: bool = False, validate: bool = True, backend: str = "auto",
-        chunk_visits: int = 1 << 22, stats_thread: bool | None = None) -> RunResult:
+        chunk_visits: int = 1 << 22) -> RunResult:
     """Run a perceptron on (X, y), checking every monitored lemma at every update.
 
     variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
@@ -222,22 +164,11 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     example of the data with all_examples=True (O(n) more work).
     Raises LemmaViolation at the first violated lemma (on_violation='raise'), InvalidArgument on
     bad input.  validate=False skips checking the entries of X when checks are off (the
-    benchmark's bare engine); with checks on they are always checked.
-    stats_thread: compute the data's statistics for the trusted checks (gamma, R) in a helper
-    thread alongside the first pass (True), or fused into the first pass (False or None; the
-    faster on the sizes measured).
+    benchmark's bare engine); with checks on they are always checked.  chunk_visits: the visits
+    between two looks at the update log (and progress reports).
     """
-    with borrowed() as scratch:
-        return _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemmas,
-                    proofs, include_unverified, separable, checks, exact, on_violation,
-                    progress, all_examples, validate, backend, chunk_visits, stats_thread)
-
-
-def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemmas, proofs,
-         include_unverified, separable, checks, exact, on_violation, progress, all_examples,
-         validate, backend, chunk_visits, stats_thread) -> RunResult:
     t_start = time.perf_counter()
-    # With checks on, the entries of X are validated by the squared norms the first pass
+    # With checks on, the entries of X are validated by the squared norms that the first pass
     # computes anyway (check_rows), unless something needs valid data before the run.
     later = (checks and not exact and w_star is not None and separable and
              not (variant == "margin" and gamma is None))
@@ -245,182 +176,221 @@ def _run(X, y, scratch, w_star, gamma, variant, order, cyclic, max_epochs, lemma
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
         X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
         rows=validate and not later)
-    monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
-                           on_violation=on_violation) if checks else None
-    if monitor is not None:
+    monitor = None
+    if checks:
+        monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                               on_violation=on_violation)
         monitor.example_scope = "all" if all_examples else "updates"
-        monitor.scratch = scratch
-    need_wstar = checks or (variant == "margin" and gamma is None) or not separable
-    precomputed = False
-    stats = None
-    if need_wstar and w_star is None:
+    if w_star is None and (checks or (variant == "margin" and gamma is None) or not separable):
         w_star = (max_margin_separator(X, y, progress=getattr(progress, "phase", None))
                   if separable else soft_margin_separator(X, y))
     if exact:
-        from ._exact import run_exact
         if not separable and gamma is None:
-            gamma = choose_hinge_gamma(monitor, data_stats(X, y, w_star), y, order, n, d) \
-                if monitor else None
-            if gamma is None:
-                raise InvalidArgument("gamma=None: give gamma for a non-separable run")
+            gamma = _hinge_gamma(monitor, data_stats(X, y, w_star), y, order, n, d)
+        from ._exact import run_exact
         return run_exact(X, y, w_star=w_star, gamma=gamma, variant=variant, order=order,
                          cyclic=cyclic, max_epochs=max_epochs, monitor=monitor,
                          separable=separable, progress=progress, t_start=t_start)
-    if need_wstar and (variant == "margin" and gamma is None or not separable):
+    stats = None
+    if w_star is not None and (variant == "margin" and gamma is None or not separable):
+        # gamma is needed before the run: the data's statistics first
         stats = data_stats(X, y, w_star)
-        precomputed = True
-        if separable:
-            gamma = certify_margin(X, y, w_star, stats, gamma)
-        elif gamma is None:
-            gamma = choose_hinge_gamma(monitor, stats, y, order, n, d) if monitor else None
-            if gamma is None:
-                raise InvalidArgument("gamma=None: give gamma for a non-separable run")
+        gamma = (certify_margin(X, y, w_star, stats, gamma) if separable else
+                 gamma if gamma is not None else _hinge_gamma(monitor, stats, y, order, n, d))
         stats.gamma = gamma
     if variant == "margin" and gamma is None:
         raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
-    L = order.shape[0]
-    if cyclic:
-        if max_epochs is None and not separable:
-            max_epochs = 100
-        t_end = max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2
+    if not cyclic:
+        t_end = order.shape[0]
+    elif max_epochs is None and separable:
+        t_end = np.iinfo(np.int64).max // 2
     else:
-        t_end = L
-    w = np.zeros(d)
-    ws = w_star if w_star is not None else np.zeros(d)
-    cap = _LOG if checks else 0
-    log_i = scratch.array("log.i", cap, np.int64)
-    log_t = scratch.array("log.t", cap, np.int64)
-    log_p = scratch.array("log.p", cap)
-    log_m = scratch.array("log.m", cap)  # <w_star, x> and ||x||^2 of each update's example
-    log_q = scratch.array("log.q", cap)
-    fused = checks and not precomputed
-    # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is checked;
-    # otherwise the first pass keeps their extremes (gamma, R) and the candidates for the
-    # minimum margin, and the update log brings the updates' own.
-    keep_all = fused and all_examples
-    stat_m = np.empty(n if keep_all else 0)
-    stat_q = np.empty(n if keep_all else 0)
-    # Room for every example (pages that are never written cost nothing).
-    cand_i = np.empty(n if fused else 0, np.int64)
-    cand_y = np.empty(n if fused else 0)
-    # Keep the examples within twice the certification's tolerance of the running minimum (or
-    # of gamma): with the headroom, the certification seldom has to read the data again.
-    cand_gamma = np.nan if gamma is None else float(gamma)
-    ws_sq = float(ws @ ws)
-    cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(ws_sq, d)
-    helper = None
-    # Only on request: since the fused first pass keeps its candidates behind one comparison per
-    # row, it measured faster than the helper thread at every size on the 2-core VM (the two
-    # threads compete for memory bandwidth; docs/runtime.md, Speed).
-    if fused and stats_thread:
-        # The statistics of every example, on the second CPU: the first pass then costs what
-        # a plain one does.  Its own state arrays: the kernel writes back its state at the end.
-        sst, sqw = new_state()
-        helper = _StatsThread(X, y, ws, sst, sqw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
-                              cand_coef, backend)
-    st, qw = new_state()
-    half_gamma = (gamma / 2.0) if gamma is not None else 0.0
-    keeper = None
-    updates = []
-    last_visit = [None]
-
-    def start_monitoring():
-        nonlocal keeper, stats, gamma
-        if stats is None:
-            sst_, sqw_ = (st, qw) if helper is None else helper.result()
-            bad, qmax, ymin = int(sst_[BAD]), float(sqw_[QMAX]), float(sqw_[YMIN])
-            nc = int(sst_[NCAND])
-            cand = (cand_i[:nc], cand_y[:nc], float(sqw_[FLOOR]))
-            # the helper reads every example; the fused pass those the order visits
-            missing = _unvisited(order, n, default_order or helper is not None)
-            if missing.size:  # examples the order never visited: all of them are candidates
-                mm = X[missing] @ ws
-                mq = np.einsum("ij,ij->i", X[missing], X[missing])
-                if keep_all:
-                    stat_m[missing], stat_q[missing] = mm, mq
-                mbad, mmax = scan_norms(mq)
-                if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
-                    bad = int(missing[mbad])
-                qmax = max(qmax, mmax) if mbad < 0 else qmax
-                ym = y[missing] * mm
-                ymin = min(ymin, float(ym.min()))
-                cand = (np.concatenate([cand[0], missing]), np.concatenate([cand[1], ym]),
-                        cand[2])
-            check_rows(X, stat_q if keep_all else None, scan=(bad, qmax))
-            stats = DataStats(stat_m if keep_all else None, stat_q if keep_all else None,
-                              ws_sq, d, qmax, ymin, candidates=cand)
-            gamma = certify_margin(X, y, ws, stats, gamma)
-        keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                            need_td=monitor.needs("TD[k]", "TD[k+1]"), zero_loss=separable,
-                            scratch=scratch)
-        monitor.check_constants(keeper.constants())
-        if monitor.example_scope == "all" and any(inv.where == "example"
-                                                  for inv in monitor.invariants):
-            monitor.check_examples(keeper.examples(), n)
-
-    def flush():
-        nlog = int(st[NLOG])
-        if nlog == 0:
-            return
-        # The log is the run's scratch memory, reused by the next chunk: the keeper copies the
-        # predictions and statistics into the chunk's rows; idx, kept for the result, is copied.
-        idx, vis = log_i[:nlog].copy(), log_t[:nlog]
-        j0 = keeper.k
-        env_u, env_s = keeper.chunk(idx, log_p[:nlog], vis, m=log_m[:nlog], nx2=log_q[:nlog])
-        updates.append(idx)
-        last_visit[0] = int(vis[-1])
-        st[NLOG] = 0
-        monitor.check_chunk(env_u, env_s, j0, nlog, examples=idx, visits=vis)
-
-    if checks and precomputed:
-        start_monitoring()
-    status = None
-    while True:
-        budget = int(chunk_visits)
-        if checks and keeper is None:  # return at the end of the first pass: bad data is
-            budget = max(1, min(budget, L - int(st[T])))  # reported, monitoring starts
-        status = run_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic,
-                            variant == "margin", log_i, log_t, log_p, log_m, log_q, stat_m,
-                            stat_q, cand_i, cand_y, cand_gamma, cand_coef,
-                            bool(fused and keeper is None and helper is None), budget,
-                            backend=backend, identity=default_order)
-        done = status in (CONVERGED, END)
-        # stopped only because the first pass ended: the log is judged with the next chunk
-        first_pass_ended = status == BUDGET and budget < chunk_visits
-        if checks:
-            if keeper is None and (int(st[T]) >= L or done):
-                start_monitoring()
-            if keeper is not None and not first_pass_ended:
-                flush()
-            elif status == FULL:  # first pass not finished: grow the log
-                log_i = np.concatenate([log_i, np.empty_like(log_i)])
-                log_t = np.concatenate([log_t, np.empty_like(log_t)])
-                log_p = np.concatenate([log_p, np.empty_like(log_p)])
-                log_m = np.concatenate([log_m, np.empty_like(log_m)])
-                log_q = np.concatenate([log_q, np.empty_like(log_q)])
-        if progress is not None:
-            progress(int(st[T]), int(st[K]), -(-int(st[T]) // L))
-        if done:
-            break
-        assert status in (FULL, BUDGET)
-    visits = int(st[T])
-    td_total = None
-    bounds = {}
-    if checks:
-        final = keeper.final_state(visits)
-        monitor.check_final_state(final, keeper.k, visit=last_visit[0])
-        if "TD[k]" in final:
-            td_total = float(final["TD[k]"][0][0])
-        for inv in _bound_lemmas(monitor):
-            verdict = monitor._eval(inv.check, final, (1,))
-            if inv.inapplicable is None and verdict.in_force[0]:
-                bounds[inv.name] = float(verdict.rhs[0])
+        t_end = (max_epochs or 100) * order.shape[0]
+    loop = _Loop(X, y, order, w_star, gamma, variant, t_end, cyclic, backend, default_order,
+                 log=checks, first_pass_stats=checks and stats is None,
+                 keep_all=checks and stats is None and all_examples)
+    watch = _Watch(monitor, loop, stats, separable) if checks else None
+    status = loop.run(watch, chunk_visits, progress)
+    bounds, td_total = {}, None
+    if watch is not None:
+        td_total = watch.finish()
+        bounds = monitor.bounds()
+    visits = loop.visits
     return RunResult(
-        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=int(st[K]),
-        epochs=-(-visits // L), visits=visits, converged=status == CONVERGED, w=w,
-        w_star=w_star, gamma=gamma, R=stats.R if stats is not None else None,
+        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=loop.mistakes,
+        epochs=-(-visits // order.shape[0]), visits=visits, converged=status == CONVERGED,
+        w=loop.w, w_star=w_star, gamma=watch.gamma if watch else gamma,
+        R=(watch.stats.R if watch else stats.R if stats is not None else None),
         separable=separable, exact=False, checks=monitor.checks if monitor else 0,
         monitor=monitor.summary() if monitor else None, bounds=bounds,
-        updates=np.concatenate(updates) if updates else (np.zeros(0, np.int64) if checks
-                                                         else None),
-        td=td_total, seconds=time.perf_counter() - t_start)
+        updates=watch.updates() if watch else None, td=td_total,
+        seconds=time.perf_counter() - t_start)
+
+
+def _hinge_gamma(monitor, stats, y, order, n, d) -> float:
+    if monitor is None:
+        raise InvalidArgument("gamma=None: give gamma for a non-separable run")
+    return choose_hinge_gamma(monitor, stats, y, order, n, d)
+
+
+class _Loop:
+    """The perceptron's loop (``_kernels.run_visits``) and its state, run a chunk at a time.
+
+    With ``log``, every update's example, visit, prediction, <w_star, x> and ||x||^2 go to the
+    update log, which the monitor takes when the loop returns.  With ``first_pass_stats``, the
+    first pass also computes the data's statistics for the trusted checks (gamma, R), fused with
+    the predictions so that X is read once (``first_pass_statistics``).
+    """
+
+    def __init__(self, X, y, order, w_star, gamma, variant, t_end, cyclic, backend,
+                 default_order, *, log, first_pass_stats, keep_all):
+        n, d = X.shape
+        self.X, self.y, self.order, self.n = X, y, order, n
+        self.L = order.shape[0]
+        self.w = np.zeros(d)
+        self.ws = w_star if w_star is not None else np.zeros(d)
+        self.half_gamma = gamma / 2.0 if gamma is not None else 0.0
+        self.margin = variant == "margin"
+        self.t_end, self.cyclic, self.backend = t_end, cyclic, backend
+        # The default order is the identity, which the numba kernel then does not read: a
+        # monitored run is 1.1-1.4x faster so on the benchmark's sizes (bench_runtime.py).
+        self.identity = default_order
+        self.st, self.qw = new_state()
+        cap = _LOG if log else 0
+        self.log = [np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
+                    np.empty(cap), np.empty(cap)]  # example, visit, p, <w_star, x>, ||x||^2
+        self.first_pass_stats = first_pass_stats
+        # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is
+        # checked; otherwise the first pass keeps their extremes (gamma, R) and the candidates
+        # for the minimum margin, and the update log brings the updates' own.
+        self.stat_m = np.empty(n if keep_all else 0)
+        self.stat_q = np.empty(n if keep_all else 0)
+        self.cand_i = np.empty(n if first_pass_stats else 0, np.int64)  # room for every example
+        self.cand_y = np.empty(n if first_pass_stats else 0)
+        # Keep the examples within twice the certification's tolerance of the running minimum
+        # (or of gamma): with the headroom the certification seldom has to read the data again.
+        self.cand_gamma = np.nan if gamma is None else float(gamma)
+        self.ws_sq = float(self.ws @ self.ws)
+        self.cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(
+            self.ws_sq, d)
+
+    @property
+    def visits(self) -> int:
+        return int(self.st[T])
+
+    @property
+    def mistakes(self) -> int:
+        return int(self.st[K])
+
+    def step(self, budget: int, first_pass_stats: bool) -> int:
+        """Run up to `budget` visits; the kernel's status (CONVERGED, END, FULL or BUDGET)."""
+        return run_visits(self.X, self.y, self.order, self.w, self.ws, self.st, self.qw,
+                          self.half_gamma, self.t_end, self.cyclic, self.margin, *self.log,
+                          self.stat_m, self.stat_q, self.cand_i, self.cand_y, self.cand_gamma,
+                          self.cand_coef, first_pass_stats, budget, backend=self.backend,
+                          identity=self.identity)
+
+    def run(self, watch, chunk_visits: int, progress) -> int:
+        """Run to the end, handing each chunk of the update log to `watch` (if any)."""
+        while True:
+            budget = chunk_visits
+            in_first_pass = watch is not None and not watch.started
+            if in_first_pass:  # stop at the end of the first pass: monitoring starts there
+                budget = max(1, min(budget, self.L - self.visits))
+            status = self.step(budget, in_first_pass and self.first_pass_stats)
+            done = status in (CONVERGED, END)
+            if in_first_pass and (self.visits >= self.L or done):
+                watch.start()
+            if watch is not None and watch.started:
+                # stopped only because the first pass ended: its log goes with the next chunk
+                if not (in_first_pass and status == BUDGET and budget < chunk_visits):
+                    watch.flush(self.take_log())
+            elif status == FULL:  # first pass not finished, nothing judged yet: grow the log
+                self.log = [np.concatenate([a, np.empty_like(a)]) for a in self.log]
+            if progress is not None:
+                progress(self.visits, self.mistakes, -(-self.visits // self.L))
+            if done:
+                return status
+
+    def take_log(self):
+        """(examples, visits, predictions, <w_star, x>, ||x||^2) of the updates logged since
+        the last take (the kernel overwrites the log next)."""
+        nlog = int(self.st[NLOG])
+        self.st[NLOG] = 0
+        return tuple(a[:nlog].copy() for a in self.log)
+
+    def first_pass_statistics(self, default_order: bool) -> DataStats:
+        """The data's statistics from the first pass, completed with the examples the order
+        never visited; raises InvalidArgument for a bad row."""
+        X, y, ws, st, qw = self.X, self.y, self.ws, self.st, self.qw
+        keep_all = self.stat_m.shape[0] > 0
+        bad, qmax, ymin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN])
+        nc = int(st[NCAND])
+        cand = (self.cand_i[:nc], self.cand_y[:nc], float(qw[FLOOR]))
+        missing = _unvisited(self.order, self.n, default_order)
+        if missing.size:  # examples the order never visited: all of them are candidates
+            mm = X[missing] @ ws
+            mq = np.einsum("ij,ij->i", X[missing], X[missing])
+            if keep_all:
+                self.stat_m[missing], self.stat_q[missing] = mm, mq
+            mbad, mmax = scan_norms(mq)
+            if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
+                bad = int(missing[mbad])
+            qmax = max(qmax, mmax) if mbad < 0 else qmax
+            ym = y[missing] * mm
+            ymin = min(ymin, float(ym.min()))
+            cand = (np.concatenate([cand[0], missing]), np.concatenate([cand[1], ym]), cand[2])
+        check_rows(X, self.stat_q if keep_all else None, scan=(bad, qmax))
+        return DataStats(self.stat_m if keep_all else None, self.stat_q if keep_all else None,
+                         self.ws_sq, X.shape[1], qmax, ymin, candidates=cand)
+
+
+class _Watch:
+    """The monitoring of a run: it starts when the first pass ends (the data's statistics are
+    then known and gamma certified), then judges every chunk of the update log."""
+
+    def __init__(self, monitor: Monitor, loop: _Loop, stats, separable: bool):
+        self.monitor, self.loop, self.stats, self.separable = monitor, loop, stats, separable
+        self.gamma = stats.gamma if stats is not None else (
+            None if np.isnan(loop.cand_gamma) else loop.cand_gamma)
+        self.keeper = None
+        self.chunks = []  # the example of each update, chunk by chunk
+        self.last_visit = None
+        if stats is not None:  # computed before the run
+            self.start()
+
+    @property
+    def started(self) -> bool:
+        return self.keeper is not None
+
+    def start(self) -> None:
+        loop, monitor = self.loop, self.monitor
+        if self.stats is None:
+            self.stats = loop.first_pass_statistics(loop.identity)
+            self.gamma = certify_margin(loop.X, loop.y, loop.ws, self.stats, self.gamma)
+        self.keeper = Bookkeeper(self.stats, loop.y, loop.X.shape[1], order=loop.order,
+                                 gamma=self.gamma, n=loop.n,
+                                 need_td=monitor.needs("TD[k]", "TD[k+1]"),
+                                 zero_loss=self.separable)
+        monitor.check_constants(self.keeper.constants())
+        if monitor.example_scope == "all":
+            monitor.check_examples(self.keeper.examples(), loop.n)
+
+    def flush(self, log) -> None:
+        idx, visits, p, m, nx2 = log
+        if idx.size == 0:
+            return
+        j0 = self.keeper.k
+        env = self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+        self.chunks.append(idx)
+        self.last_visit = int(visits[-1])
+        self.monitor.check_chunk(env, j0, idx.size, examples=idx, visits=visits)
+
+    def finish(self):
+        """Judge the final state; TD over the whole run (None when not monitored)."""
+        final = self.keeper.final_state(self.loop.visits)
+        self.monitor.check_final_state(final, self.keeper.k, visit=self.last_visit)
+        return float(final["TD[k]"][0][0]) if "TD[k]" in final else None
+
+    def updates(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.int64)

@@ -35,7 +35,7 @@ def _dot(a, b) -> Fraction:
 def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monitor: Monitor | None,
               separable, progress=None, t_start=None):
     """The exact twin of runtime.run (same arguments, already validated); returns a RunResult."""
-    from ._engine import RunResult, _bound_lemmas
+    from ._engine import RunResult
 
     t_start = time.perf_counter() if t_start is None else t_start
     n, d = X.shape
@@ -133,20 +133,15 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
                 "<x, w[k+1]>": [p + yy * nx2[i] for p, yy, i in zip(ps, ys, idx)],
                 "<w[k], w[k+1]>": [qq + yy * p for qq, yy, p in zip(q0, ys, ps)],
                 "d": [loss[i] for i in idx]})
-            env_s = dict(const, k=ks, M=ks)
-            env_s.update({"<w_star, w[k]>": a0, "<w[k], w[k]>": q0})
             if hinge is not None:
                 env_u["TD[k]"] = td0
                 env_u["TD[k+1]"] = [v + hinge[i] for v, i in zip(td0, idx)]
-                env_s["TD[k]"] = td0
-            monitor.check_chunk(env_u, env_s, 0, len(log), examples=np.array(idx),
+            monitor.check_chunk(env_u, 0, len(log), examples=np.array(idx),
                                 visits=np.array(cols[1]))
         final = dict(const, k=Fraction(k), M=Fraction(k))
         final.update({"<w_star, w[k]>": a, "<w[k], w[k]>": q, "TD[k]": td})
         monitor.check_final_state(final, k, visit=log[-1][1] if log else None)
-        for inv in _bound_lemmas(monitor):
-            if inv.inapplicable is None:
-                bounds[inv.name] = float(monitor._eval(inv.check, final, (1,)).rhs[0])
+        bounds = monitor.bounds()
     R_float = float(R) if isinstance(R, Fraction) else math.sqrt(R[1])
     return RunResult(
         variant=variant, cyclic=cyclic, n=n, d=d, mistakes=k, epochs=-(-t // L), visits=t,

@@ -16,8 +16,7 @@ smallest y<w_star, x> so far when cand_gamma is NaN, and Q is a max ||x||^2 so f
 kernel refreshes the square root only for an example that it keeps or that lowers FLOOR, to keep
 it off the common path); FLOOR is the smallest y<w_star, x> among the examples not kept (-inf
 when the candidate buffer ran out of room).  <w_star, x> and ||x||^2 of every example are stored
-too when stat_m / stat_q have room.  data_pass computes the same statistics over the rows of X
-without predicting (a helper thread runs it next to the first pass).  They return
+too when stat_m / stat_q have room.  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
     filled at the last update) or BUDGET (chunk_visits visits done: the caller checks the log,
@@ -180,10 +179,8 @@ if HAVE_NUMBA:
             r += 1
         return r1, 0.0
 
-    # The first pass's statistics of a row are kept by the same few lines in _scan_first and in
-    # _numba_data_pass (storing m and q, max ||x||^2, min y*m, the gate comparison): a shared
-    # numba function for them, taking and returning the running values, made both passes about
-    # 5x slower.  The rare path behind the gate is shared (_rare_row): it is off the common path.
+    # The rare path of the first pass's statistics (a row below the gate) is a function of its
+    # own (_rare_row): it is off the common path.
 
     @_nb.njit(cache=True, inline="always")
     def _gate(floor, ymin, by_min, cand_gamma, excess):
@@ -241,7 +238,7 @@ if HAVE_NUMBA:
                 p += w[j] * xj
                 m += ws[j] * xj
                 q += xj * xj
-            # -- the row's statistics (the same lines as in _numba_data_pass) --
+            # -- the row's statistics --
             if store_m:
                 stat_m[i] = m
             if store_q:
@@ -262,43 +259,7 @@ if HAVE_NUMBA:
             r += 1
         return (r if fired else r1), p, m, q, (qmax, ymin, floor, excess, bad, ncand)
 
-    @_nb.njit(cache=True, fastmath=_fast, nogil=True)
-    def _numba_data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
-                         cand_coef):
-        qmax, ymin, floor, bad, ncand = qw[QMAX], qw[YMIN], qw[FLOOR], st[BAD], st[NCAND]
-        excess = cand_coef * np.sqrt(qmax)
-        d = X.shape[1]
-        store_m = stat_m.shape[0] > 0
-        store_q = stat_q.shape[0] > 0
-        by_min = np.isnan(cand_gamma)
-        gate = _gate(floor, ymin, by_min, cand_gamma, excess)
-        for i in range(X.shape[0]):
-            m = 0.0
-            q = 0.0
-            for j in range(d):
-                xj = X[i, j]
-                m += ws[j] * xj
-                q += xj * xj
-            # -- the row's statistics (the same lines as in _scan_first) --
-            if store_m:
-                stat_m[i] = m
-            if store_q:
-                stat_q[i] = q
-            qmax = max(qmax, q)
-            ym = y[i] * m
-            ymin = min(ymin, ym)
-            # One comparison on the common path: gate >= FLOOR and >= the keeping threshold, so
-            # a row below either one (or a bad row) takes the rare path.
-            if ym <= gate or not (q > 0.0 and q < np.inf):
-                excess, floor, bad, ncand, gate = _rare_row(
-                    i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
-                    cand_i, cand_y)
-            # --
-        qw[QMAX], qw[YMIN], qw[FLOOR] = qmax, ymin, floor
-        st[BAD], st[NCAND] = bad, ncand
-
-    # nogil: the statistics pass of a helper thread runs meanwhile (data_pass).
-    @_nb.njit(cache=True, fastmath=_fast, nogil=True)
+    @_nb.njit(cache=True, fastmath=_fast)
     def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                       log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
                       cand_gamma, cand_coef, need_stats, chunk_visits):
@@ -407,25 +368,6 @@ def run_visits(*args, backend: str = "auto", identity: bool = False):
             args = args[:2] + (None,) + args[3:]
         return _numba_visits(*args)
     return _numpy_visits(*args)
-
-
-def data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma, cand_coef, *,
-              backend: str = "auto"):
-    """The first pass's statistics of every row of X, without predictions, into (st, qw).
-
-    The numba version releases the GIL: the engine runs it in a helper thread next to the
-    perceptron's first pass.
-    """
-    if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
-        _numba_data_pass(X, y, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
-                         cand_coef)
-        return
-    block = 1 << 14
-    for r in range(0, X.shape[0], block):
-        rows = np.arange(r, min(r + block, X.shape[0]))
-        with np.errstate(all="ignore"):  # bad entries are reported from the statistics
-            _numpy_first_pass(X[r:r + block], y[r:r + block], rows, ws, st, qw, stat_m,
-                              stat_q, cand_i, cand_y, cand_gamma, cand_coef)
 
 
 def stream_passes(X: np.ndarray, passes: int) -> float:

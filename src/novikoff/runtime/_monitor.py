@@ -5,6 +5,12 @@ the statement and evaluated at the same points, and from the first point where o
 false the lemma no longer applies to the run (a margin-perceptron run breaks the classic
 ``mistake`` assumption, so the classic lemmas stop applying, and only then).  That is reported,
 never silently skipped; so is a lemma whose symbols the run cannot bind.
+
+One path evaluates everything: the checks that live at one kind of point (the run's constants,
+the examples, the updates and the states before them, the final state) form one program
+(``_program``), judged at all the points of an env at once, in floats or, for exact runs, in
+rationals.  The monitor reads the judge's counts and looks at single points only where
+something failed.
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ import numpy as np
 import sympy as sp
 
 from ..errors import InvalidArgument, InvariantViolation
-from ..kernel.formulas import VectorEq
+from ..kernel.formulas import Implication, Relation, VectorEq
 from ..quantities import in_run_vocabulary
 from ._compile import PER_UPDATE, Check, Unbindable, compile_formula, slot_names
+from ._program import Program
 
-__all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma"]
+__all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma",
+           "monitor_of"]
 
 
 @dataclass(frozen=True)
@@ -106,11 +114,11 @@ _LEMMA_CACHE: dict = {}
 
 def _compile_lemma(lem: Lemma):
     """(statement check, ((name, assumption check), ...)) or the reason it cannot be bound."""
+    key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
+           frozenset(lem.kinds.items()), lem.per_update, lem.setting, lem.bindings)
     try:
-        key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
-               frozenset(lem.kinds.items()), lem.per_update, lem.setting, lem.bindings)
         hit = _LEMMA_CACHE.get(key)
-    except TypeError:
+    except TypeError:  # an unhashable statement: compile it every time
         key, hit = None, None
     if hit is not None:
         return hit
@@ -203,13 +211,6 @@ def _slack(rel: str, lhs, rhs):
     return np.abs(lhs - rhs)
 
 
-def _relation_of(check: Check):
-    node = check.tree
-    while node[0] != "rel":
-        node = node[2] if node[0] == "imp" else node[1][0]
-    return node[1]
-
-
 @dataclass
 class Invariant:
     """A monitorable lemma: the compiled statement and its compiled assumptions."""
@@ -226,20 +227,33 @@ class Invariant:
     fail_state: float = np.inf  # first state whose state assumptions fail
     fail_constant: bool = False
     loose: dict = field(default_factory=dict)  # assumption -> first point it was undetermined
-    # derived from the fields above (given by fresh(), which copies them: a run starts
-    # several monitors from one template)
-    vector_definitions: frozenset | None = None
-    where: str = ""
-
-    def __post_init__(self):
-        if self.vector_definitions is None:
-            self.vector_definitions = frozenset(n for n, h in self.hypotheses
-                                                if isinstance(h.formula, VectorEq))
-        self.where = self.check.where
 
     @property
     def name(self) -> str:
         return self.lemma.name
+
+    @property
+    def where(self) -> str:
+        return self.check.where
+
+    def assumptions(self, *where) -> list:
+        return [(name, h) for name, h in self.hypotheses if h.where in where]
+
+    def at_updates(self) -> list:
+        """[(name, check, 'update' or 'state')]: the assumptions judged with the updates: for an
+        update or state lemma those about the update (and its example) or the state; for an
+        example lemma, checked at the examples of the updates, those about the example."""
+        if self.where == "example":
+            return [(n, h, "update") for n, h in self.assumptions("example", "constant")]
+        kinds = {"update": "update", "example": "update", "state": "state"}
+        return [(n, h, kinds[h.where]) for n, h in self.assumptions(*kinds)]
+
+    def note_loose(self, hname: str, first: int, at: int) -> None:
+        """An assumption held only within rounding from point `at` on (first >= 0).  Vector
+        definitions (w[k+1] = w[k] + y*x) are exempt: in floats they only ever hold so."""
+        if first >= 0 and hname not in self.loose and not isinstance(
+                dict(self.hypotheses)[hname].formula, VectorEq):
+            self.loose[hname] = at
 
     def status(self) -> dict:
         return {"lemma": self.name, "statement": self.lemma.shown,
@@ -247,6 +261,24 @@ class Invariant:
                 "undetermined": self.undetermined, "violations": self.violations,
                 "applies": self.inapplicable is None, "inapplicable": self.inapplicable,
                 "loose_assumptions": sorted(self.loose)}
+
+
+# The checks each kind of point judges: the run's constants (once), every example (all_examples),
+# a chunk of updates with the states before them, the state after the last update.
+def _checks_at(invariants, kind: str, example_scope: str) -> tuple:
+    out = []
+    for inv in invariants:
+        if kind == "constant":
+            out += [inv.check] if inv.where == "constant" else []
+            out += [h for _, h in inv.assumptions("constant")]
+        elif kind == "example" and inv.where == "example":
+            out += [inv.check] + [h for _, h in inv.assumptions("example", "constant")]
+        elif kind == "chunk" and inv.where in ("update", "state", "example"):
+            if inv.where != "example" or example_scope == "updates":
+                out += [inv.check] + [h for _, h, _ in inv.at_updates()]
+        elif kind == "state" and inv.where == "state":
+            out += [inv.check] + [h for _, h in inv.assumptions("state")]
+    return tuple(dict.fromkeys(out))  # each check once: lemmas of a setting share assumptions
 
 
 @dataclass
@@ -265,127 +297,16 @@ class Monitor:
     # Where lemmas about a single example are checked: on every example of the data
     # (check_examples) or on the example of every update (check_chunk, O(updates)).
     example_scope: str = "all"
-    # What depends only on the compiled lemmas, shared by the monitors fresh() makes.
-    shared: dict = field(default_factory=dict, repr=False)
-
-    def _eval(self, check: Check, env: dict, shape):
-        # Lemmas of one setting share their assumptions: evaluate each once per env.
-        judged = self._last_judged
-        if judged is not None and judged[0] is env and id(check) in judged[1].program.index:
-            return judged[1].verdict(check)
-        memo = self._memo
-        key = (id(check), id(env))
-        if memo is not None and key in memo:
-            return memo[key]
-        if self.exact:
-            out = check.evaluate_exact_points(env, shape[0])
-        else:
-            out = check.evaluate(env, shape)
-        if memo is not None:
-            memo[key] = out
-        return out
-
-    _memo = None
-    _last_judged = None  # (env, Judged) of the last check_final_state / check_constants
-    # The run's scratch memory (runtime._scratch) for the judge's per-chunk arrays, if any.
-    scratch = None
-    _plans = None  # shared -> (fail_constant flags, the _chunk_plan they give)
-    _prev_visit = None  # the visit of the last update checked (where state k+1 appears)
-
-    def _fresh_memo(self):
-        self._memo = {}
-        self._last_judged = None
-
-    def _prefetch(self, checks, env: dict, length: int) -> None:
-        """Evaluate many checks on one env at once (one numba program) into the memo."""
-        from ._program import HAVE_NUMBA, build_program
-        if self.exact or not HAVE_NUMBA or length == 0:
-            return
-        unique = list({id(c): c for c in checks}.values())
-        if not unique:
-            return
-        for c, verdict in zip(unique, build_program(unique).run(env, length)):
-            self._memo[(id(c), id(env))] = verdict
-
-    def _chunk_checks(self):
-        """The checks check_chunk evaluates on update envs, on state envs, and both (unique)."""
-        key = ("chunk checks", self.example_scope,
-               tuple((id(inv.check), inv.fail_constant) for inv in self.invariants))
-        hit = self.shared.get(key)
-        if hit is not None:
-            return hit
-        on_u, on_s = [], []
-        for inv in self.invariants:
-            if inv.fail_constant or inv.where == "constant":
-                continue
-            if inv.where == "example":
-                if self.example_scope == "updates":
-                    on_u.append(inv.check)
-                    on_u += [h for _, h in inv.hypotheses if h.where in ("example", "constant")]
-                continue
-            (on_u if inv.where == "update" else on_s).append(inv.check)
-            for _, h in inv.hypotheses:
-                if h.where in ("update", "example"):
-                    on_u.append(h)
-                elif h.where == "state":
-                    on_s.append(h)
-        both = tuple({id(c): c for c in on_u + on_s}.values())
-        on_u = tuple({id(c): c for c in on_u}.values())
-        on_s = tuple({id(c): c for c in on_s}.values())
-        self.shared[key] = on_u, on_s, both
-        return on_u, on_s, both
-
-    def _chunk_plan(self, build, shared: bool):
-        """check_chunk's work list: the judge's programs and, per invariant checked in a chunk,
-        (index, where, (program, row) of its check, [(assumption, program, row, 'update' or
-        'state')]).
-
-        shared: the state env is part of the update env, so one program judges both; otherwise
-        one program per env.  check_chunk then reads the judge's counts by row, without looking
-        anything up per chunk.  Kept per template and per set of invariants whose constants
-        already failed.
-        """
-        flags = tuple(inv.fail_constant for inv in self.invariants)
-        mine = self._plans.get(shared)
-        if mine is not None and mine[0] == flags:
-            return mine[1]
-        key = ("chunk plan", shared, self.example_scope,
-               tuple(id(inv.check) for inv in self.invariants), flags)
-        plan = self.shared.get(key)
-        if plan is None:
-            on_u, on_s, both = self._chunk_checks()
-            programs = (build(both),) if shared else (build(on_u), build(on_s))
-            state = 0 if shared else 1  # the program that judges the state env
-
-            def at(which, check):
-                sel = state if which == "state" else 0
-                return sel, programs[sel].index[id(check)]
-
-            entries = []
-            for k, inv in enumerate(self.invariants):
-                if inv.fail_constant or inv.where == "constant":
-                    continue
-                if inv.where == "example":
-                    if self.example_scope != "updates":
-                        continue
-                    kinds = {"example": "update", "constant": "update"}
-                else:
-                    kinds = {"update": "update", "example": "update", "state": "state"}
-                hyps = [(hname, *at(kinds[h.where], h), kinds[h.where])
-                        for hname, h in inv.hypotheses if h.where in kinds]
-                where = "update" if inv.where == "example" else inv.where
-                entries.append((k, inv.where, at(where, inv.check), hyps))
-            plan = self.shared[key] = (programs, entries)
-        self._plans[shared] = (flags, plan)
-        return plan
+    # The programs of the compiled lemmas, shared by the monitors fresh() makes.
+    programs: dict = field(default_factory=dict, repr=False)
+    _prev_visit: int | None = field(default=None, repr=False)  # the last update's visit
+    _final: object = field(default=None, repr=False)  # the final state, judged
 
     @classmethod
     def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
                     on_violation: str = "raise") -> "Monitor":
         """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped."""
-        if on_violation not in ("raise", "collect"):
-            raise InvalidArgument(f"on_violation={on_violation!r}")
-        mon = cls(on_violation=on_violation)
+        mon = cls(on_violation=_check_on_violation(on_violation))
         for obj in lemmas:
             lem = as_lemma(obj)
             if not lem.verified and not include_unverified:
@@ -401,38 +322,45 @@ class Monitor:
 
     def fresh(self, *, on_violation: str | None = None) -> "Monitor":
         """A monitor of the same compiled lemmas with no run state."""
-        on_violation = self.on_violation if on_violation is None else on_violation
-        if on_violation not in ("raise", "collect"):
-            raise InvalidArgument(f"on_violation={on_violation!r}")
-        return Monitor(invariants=[Invariant(i.lemma, i.check, list(i.hypotheses),
-                                             vector_definitions=i.vector_definitions)
+        return Monitor(invariants=[Invariant(i.lemma, i.check, i.hypotheses)
                                    for i in self.invariants],
-                       not_monitorable=list(self.not_monitorable), on_violation=on_violation,
+                       not_monitorable=list(self.not_monitorable),
+                       on_violation=_check_on_violation(on_violation or self.on_violation),
                        exact=self.exact, example_scope=self.example_scope,
-                       shared=self.shared)
+                       programs=self.programs)
 
     # ------------------------------------------------------------------ queries
 
     @property
     def slots(self) -> frozenset:
-        key = ("slots", tuple(id(inv.check) for inv in self.invariants))
-        out = self.shared.get(key)
+        out = self.programs.get("slots")
         if out is None:
-            out = set()
-            for inv in self.invariants:
-                out |= inv.check.slots
-                for _, h in inv.hypotheses:
-                    out |= h.slots
-            out = self.shared[key] = frozenset(out)
+            out = self.programs["slots"] = frozenset().union(
+                *(inv.check.slots for inv in self.invariants),
+                *(h.slots for inv in self.invariants for _, h in inv.hypotheses))
         return out
 
     def needs(self, *slots) -> bool:
-        have = self.slots
-        return any(s in have for s in slots)
+        return any(s in self.slots for s in slots)
 
     @property
     def checks(self) -> int:
         return sum(inv.checks for inv in self.invariants)
+
+    def bound_invariants(self) -> list:
+        """The monitored state lemmas that bound the number of updates: k <= e (or M <= e,
+        k < e; `given` premises allowed)."""
+        return [inv for inv in self.invariants if inv.where == "state" and _bounds_k(inv.check)]
+
+    def bounds(self) -> dict:
+        """lemma -> its bound on k in the final state (check_final_state first), for the bound
+        lemmas that apply and whose premises hold there."""
+        out = {}
+        for inv in self.bound_invariants():
+            verdict = self._final.verdict(inv.check)
+            if inv.inapplicable is None and verdict.in_force[0]:
+                out[inv.name] = float(verdict.rhs[0])
+        return out
 
     def summary(self) -> dict:
         return {"monitored": [inv.status() for inv in self.invariants],
@@ -440,395 +368,138 @@ class Monitor:
                 "checks": self.checks,
                 "violations": [v.as_dict() for v in self.violations]}
 
-    # ------------------------------------------------------------------ evaluation
+    # ------------------------------------------------------------------ the points of a run
 
-    def _memoised(self, key, compute):
-        memo = self._memo
-        if memo is None:
-            return compute()
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = compute()
-        return hit
-
-    def _assume(self, inv, hname, verdict, j0, ok=None):
-        """Note where an assumption held only within rounding; return where it certainly fails.
-
-        Vector definitions (w[k+1] = w[k] + y*x) are exempt from the note: in floating point
-        they can only ever hold within rounding.
-        """
-        if hname not in inv.loose:
-            def first_loose():
-                loose = ~verdict.true & ~verdict.false
-                if ok is not None:
-                    loose &= ok
-                first = np.flatnonzero(loose)
-                return -1 if first.size == 0 else int(first[0])
-            j = self._memoised(("loose", id(verdict), None if ok is None else id(ok)),
-                               first_loose)
-            if j >= 0 and hname not in inv.vector_definitions:
-                inv.loose[hname] = j0 + j
-        return verdict.false
-
-    def _first_false(self, verdict) -> int:
-        def first():
-            bad = np.flatnonzero(verdict.false)
-            return -1 if bad.size == 0 else int(bad[0])
-        return self._memoised(("first", id(verdict)), first)
-
-    def _judge(self, inv, verdict, ok):
-        """Count the evaluated points; return the indices of violations."""
-        if ok is None or ok.all():  # the common case: no assumption has failed
-            def counts():
-                force = verdict.in_force
-                und = force & ~verdict.true & ~verdict.false
-                return int(force.sum()), int(und.sum()), np.flatnonzero(verdict.false)
-            n, und, bad = self._memoised(("judge", id(verdict)), counts)
-            inv.checks += n
-            inv.undetermined += und
-            return bad
-        force = ok & verdict.in_force
-        inv.checks += int(force.sum())
-        inv.undetermined += int((force & ~verdict.true & ~verdict.false).sum())
-        return np.flatnonzero(verdict.false & ok)
-
-    def _finding(self, inv, ver, i: int, j0: int, examples, visits, count: int):
-        """The first violation of a chunk at its position i, with its example and visit."""
-        ex = int(examples[i]) if examples is not None and inv.where == "update" else None
-        if visits is None:
-            vis = None
-        elif inv.where == "update":
-            vis = int(visits[i])
-        else:  # state k appears at the visit of update k-1
-            vis = int(visits[i - 1]) if i > 0 else self._prev_visit
-        v = self._report(inv, ver, i, inv.where, j0 + i, k=j0 + i, example=ex, visit=vis)
-        return (j0 + i, 1 if inv.where == "update" else 0), inv, v, count
-
-    def _report(self, inv: Invariant, verdict, i: int, where: str, point: int, *, k=None,
-                example=None, visit=None) -> Violation:
-        rel = _relation_of(inv.check)
-        lhs, rhs = float(verdict.lhs[i]), float(verdict.rhs[i])
-        loose = tuple(sorted(n for n, j in inv.loose.items() if j <= point))
-        return Violation(inv.name, inv.lemma.shown, where, lhs, rhs,
-                         float(_slack(rel, lhs, rhs)), float(verdict.tol[i]), k=k,
-                         example=example, visit=visit, source=inv.lemma.where, loose=loose)
-
-    def _record(self, found: list) -> None:
-        """found: [(order key, invariant, Violation, count)]; raise on the earliest."""
-        if not found:
-            return
-        found.sort(key=lambda f: f[0])
-        for _, inv, v, count in found:
-            inv.violations += count
-            if inv.first_violation is None:
-                inv.first_violation = v
-                self.violations.append(v)
-        if self.on_violation == "raise":
-            raise LemmaViolation(found[0][2])
-
-    def _judge_point(self, build, where: str, env: dict):
-        """Judge, at a single point, the lemmas and assumptions that live at `where`."""
-        self._fresh_memo()
-        key = ("point checks", where, tuple(id(inv.check) for inv in self.invariants))
-        checks = self.shared.get(key)
-        if checks is None:
-            checks = [inv.check for inv in self.invariants if inv.where == where] + \
-                     [h for inv in self.invariants for _, h in inv.hypotheses if h.where == where]
-            checks = self.shared[key] = tuple({id(c): c for c in checks}.values())
-        jd = build(checks).judge(env, 1)
-        self._last_judged = (env, jd)
-        return jd
+    def _judge(self, kind: str, env: dict, length: int):
+        key = (kind, self.example_scope)
+        program = self.programs.get(key)
+        if program is None:
+            program = self.programs[key] = Program(_checks_at(self.invariants, kind,
+                                                              self.example_scope))
+        return program.judge(env, length, exact=self.exact)
 
     def check_constants(self, env: dict) -> None:
         """Constant-only lemmas and assumptions, once per run."""
-        build = self._judged()
-        if build is None:
-            return self._check_constants_closures(env)
-        jd = self._judge_point(build, "constant", env)
+        jd = self._judge("constant", env, 1)
         found = []
         for inv in self.invariants:
-            for hname, h in inv.hypotheses:
-                if h.where != "constant":
-                    continue
-                st = jd.stats[jd.row(h)]
-                if hname not in inv.loose and st[4] >= 0 and \
-                        hname not in inv.vector_definitions:
-                    inv.loose[hname] = 0
-                if st[3] >= 0:
+            for hname, h in inv.assumptions("constant"):
+                counts = jd.counts(h)
+                inv.note_loose(hname, counts[4], 0)
+                if counts[3] >= 0:
                     inv.fail_constant = True
                     inv.inapplicable = f"assumption {hname} fails for the run's constants"
             if inv.where == "constant" and not inv.fail_constant:
-                st = jd.stats[jd.row(inv.check)]
-                inv.checks += int(st[0])
-                inv.undetermined += int(st[1])
-                if st[2]:
-                    ver = jd.verdict(inv.check)
-                    found.append(((0, 0), inv, self._report(inv, ver, 0, "constant", 0), 1))
-        self._record(found)
-
-    def _check_constants_closures(self, env: dict) -> None:
-        """Constant-only lemmas and assumptions, once per run."""
-        self._fresh_memo()
-        self._prefetch([inv.check for inv in self.invariants if inv.where == "constant"] +
-                       [h for inv in self.invariants for _, h in inv.hypotheses
-                        if h.where == "constant"], env, 1)
-        found = []
-        for inv in self.invariants:
-            for hname, h in inv.hypotheses:
-                if h.where == "constant" and self._assume(inv, hname, self._eval(h, env, (1,)),
-                                                          0)[0]:
-                    inv.fail_constant = True
-                    inv.inapplicable = f"assumption {hname} fails for the run's constants"
-            if inv.where == "constant" and not inv.fail_constant:
-                ver = self._eval(inv.check, env, (1,))
-                if self._judge(inv, ver, np.ones(1, bool)).size:
-                    found.append(((0, 0), inv, self._report(inv, ver, 0, "constant", 0), 1))
+                if self._count(inv, jd)[0]:
+                    found.append(((0, 0), inv, self._report(inv, jd, 0, "constant", 0), 1))
         self._record(found)
 
     def check_examples(self, env: dict, n: int, index=None) -> None:
         """Example lemmas at every example (env arrays of length n)."""
-        self._fresh_memo()
+        if self.example_scope != "all":
+            return
+        jd = self._judge("example", env, n)
         found = []
         for inv in self.invariants:
-            if inv.where != "example" or inv.fail_constant or self.example_scope != "all":
-                continue
-            ok = np.ones(n, bool)
-            for hname, h in inv.hypotheses:
-                if h.where in ("example", "constant"):
-                    ok &= ~self._assume(inv, hname, self._eval(h, env, (n,)), 0)
-            ver = self._eval(inv.check, env, (n,))
-            bad = self._judge(inv, ver, ok)
-            if bad.size:
-                i = int(bad[0])
-                ex = int(index[i]) if index is not None else i
-                found.append(((i, 0), inv, self._report(inv, ver, i, "example", 0, example=ex),
-                              int(bad.size)))
+            if inv.where == "example" and not inv.fail_constant:
+                self._at_examples(inv, jd, 0, found, index=index)
         self._record(found)
 
-    def _judged(self):
-        """The numba judge (None: exact mode or no numba, where the closures are used)."""
-        if self.exact:
-            return None
-        from ._program import HAVE_NUMBA, build_program
-        return build_program if HAVE_NUMBA else None
-
-    @staticmethod
-    def _same_points(env_u: dict, env_s: dict) -> bool:
-        """env_s is a part of env_u (the same arrays): one program evaluates both."""
-        for key, val in env_s.items():
-            other = env_u.get(key)
-            if other is None or other[0] is not val[0] or other[1] is not val[1]:
-                return False
-        return True
-
-    def check_chunk(self, env_u: dict, env_s: dict, j0: int, length: int, *, examples=None,
+    def check_chunk(self, env: dict, j0: int, length: int, *, examples=None,
                     visits=None) -> None:
-        """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
-        if length == 0:
-            self._fresh_memo()
-            return
-        build = self._judged()
-        if build is None:
-            return self._check_chunk_closures(env_u, env_s, j0, length, examples=examples,
-                                              visits=visits)
-        self._memo = None
-        self._last_judged = None
-        if self._plans is None:
-            self._plans = {}
-        shared = self._same_points(env_u, env_s)
-        programs, entries = self._chunk_plan(build, shared)
-        judged = [prog.judge(env, length, self.scratch)
-                  for prog, env in zip(programs, (env_u, env_s))]
-        # the counts as lists: reading them costs no numpy scalar per invariant
-        counts = [jd.stats.tolist() for jd in judged]
-        found = []
-        invariants = self.invariants
-        for k, where, (sel, c), hyps in entries:
-            inv = invariants[k]
-            jd = judged[sel]
-            if where == "example":
-                self._examples_at_updates_judged(inv, jd, counts[0], c, hyps, j0, examples,
-                                                 visits, found)
-                continue
-            for hname, hsel, row, which in hyps:
-                st = counts[hsel][row]
-                if st[4] >= 0 and hname not in inv.loose and \
-                        hname not in inv.vector_definitions:
-                    inv.loose[hname] = j0 + st[4]
-                if st[3] >= 0:
-                    self._fails(inv, hname, which, j0 + st[3], examples, visits, j0)
-            if where == "update":
-                # points j with j < fail_update and j + 1 < fail_state: a prefix
-                lim = min(inv.fail_update, inv.fail_state - 1) - j0
-            else:
-                lim = min(inv.fail_update + 1, inv.fail_state) - j0
-            if lim <= 0:
-                continue
-            st = counts[sel][c]
-            if lim >= length:
-                inv.checks += st[0]
-                inv.undetermined += st[1]
-                nbad, i = st[2], st[3]
-            else:
-                lim = int(lim)
-                force = jd.cin[c, :lim]
-                inv.checks += int(force.sum())
-                inv.undetermined += int((force & ~jd.ct[c, :lim] & ~jd.cf[c, :lim]).sum())
-                bad = np.flatnonzero(jd.cf[c, :lim])
-                nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
-            if nbad:
-                found.append(self._finding(inv, jd.verdict(inv.check), i, j0, examples,
-                                           visits, nbad))
-        if visits is not None:
-            self._prev_visit = int(visits[length - 1])
-        self._record(found)
-
-    def _examples_at_updates_judged(self, inv, jd, counts, c, hyps, j0, examples, visits,
-                                    found):
-        """An example lemma at the examples of a chunk's updates (judged by jd; its counts by
-        row; hyps: the plan's assumptions, all judged by jd)."""
-        ok = None
-        for hname, _, row, _ in hyps:
-            st = counts[row]
-            if st[4] >= 0 and hname not in inv.loose and hname not in inv.vector_definitions:
-                inv.loose[hname] = j0 + st[4]
-            if st[3] >= 0:
-                hf = jd.cf[row]
-                ok = ~hf if ok is None else ok & ~hf
-        if ok is None:
-            st = counts[c]
-            inv.checks += st[0]
-            inv.undetermined += st[1]
-            nbad, i = st[2], st[3]
-        else:
-            force = ok & jd.cin[c]
-            inv.checks += int(force.sum())
-            inv.undetermined += int((force & ~jd.ct[c] & ~jd.cf[c]).sum())
-            bad = np.flatnonzero(jd.cf[c] & ok)
-            nbad, i = int(bad.size), (int(bad[0]) if bad.size else -1)
-        if nbad:
-            ex = int(examples[i]) if examples is not None else None
-            vis = int(visits[i]) if visits is not None else None
-            found.append(((j0 + i, 0), inv, self._report(inv, jd.verdict(inv.check), i,
-                                                         "example", j0 + i, k=j0 + i,
-                                                         example=ex, visit=vis), nbad))
-
-    def _check_chunk_closures(self, env_u: dict, env_s: dict, j0: int, length: int, *, examples=None,
-                    visits=None) -> None:
-        """Updates j0..j0+length-1 (env_u) and the states before them (env_s)."""
-        self._fresh_memo()
-        if length:
-            on_u, on_s, _ = self._chunk_checks()
-            self._prefetch(on_u, env_u, length)
-            self._prefetch(on_s, env_s, length)
+        """Updates j0..j0+length-1 and the states before them (state j: before update j):
+        env holds the slots of both."""
         if length == 0:
             return
-        js = np.arange(j0, j0 + length)
+        jd = self._judge("chunk", env, length)
         found = []
         for inv in self.invariants:
             if inv.fail_constant or inv.where == "constant":
                 continue
             if inv.where == "example":
                 if self.example_scope == "updates":
-                    self._examples_at_updates(inv, env_u, j0, length, examples, visits, found)
+                    self._at_examples(inv, jd, j0, found, examples=examples, visits=visits)
                 continue
-            for hname, h in inv.hypotheses:
-                if h.where in ("update", "example"):
-                    env, which = env_u, "update"
-                elif h.where == "state":
-                    env, which = env_s, "state"
-                else:
-                    continue
-                ver = self._eval(h, env, (length,))
-                self._assume(inv, hname, ver, j0)
-                bad = self._first_false(ver)
-                if bad >= 0:
-                    self._fails(inv, hname, which, j0 + bad, examples, visits, j0)
+            for hname, h, kind in inv.at_updates():
+                counts = jd.counts(h)
+                inv.note_loose(hname, counts[4], j0 + counts[4])
+                if counts[3] >= 0:
+                    self._fails(inv, hname, kind, j0 + counts[3], examples, visits, j0)
+            # In force while the assumptions held: points j with j < fail_update and
+            # j + 1 < fail_state for an update, j <= fail_update and j < fail_state for a state.
             if inv.where == "update":
-                last_ok = j0 + length - 1 < inv.fail_update and j0 + length < inv.fail_state
-                ok = None if last_ok else (js < inv.fail_update) & (js + 1 < inv.fail_state)
-                env = env_u
+                lim = min(inv.fail_update, inv.fail_state - 1) - j0
             else:
-                last_ok = j0 + length - 1 <= inv.fail_update and j0 + length - 1 < inv.fail_state
-                ok = None if last_ok else (js <= inv.fail_update) & (js < inv.fail_state)
-                env = env_s
-            if ok is not None and not ok.any():
+                lim = min(inv.fail_update + 1, inv.fail_state) - j0
+            if lim <= 0:
                 continue
-            ver = self._eval(inv.check, env, (length,))
-            bad = self._judge(inv, ver, ok)
-            if bad.size:
-                found.append(self._finding(inv, ver, int(bad[0]), j0, examples, visits,
-                                           int(bad.size)))
-        if visits is not None and length:
+            nbad, i = self._count(inv, jd, None if lim >= length else
+                                  np.arange(length) < lim)
+            if nbad:
+                found.append(self._finding(inv, jd, i, j0, examples, visits, nbad))
+        if visits is not None:
             self._prev_visit = int(visits[length - 1])
         self._record(found)
 
-    def _examples_at_updates(self, inv, env_u, j0, length, examples, visits, found):
-        ok = np.ones(length, bool)
-        for hname, h in inv.hypotheses:
-            if h.where in ("example", "constant"):
-                ok &= ~self._assume(inv, hname, self._eval(h, env_u, (length,)), j0)
-        ver = self._eval(inv.check, env_u, (length,))
-        bad = self._judge(inv, ver, ok)
-        if bad.size:
-            i = int(bad[0])
-            ex = int(examples[i]) if examples is not None else None
-            vis = int(visits[i]) if visits is not None else None
-            found.append(((j0 + i, 0), inv, self._report(inv, ver, i, "example", j0 + i,
-                                                         k=j0 + i, example=ex, visit=vis),
-                          int(bad.size)))
-
-    def check_final_state(self, env_s: dict, K: int, visit=None) -> None:
+    def check_final_state(self, env: dict, K: int, visit=None) -> None:
         """State lemmas after the last update (k = K; visit: that of update K-1)."""
-        build = self._judged()
-        if build is None:
-            return self._check_final_state_closures(env_s, K, visit=visit)
-        jd = self._judge_point(build, "state", env_s)
+        jd = self._final = self._judge("state", env, 1)
         found = []
         for inv in self.invariants:
             if inv.fail_constant or inv.where != "state":
                 continue
-            for hname, h in inv.hypotheses:
-                if h.where == "state" and K < inv.fail_state:
-                    st = jd.stats[jd.row(h)]
-                    if hname not in inv.loose and st[4] >= 0 and \
-                            hname not in inv.vector_definitions:
-                        inv.loose[hname] = K
-                    if st[3] >= 0:
+            for hname, h in inv.assumptions("state"):
+                if K < inv.fail_state:
+                    counts = jd.counts(h)
+                    inv.note_loose(hname, counts[4], K)
+                    if counts[3] >= 0:
                         inv.fail_state = K
                         self._why(inv, hname, "state", K, None, None, K)
-            if not (K <= inv.fail_update and K < inv.fail_state):
-                continue
-            st = jd.stats[jd.row(inv.check)]
-            inv.checks += int(st[0])
-            inv.undetermined += int(st[1])
-            if st[2]:
-                found.append(((K, 0), inv, self._report(inv, jd.verdict(inv.check), 0, "state",
-                                                        K, k=K, visit=visit), 1))
-        self._record(found)
-
-    def _check_final_state_closures(self, env_s: dict, K: int, visit=None) -> None:
-        """State lemmas after the last update (k = K; visit: that of update K-1)."""
-        self._fresh_memo()
-        self._prefetch([inv.check for inv in self.invariants if inv.where == "state"] +
-                       [h for inv in self.invariants for _, h in inv.hypotheses
-                        if h.where == "state"], env_s, 1)
-        found = []
-        for inv in self.invariants:
-            if inv.fail_constant or inv.where != "state":
-                continue
-            for hname, h in inv.hypotheses:
-                if h.where == "state" and K < inv.fail_state and \
-                        self._assume(inv, hname, self._eval(h, env_s, (1,)), K)[0]:
-                    inv.fail_state = K
-                    self._why(inv, hname, "state", K, None, None, K)
-            if not (K <= inv.fail_update and K < inv.fail_state):
-                continue
-            ver = self._eval(inv.check, env_s, (1,))
-            if self._judge(inv, ver, np.ones(1, bool)).size:
-                found.append(((K, 0), inv, self._report(inv, ver, 0, "state", K, k=K,
+            if K <= inv.fail_update and K < inv.fail_state and self._count(inv, jd)[0]:
+                found.append(((K, 0), inv, self._report(inv, jd, 0, "state", K, k=K,
                                                         visit=visit), 1))
         self._record(found)
+
+    def _at_examples(self, inv, jd, j0, found, *, index=None, examples=None, visits=None):
+        """An example lemma at every point of jd where its assumptions are not certainly false:
+        every example of the data (index: their numbers), or the examples of the updates
+        j0, j0+1, ... (examples, visits: theirs)."""
+        ok = None
+        for hname, h, _ in inv.at_updates():
+            counts = jd.counts(h)
+            inv.note_loose(hname, counts[4], j0 + counts[4])
+            if counts[3] >= 0:
+                ok = ~jd.verdict(h).false if ok is None else ok & ~jd.verdict(h).false
+        nbad, i = self._count(inv, jd, ok)
+        if not nbad:
+            return
+        if examples is None:  # every example of the data
+            ex = int(index[i]) if index is not None else i
+            found.append(((i, 0), inv, self._report(inv, jd, i, "example", 0, example=ex),
+                          nbad))
+            return
+        vis = int(visits[i]) if visits is not None else None
+        found.append(((j0 + i, 0), inv, self._report(inv, jd, i, "example", j0 + i, k=j0 + i,
+                                                     example=int(examples[i]), visit=vis),
+                      nbad))
+
+    @staticmethod
+    def _count(inv, jd, ok=None):
+        """Add the statement's points in force (among ok: a mask, None for all) to its
+        counts; return (the number certainly false, the first of them or -1)."""
+        if ok is None:
+            counts = jd.counts(inv.check)
+            inv.checks += counts[0]
+            inv.undetermined += counts[1]
+            return counts[2], counts[3]
+        v = jd.verdict(inv.check)
+        force = ok & v.in_force
+        inv.checks += int(force.sum())
+        inv.undetermined += int((force & ~v.true & ~v.false).sum())
+        bad = np.flatnonzero(v.false & ok)
+        return int(bad.size), (int(bad[0]) if bad.size else -1)
+
+    # ------------------------------------------------------------------ reports
 
     @classmethod
     def _fails(cls, inv, hname, where, j, examples, visits, j0):
@@ -854,3 +525,100 @@ class Monitor:
             inv.inapplicable = f"assumption {hname} fails at update k={j}{extra}"
         else:
             inv.inapplicable = f"assumption {hname} fails in the state k={j}"
+
+    def _finding(self, inv, jd, i: int, j0: int, examples, visits, count: int):
+        """The first violation of a chunk at its position i, with its example and visit."""
+        ex = int(examples[i]) if examples is not None and inv.where == "update" else None
+        if visits is None:
+            vis = None
+        elif inv.where == "update":
+            vis = int(visits[i])
+        else:  # state k appears at the visit of update k-1
+            vis = int(visits[i - 1]) if i > 0 else self._prev_visit
+        v = self._report(inv, jd, i, inv.where, j0 + i, k=j0 + i, example=ex, visit=vis)
+        return (j0 + i, 1 if inv.where == "update" else 0), inv, v, count
+
+    @staticmethod
+    def _report(inv: Invariant, jd, i: int, where: str, point: int, *, k=None, example=None,
+                visit=None) -> Violation:
+        verdict = jd.verdict(inv.check)
+        lhs, rhs = float(verdict.lhs[i]), float(verdict.rhs[i])
+        loose = tuple(sorted(n for n, j in inv.loose.items() if j <= point))
+        return Violation(inv.name, inv.lemma.shown, where, lhs, rhs,
+                         float(_slack(_relation(inv.check.formula), lhs, rhs)), float(verdict.tol[i]), k=k,
+                         example=example, visit=visit, source=inv.lemma.where, loose=loose)
+
+    def _record(self, found: list) -> None:
+        """found: [(order key, invariant, Violation, count)]; raise on the earliest."""
+        if not found:
+            return
+        found.sort(key=lambda f: f[0])
+        for _, inv, v, count in found:
+            inv.violations += count
+            if inv.first_violation is None:
+                inv.first_violation = v
+                self.violations.append(v)
+        if self.on_violation == "raise":
+            raise LemmaViolation(found[0][2])
+
+
+def _check_on_violation(on_violation: str) -> str:
+    if on_violation not in ("raise", "collect"):
+        raise InvalidArgument(f"on_violation={on_violation!r}")
+    return on_violation
+
+
+def _relation(formula) -> str:
+    """The relation a violation's lhs and rhs belong to (a conclusion, a first disjunct)."""
+    while not isinstance(formula, (Relation, VectorEq)):
+        formula = formula.conclusion if isinstance(formula, Implication) else \
+            formula.disjuncts[0]
+    return "=" if isinstance(formula, VectorEq) else formula.rel
+
+
+def _bounds_k(check: Check) -> bool:
+    """The statement (in the run vocabulary) reads k <= e, k < e or M <= e, maybe `given`."""
+    st = check.formula
+    if isinstance(st, Implication):  # `given gamma > 0`: a bound where that holds
+        st = st.conclusion
+    return isinstance(st, Relation) and st.rel in ("<=", "<") and \
+        isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M")
+
+
+class SameObjects:
+    """A dict key for a sequence of objects, compared by identity: the lemma objects of
+    load_lemmas are unhashable (they hold dicts), and equal lemmas would cost a deep comparison
+    per run.  The key holds the objects, so their identities stay theirs while it lives."""
+
+    __slots__ = ("objects", "_hash")
+
+    def __init__(self, objects):
+        self.objects = tuple(objects)
+        self._hash = hash(tuple(map(id, self.objects)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SameObjects) and len(self.objects) == len(other.objects) and \
+            all(a is b for a, b in zip(self.objects, other.objects))
+
+
+_TEMPLATES: dict = {}
+
+
+def monitor_of(lemmas, *, include_unverified: bool = False,
+               on_violation: str = "raise") -> Monitor:
+    """A fresh Monitor of these lemmas (load_lemmas objects or Lemma).
+
+    The compiled template, with its programs, is kept per list of lemma objects: a run or an
+    audit with the same lemmas then costs no compiling (the fuzzer makes thousands).
+    """
+    key = (SameObjects(lemmas), bool(include_unverified))
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = Monitor.from_lemmas(key[0].objects, include_unverified=include_unverified)
+        if len(_TEMPLATES) > 64:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = template
+    return template.fresh(on_violation=on_violation)

@@ -1,15 +1,13 @@
-"""Memory a run reuses (runtime._scratch) and the compiled bookkeeping of a chunk.
+"""Runs are independent of each other, and the bookkeeping of a chunk keeps its floats.
 
-A run borrows a Scratch for its per-chunk arrays (update log, bookkeeping rows, the judge's
-slots and registers) so the next run does not pay page faults for them again.  These tests check
-that reuse never leaks one run's state into another (interleaved, nested and threaded runs), and
-that the numba bookkeeping computes the same floats as the numpy one, bit for bit.
+Interleaved, nested and threaded runs report what they report alone (the compiled monitors and
+programs are shared between runs: they must hold no run state); the bookkeeping, compiled by
+numba or run as Python, computes the floats of tests/data/bookkeeping_golden.npz, bit for bit.
 """
 
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +17,8 @@ from hypothesis import strategies as st
 
 from novikoff.kernel import Inner, Relation
 from novikoff.runtime import HAVE_NUMBA, Lemma, LemmaViolation, load_lemmas, run
-from novikoff.runtime import _engine, _scratch
-from novikoff.runtime._bounds import (_NROWS, _factors, _numba_chunk_rows, _numpy_chunk_rows,
-                                      gam)
-from novikoff.runtime._scratch import Scratch, borrowed
+from novikoff.runtime import _bounds
+from novikoff.runtime._bounds import _NROWS, _factors, gam
 
 from test_runtime_engine import R, k, separable, w  # noqa: E402
 
@@ -41,48 +37,6 @@ def _summary(res):
     return (res.mistakes, res.epochs, res.visits, res.converged, res.gamma, res.R, res.checks,
             res.bounds, res.monitor, res.w.tolist(), res.updates.tolist())
 
-
-# ------------------------------------------------------------------ Scratch itself
-
-def test_same_name_gives_the_same_memory_and_grows():
-    s = Scratch()
-    a = s.array("a", (3, 4))
-    a[:] = 7.0
-    b = s.array("a", (2, 5))
-    assert np.shares_memory(a, b) and b.shape == (2, 5) and b.dtype == np.float64
-    big = s.array("a", (100, 100))  # larger than the buffer: new memory
-    assert not np.shares_memory(a, big) and big.shape == (100, 100)
-    other = s.array("b", 12, np.int64)
-    assert not np.shares_memory(big, other) and other.dtype == np.int64
-    flags = s.array("c", (4, 3), np.bool_)
-    assert flags.shape == (4, 3) and flags.dtype == np.bool_
-    assert s.array("d", (0, 5)).shape == (0, 5)
-
-
-def test_large_buffers_are_not_kept_between_runs(monkeypatch):
-    monkeypatch.setattr(_scratch, "KEEP_BYTES", 1000)
-    s = Scratch()
-    small = s.array("small", 10)
-    s.array("large", 1000)
-    s.trim()
-    assert np.shares_memory(small, s.array("small", 10))
-    assert "large" not in s._bufs
-
-
-def test_nested_and_threaded_borrowers_get_their_own_scratch():
-    with borrowed() as outer:
-        with borrowed() as inner:
-            assert inner is not outer
-        seen = []
-        t = threading.Thread(target=lambda: seen.append(borrowed().__enter__()))
-        t.start()
-        t.join()
-        assert seen[0] is not outer
-    with borrowed() as again:  # given back: reused by the next run of this thread
-        assert again is outer or again is inner
-
-
-# ------------------------------------------------------------------ runs that reuse memory
 
 def test_runs_interleaved_with_other_runs_report_the_same():
     Xa, ya, wa = separable(300, 6, 0.05, seed=1)
@@ -122,23 +76,6 @@ def test_a_run_reports_its_own_updates_across_many_chunks():
     for chunk in (7, 1 << 22):
         res = run(X, y, w_star=ws, lemmas=_lemmas(), chunk_visits=chunk)
         assert res.updates.tolist() == expected and res.w.tolist() == w.tolist()
-
-
-def test_runs_report_what_they_report_with_fresh_memory(monkeypatch):
-    """Runs that reuse a Scratch against runs that each get a new one."""
-    data = [separable(300, 6, 0.05, seed=1), separable(900, 11, 0.02, seed=2),
-            separable(200, 3, 0.1, seed=3, unit=False)]
-    reused = [_summary(run(X, y, w_star=w, lemmas=_lemmas(), chunk_visits=211))
-              for X, y, w in data + data]
-
-    @contextmanager
-    def fresh():
-        yield Scratch()
-
-    monkeypatch.setattr(_engine, "borrowed", fresh)
-    alone = [_summary(run(X, y, w_star=w, lemmas=_lemmas(), chunk_visits=211))
-             for X, y, w in data]
-    assert reused == alone + alone
 
 
 def test_a_run_nested_in_another_does_not_disturb_it():
@@ -192,36 +129,16 @@ def test_a_violation_after_reuse_reports_its_own_run():
 # ------------------------------------------------------------------ compiled bookkeeping
 
 
-@needs_numba
-@settings(max_examples=200, deadline=None)
-@given(L=st.integers(0, 40), d=st.integers(1, 2000), seed=st.integers(0, 2 ** 32 - 1),
-       scale=st.integers(-8, 8))
-def test_numba_bookkeeping_is_the_numpy_bookkeeping_bit_for_bit(L, d, seed, scale):
-    rng = np.random.default_rng(seed)
-    yv = rng.choice([-1.0, 1.0], L)
-    p = rng.standard_normal(L) * 10.0 ** scale
-    m = rng.standard_normal(L) * 10.0 ** rng.integers(-3, 3)
-    nx2 = rng.random(L) * 10.0 ** scale
-    state = (float(rng.integers(0, 10 ** 6)), *(rng.random(6) * 10.0 ** rng.integers(-9, 9)))
-    factors = (1.0 + rng.random() * 1e-15, rng.random() * 1e-12, rng.random() * 1e-12, gam(d))
-    outs, ends = [], []
-    for rows in (_numpy_chunk_rows, _numba_chunk_rows):
-        out, end = np.full((_NROWS, L), -7.0), np.full(6, -7.0)
-        rows(yv, p, m, nx2, *state, *factors, out, end)
-        outs.append(out)
-        ends.append(end)
-    assert np.array_equal(outs[0], outs[1], equal_nan=True)
-    assert np.array_equal(ends[0], ends[1], equal_nan=True)
-
-
 _GOLDEN = Path(__file__).parent / "data" / "bookkeeping_golden.npz"
 
 
-@pytest.mark.parametrize("rows", [_numpy_chunk_rows,
-                                  pytest.param(_numba_chunk_rows, marks=needs_numba)])
-def test_bookkeeping_is_the_one_before_it_was_compiled(rows):
-    """Both versions against the numpy bookkeeping of commit f65809a, bit for bit, including
-    chunks with NaN, inf, -0, subnormal and huge entries (tests/data/make_bookkeeping_golden.py)."""
+@pytest.mark.parametrize("python", [False, pytest.param(True, marks=needs_numba)])
+def test_bookkeeping_is_the_one_before_it_was_compiled(python):
+    """The bookkeeping (compiled when numba is installed, and as Python) against the numpy
+    bookkeeping of commit f65809a, bit for bit, including chunks with NaN, inf, -0, subnormal
+    and huge entries (tests/data/make_bookkeeping_golden.py)."""
+    rows = getattr(_bounds._chunk_rows, "py_func", _bounds._chunk_rows) if python else \
+        _bounds._chunk_rows
     golden = np.load(_GOLDEN)
     cases = sorted({key.split("_")[0] for key in golden.files}, key=int)
     assert len(cases) == 40
@@ -232,8 +149,9 @@ def test_bookkeeping_is_the_one_before_it_was_compiled(rows):
         _, _, _, ge, cn, ce = _factors(s, d)
         L = g["y"].shape[0]
         out, ends = np.full((_NROWS, L), -7.0), np.full(6, -7.0)
-        with np.errstate(all="ignore"):
-            rows(g["y"], g["p"], g["m"], g["nx2"], *map(float, g["state"]), cn, ce, ge, gam(d),
-                 out, ends)
+        inputs = (g["y"], g["p"], g["m"], g["nx2"])
+        if python or not HAVE_NUMBA:  # Python reads lists (as chunk_rows passes them)
+            inputs = tuple(a.tolist() for a in inputs)
+        rows(*inputs, *map(float, g["state"]), cn, ce, ge, gam(d), out, ends)
         assert np.array_equal(out, g["out"], equal_nan=True), c
         assert np.array_equal(ends, g["ends"], equal_nan=True), c
