@@ -170,6 +170,10 @@ BAD = [
     ("run too long", dict(NOMARGIN, max_epochs=100_000, order=[0, 1, 2] * 10),
      "at most 1000000"),
     ("note not a string", dict(NORM, note=3), "note must be a string"),
+    # Within the visit cap but 300-dimensional: exact dot products for minutes, once a hang.
+    ("run too wide", dict(NORM, X=[[1] + [0] * 299, [1] + [0] * 299], y=[1, -1],
+                          max_epochs=100_000, order=[0, 1] * 5),
+     "at most 2,000,000 visits x dimension"),
 ]
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "FORMAT",
     "MAX_STEPS",
     "MAX_VISITS",
+    "MAX_WORK",
     "Fields",
     "WitnessError",
     "rational",
@@ -24,6 +25,7 @@ FORMAT = "novikoff-witness/1"
 MAX_STEPS = 100_000        # cap on epochs / iterations a file may ask for
 _MAX_ORDER = 10_000        # cap on the length of an order
 MAX_VISITS = 1_000_000     # cap on the examples a replay may visit (epochs x pass length)
+MAX_WORK = 2_000_000       # cap on visits x dimension: exact dot products take about a second per million entries
 _RATIONAL = re.compile(r"[+-]?[0-9]{1,200}(/[0-9]{1,200})?")
 
 

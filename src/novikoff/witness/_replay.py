@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ._read import FORMAT, MAX_VISITS, Fields, WitnessError
+from ._read import FORMAT, MAX_VISITS, MAX_WORK, Fields, WitnessError
 
 __all__ = ["CLAIMS", "Outcome", "outcome"]
 
@@ -72,10 +72,15 @@ def _nums(v, limit: int = 24) -> str:
     return "[" + ", ".join(v[:limit] + (["..."] if len(v) > limit else [])) + "]"
 
 
-def _visits(epochs: int, length: int) -> None:
+def _visits(epochs: int, length: int, dimension: int) -> None:
+    """Refuse a replay too long to check: each visit is an exact dot product of `dimension`
+    rationals, so the work is visits x dimension (a witness is a small run)."""
     if epochs * length > MAX_VISITS:
         raise WitnessError(f"the run would visit {epochs} x {length} examples (at most "
                            f"{MAX_VISITS})")
+    if epochs * length * dimension > MAX_WORK:
+        raise WitnessError(f"the run would visit {epochs} x {length} examples of dimension "
+                           f"{dimension} (at most {MAX_WORK:,} visits x dimension)")
 
 
 # -- the classic perceptron, cycling over an order ---------------------------------------------
@@ -114,7 +119,7 @@ def _normalising(f: Fields) -> tuple[bool, str]:
     X, y = f.data()
     n = len(X)
     order, epochs = f.order(n), f.count("max_epochs")
-    _visits(epochs, len(order))
+    _visits(epochs, len(order), len(X[0]))
     if f.has("scales"):
         scales = f.positives("scales", n)
         how = f"scaled by {_nums(scales)}"
@@ -152,7 +157,7 @@ def _batch(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star = f.vector("w_star", d)
     alpha, eps, T = f.positive("alpha"), f.positive("epsilon"), f.count("max_iterations")
-    _visits(T, n)
+    _visits(T, n, d)
     margins = [y[i] * _dot(w_star, X[i]) for i in range(n)]
     for i, m in enumerate(margins):
         if m <= 0:
@@ -190,7 +195,7 @@ def _hinge(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star, gamma = f.vector("w_star", d), f.positive("gamma")
     order, epochs = f.order(n), f.count("epochs")
-    _visits(epochs, len(order))
+    _visits(epochs, len(order), len(X[0]))
     if _dot(w_star, w_star) != 1:
         raise WitnessError(f"||w_star||^2 = {_dot(w_star, w_star)}: the bound needs a unit "
                            f"w_star, exactly (e.g. [\"3/5\", \"4/5\"])")
@@ -219,7 +224,7 @@ def _no_margin(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star = f.vector("w_star", d)
     order, epochs = f.order(n), f.count("max_epochs")
-    _visits(epochs, len(order))
+    _visits(epochs, len(order), len(X[0]))
     if not any(w_star):
         raise WitnessError("w_star is the zero vector")
     margins = [y[i] * _dot(w_star, X[i]) for i in range(n)]
