@@ -129,3 +129,19 @@ def test_a_lemmas_givens_are_shown_beside_its_statement(capsys, tmp_path):
     assert code == 0 and any("[ok] lemma pos: a > 0  given g: a > 0" in line for line in lines)
     code, lines = run(capsys, "--json", path)
     assert json.loads("\n".join(lines))["lemmas"][0]["givens"] == ["g: a > 0"]
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    # `novikoff check -v proofs/ | head -1`: the pipe closes while the report is printed.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "novikoff", "check", "-v", "proofs/"],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=600)
+    assert "Traceback" not in err and "BrokenPipe" not in err

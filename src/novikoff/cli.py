@@ -22,6 +22,10 @@ _SUBCOMMANDS = {
     "fuzz": ("novikoff.fuzz.cli", "fuzz the lemma invariants and the catalogue of buggy "
                                   "perceptrons"),
     "witness": ("novikoff.witness.cli", "replay or find runs that refute claims about perceptrons"),
+    "report": ("novikoff.report.cli", "write an annotated proof document (HTML, LaTeX, Markdown) "
+                                      "for each .proof file"),
+    "grade": ("novikoff.grade.cli", "grade a folder of students' .proof files against a reference "
+                                    "assignment"),
 }
 
 
@@ -129,6 +133,9 @@ def main(argv=None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `novikoff check | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

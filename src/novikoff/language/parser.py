@@ -800,6 +800,18 @@ class _Parser:
         return A.Cite(t.value, args, A.Pos(t.line, t.col), at)
 
 
+def parse_term(text: str, formula: bool = False, path: str = "<string>"):
+    """Parse one line of .proof notation: a term, or a formula with formula=True (what the
+    checker prints, read back by the reports).  Raises ProofSyntaxError."""
+    lines = tokenize(text, path)
+    if len(lines) != 1:
+        raise ProofSyntaxError("expected one line of notation", path, 1, 1, text)
+    ts = _Tokens(lines[0].tokens, path, lines[0])
+    node = _formula(ts) if formula else _expr(ts)
+    ts.end()
+    return node
+
+
 def parse(source: str, path: str = "<string>") -> A.ProofFile:
     """Parse the text of a .proof file."""
     lines = tokenize(source, path)
