@@ -139,8 +139,11 @@ def proof_files(paths) -> list:
 class Checker:
     """Checks files, caching each file's outcome so that imports are checked once."""
 
-    def __init__(self, timeout_ms: int = 5000):
+    def __init__(self, timeout_ms: int = 5000, confine=None):
         self.timeout_ms = timeout_ms
+        # A directory that imports may not leave (`novikoff grade`: a student's private copy,
+        # whose parent directories hold files that are not the student's).
+        self.confine = Path(confine).resolve() if confine is not None else None
         self.reports: dict = {}
         self._loading: list = []
         # A failed step's formula, assumed so checking goes on -> (cause, description).
@@ -251,6 +254,10 @@ class Checker:
             base = base.parent
         target = base / (imp.module.lstrip(".") + ".proof")
         text = lines.get(imp.pos.line, "")
+        if self.confine is not None and not target.resolve().is_relative_to(self.confine):
+            raise ProofSyntaxError(f"cannot import from {target.name}: it is outside the "
+                                   f"submission's directory", display, imp.pos.line,
+                                   imp.pos.col, text)
         if not target.is_file():
             raise ProofSyntaxError(f"no file {target.name} to import from (looked in "
                                    f"{_display_path(target.parent)})", display, imp.pos.line,

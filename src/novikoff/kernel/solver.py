@@ -26,7 +26,7 @@ from .sums import BOUND, count, index_of
 from .terms import Inner, Norm
 
 __all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "display_name",
-           "AUDIT", "Audit"]
+           "AUDIT", "Audit", "LIMITS", "Limits"]
 
 
 class TranslationError(Exception):
@@ -326,6 +326,20 @@ class Audit:
 AUDIT = Audit()
 
 
+@dataclass
+class Limits:
+    """A deterministic bound on every Z3 check, off by default: `rlimit` is Z3's resource limit
+    (counted in the solver's own steps, so the same obligation gets the same answer on any
+    machine; 0: none).  A check that exhausts it is 'unknown', like one that times out; the
+    wall-clock timeout still applies.  `novikoff grade` sets it in each worker process; the
+    diagnostics' counterexample search and the cvc5 cross-check are not bounded by it."""
+
+    rlimit: int = 0
+
+
+LIMITS = Limits()
+
+
 def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     """Decide whether the hypotheses imply the goal (goal=None: whether hypotheses are unsat).
 
@@ -424,14 +438,17 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
     for make in makers:
         solver = make(z3.main_ctx())
         solver.set("timeout", int(timeout_ms))
+        if LIMITS.rlimit:
+            solver.set("rlimit", int(LIMITS.rlimit))
         solver.add(*constraints)
         answer = solver.check()
         if answer == z3.unsat:
             return Verdict("valid", translator=tr)
         if answer == z3.sat:
             return Verdict("invalid", model=solver.model(), translator=tr)
-        if "timeout" in solver.reason_unknown() or "canceled" in solver.reason_unknown():
-            break
+        if any(why in solver.reason_unknown() for why in ("timeout", "canceled",
+                                                           "resource limit")):
+            break  # out of time or of its rlimit: unknown, as a timeout always was
     return Verdict("unknown", translator=tr,
                    reason=f"the solver could not decide ({solver.reason_unknown()})")
 

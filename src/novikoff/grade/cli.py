@@ -1,0 +1,81 @@
+"""`novikoff grade`: grade a folder of students' .proof files against a reference assignment."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["register"]
+
+
+def register(subparsers) -> None:
+    """Add the ``grade`` subcommand."""
+    from .run import (DEFAULT_MAX_FILE_KB, DEFAULT_MEMORY_MB, DEFAULT_RLIMIT,
+                      DEFAULT_WALL_TIMEOUT_S)
+
+    p = subparsers.add_parser(
+        "grade", help="grade a folder of students' .proof files against a reference assignment",
+        description="Check every student's .proof file (each .proof file of the folder, or each "
+                    "directory) in a private copy and a worker process of its own, and give "
+                    "each lemma of the reference its points when the student's lemma of that "
+                    "name is verified with the reference's statement and setting "
+                    "(docs/teaching.md).  Exit 0 when grading ran, whatever the grades; 2 for "
+                    "a usage error, a folder without submissions or a reference that does not "
+                    "check cleanly.")
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                   help="a folder of STUDENT.proof files and/or STUDENT/ directories")
+    p.add_argument("--reference", required=True, metavar="ASSIGNMENT.proof",
+                   help="the assignment, proved: its lemmas (and claims) are what students "
+                        "prove; points from '# points: N' above a lemma or ASSIGNMENT.toml")
+    p.add_argument("-o", "--out", required=True, metavar="OUT_DIR",
+                   help="where the reports, summary.csv and the other outputs go")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: one per core)")
+    p.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, metavar="N",
+                   help=f"address space per submission in MB (default {DEFAULT_MEMORY_MB})")
+    p.add_argument("--rlimit", type=int, default=DEFAULT_RLIMIT, metavar="N",
+                   help=f"Z3 resource limit per solver check, the same on every machine "
+                        f"(default {DEFAULT_RLIMIT:,})")
+    p.add_argument("--wall-timeout", type=float, default=DEFAULT_WALL_TIMEOUT_S, metavar="S",
+                   help=f"seconds per submission, a backstop (default {DEFAULT_WALL_TIMEOUT_S:g})")
+    p.add_argument("--max-file-kb", type=int, default=DEFAULT_MAX_FILE_KB, metavar="N",
+                   help=f"largest file copied from a submission (default {DEFAULT_MAX_FILE_KB})")
+    p.add_argument("--support", action="append", default=[], metavar="PATH",
+                   help="a file or directory beside the reference that every student gets "
+                        "(repeatable; none by default)")
+    p.add_argument("--gradescope", action="store_true",
+                   help="also write STUDENT.results.json in Gradescope's format (and "
+                        "/autograder/results/results.json for a single submission there)")
+    p.add_argument("--junit", action="store_true", help="also write junit.xml")
+    p.add_argument("--progress", action="store_true",
+                   help="draw a progress bar on stderr (default: when stderr is a terminal)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print no table")
+    p.set_defaults(handler=_grade)
+
+
+def _grade(args) -> int:
+    from ..errors import InvalidArgument
+    from . import GradingError, class_table, grade_class
+    from .outputs import printable
+
+    try:
+        result = grade_class(args.submissions, args.reference, args.out, jobs=args.jobs,
+                             memory_mb=args.memory_mb, rlimit=args.rlimit,
+                             wall_timeout_s=args.wall_timeout, max_file_kb=args.max_file_kb,
+                             support=args.support, gradescope=args.gradescope,
+                             junit=args.junit,
+                             progress=args.progress or sys.stderr.isatty())
+    except InvalidArgument as exc:
+        print(f"novikoff grade: error: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    except GradingError as exc:
+        print(f"novikoff grade: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # an output could not be written (a full disk, a read-only file)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"novikoff grade: cannot write {printable(where)}{exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(class_table(result))
+        print(f"\nwrote {len(result.files)} files to {printable(str(result.out_dir))}")
+    return 0

@@ -1,0 +1,93 @@
+"""The grades: per item, per student, per class (plain data, passed between processes)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+__all__ = ["FAILURES", "ItemResult", "StudentResult", "ClassResult"]
+
+# The kinds of failure, for the class table ("most common failure"); each note says more.
+FAILURES = {
+    "missing": "no lemma of that name",
+    "file": "the file does not check",
+    "stopped": "the checker stopped (memory, time or a crash)",
+    "kind": "a claim where a lemma is due (or the reverse)",
+    "xfail": "marked xfail",
+    "unverified-citation": "rests on an unverified lemma",
+    "limits": "could not verify within the limits",
+    "not-verified": "not verified",
+    "statement": "states something else",
+    "givens": "different givens",
+    "setting": "different setting",
+    "not-refuted": "claim not refuted",
+}
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One item for one student: the points earned (all or nothing), why not (failure: a key of
+    FAILURES, "" when earned) and the note the student reads."""
+
+    name: str
+    kind: str
+    points: Fraction
+    max_points: Fraction
+    failure: str
+    note: str
+
+    @property
+    def earned(self) -> bool:
+        return not self.failure
+
+
+@dataclass
+class StudentResult:
+    """A student's grade.  problem: why their file was not checked, or why checking stopped
+    ("" when it ran); notes: files left out of their private copy; documents: format ->
+    feedback text (None where it could not be rendered)."""
+
+    name: str
+    submission: str
+    items: list
+    graded_file: str | None = None
+    problem: str = ""
+    notes: list = field(default_factory=list)
+    documents: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> Fraction:
+        return sum((r.points for r in self.items), Fraction(0))
+
+    @property
+    def max_score(self) -> Fraction:
+        return sum((r.max_points for r in self.items), Fraction(0))
+
+
+@dataclass
+class ClassResult:
+    """Every student's grade, sorted by name, and the files written."""
+
+    assignment: str
+    items: list  # (name, kind, max points) of the assignment, in the reference's order
+    students: list
+    out_dir: Path
+    files: list = field(default_factory=list)
+
+    @property
+    def max_score(self) -> Fraction:
+        return sum((points for _, _, points in self.items), Fraction(0))
+
+    def earned_by(self, item: str) -> int:
+        """How many students earned the item."""
+        return sum(1 for s in self.students for r in s.items if r.name == item and r.earned)
+
+    def most_common_failure(self, item: str) -> tuple:
+        """(failure key, count) of the item's most common failure; ("", 0) if none failed."""
+        counts = Counter(r.failure for s in self.students for r in s.items
+                         if r.name == item and r.failure)
+        if not counts:
+            return "", 0
+        return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -1,0 +1,97 @@
+"""Grade one student, in a worker process: copy their files, check, judge, write the feedback.
+
+Runs inside the forked child of workers.py, which has already capped its memory and bounded Z3;
+the assignment (with the reference's kernel objects) is inherited from the host by the fork.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..checker import Checker, FileReport
+from ..errors import ProofSyntaxError
+from .assignment import Assignment, format_points
+from .judge import judge, not_checked
+from .results import StudentResult
+from .submissions import Submission, prepare, readable_name
+
+__all__ = ["StudentTask", "grade_student", "stopped_student", "FORMATS"]
+
+FORMATS = ("md", "html")
+
+
+@dataclass(frozen=True)
+class StudentTask:
+    submission: Submission
+    private: str  # an empty directory of this student's own
+    assignment: Assignment
+    support: tuple  # (source path, relative path) of files every student gets
+    max_file_bytes: int
+    query_timeout_ms: int
+    rlimit: int
+
+
+def grade_student(task: StudentTask) -> StudentResult:
+    """Check the student's file in their private directory and judge it."""
+    sub, assignment = task.submission, task.assignment
+    private = Path(task.private)
+    prepared = prepare(sub, private, assignment.file_name, task.max_file_bytes, task.support)
+    os.chdir(private)  # this process only: paths in the reports read as the student wrote them
+    result = StudentResult(sub.name, readable_name(sub.shown), [], prepared.graded,
+                           notes=prepared.notes)
+    if prepared.graded is None:
+        result.problem = prepared.problem
+        result.items = not_checked(assignment, "file", prepared.problem)
+        report = _failure_report(prepared.problem, readable_name(sub.shown))
+    else:
+        report = Checker(timeout_ms=task.query_timeout_ms, confine=private).check_file(
+            prepared.graded)
+        result.items = judge(assignment, report, task.rlimit)
+    result.documents = feedback(result, assignment, report)
+    return result
+
+
+def stopped_student(task: StudentTask, problem: str) -> StudentResult:
+    """The grade and feedback of a student whose check stopped (memory, time, a crash): nothing
+    earned, and a report saying so.  Runs in a fresh worker of its own."""
+    sub, assignment = task.submission, task.assignment
+    os.chdir(task.private)  # nothing else is read: the report is the problem alone
+    result = StudentResult(sub.name, readable_name(sub.shown),
+                           not_checked(assignment, "stopped", problem), problem=problem)
+    report = _failure_report(problem, readable_name(sub.shown))
+    result.documents = feedback(result, assignment, report)
+    return result
+
+
+def _failure_report(problem: str, where: str) -> FileReport:
+    report = FileReport(where)
+    report.error = ProofSyntaxError(problem, where, 1, 1)
+    return report
+
+
+def summary_rows(result: StudentResult) -> list:
+    """(item, points earned, max points, note) rows for the feedback document."""
+    rows = [(r.name, format_points(r.points), format_points(r.max_points), r.note)
+            for r in result.items]
+    rows += [("(files)", "", "", note) for note in result.notes]
+    return rows
+
+
+def feedback(result: StudentResult, assignment: Assignment, report: FileReport) -> dict:
+    """The feedback documents (format -> text; None for a format that failed to render)."""
+    from ..report.document import render
+
+    title = (f"{assignment.name}: {result.name} — {format_points(result.score)} / "
+             f"{format_points(result.max_score)} points")
+    rows = summary_rows(result)
+    out = {}
+    for fmt in FORMATS:
+        try:
+            out[fmt] = render(report, fmt, summary=rows, title=title)
+        except Exception as exc:  # noqa: BLE001 -- the grade stands without its document
+            out[fmt] = None
+            result.notes.append(f"the {fmt} report could not be written "
+                                f"({type(exc).__name__}: {exc})")
+    return out
