@@ -108,7 +108,8 @@ def plot_run(X, y, result, path, eta: float = 1.0) -> Path:
     fig.suptitle(f"{result.variant} perceptron: {int(k[-1])} updates, n = {result.n}, "
                  f"d = {result.d}", fontsize="medium")
     try:
-        fig.savefig(path)
+        # An SVG without its creation date: the same run gives the same file.
+        fig.savefig(path, metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
     except OSError as exc:
         raise InvalidArgument(f"plot={str(path)!r}: {exc.strerror or exc}") from None
     return path
