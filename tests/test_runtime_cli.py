@@ -39,7 +39,46 @@ def test_run_npz(data, capsys):
     for word in ("mistakes", "bound", "ratio", "gamma", "R ", "invariant checks",
                  "mistake_bound", "converged"):
         assert word in out
-    assert "not monitored   distance_to_hyperplane" in out
+    # the lemmas about quantities no engine keeps are counted in one line, listed with -v
+    code, js, _ = cli(["run", str(tmp / "d.npz"), "--w-star", str(tmp / "ws.npy"), "--json"],
+                      capsys)
+    unbound = [m for m in json.loads(js)["monitor"]["not_monitorable"]
+               if "no run quantity is bound to" in m["reason"]]
+    assert any(m["lemma"] == "distance_to_hyperplane" for m in unbound)
+    assert "distance_to_hyperplane" not in out
+    assert (f"  not monitored   {len(unbound)} lemmas whose symbols are not run quantities "
+            f"(--verbose lists them)\n") in out
+    for flag in ("-v", "--verbose"):
+        code, verbose, _ = cli(["run", str(tmp / "d.npz"), "--w-star", str(tmp / "ws.npy"),
+                                flag], capsys)
+        assert code == 0
+        assert "not monitored   distance_to_hyperplane: no run quantity is bound to 'z'" in \
+            verbose
+        assert "whose symbols are not run quantities" not in verbose
+        assert verbose.count("  not monitored   ") == len(unbound)
+
+
+def test_run_lists_lemmas_not_monitored_for_another_reason(tmp_path, capsys):
+    """Only the lemmas about other quantities (and unverified ones) are summarised: a lemma the
+    run cannot bind for another reason (here an index k+2) is always listed."""
+    proof = tmp_path / "extra.proof"
+    proof.write_text(PERCEPTRON + textwrap.dedent("""
+        lemma two_ahead: <w_star, w[k+2]> >= 0
+        proof:
+          <w_star, w[k+2]> >= 0
+        """), encoding="utf-8")
+    X, y, ws = separable(40, 3, 0.1, seed=3, unit=False)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    args = ["run", str(tmp_path / "d.npz"), "--proofs", str(proof)]
+    code, out, _ = cli(args, capsys)
+    assert code == 0 and "  not monitored   1 lemma not verified (--verbose lists them)" in out
+    code, out, _ = cli(args + ["-v"], capsys)
+    assert "  not monitored   two_ahead: not verified" in out
+    code, out, _ = cli(args + ["--include-unverified"], capsys)
+    assert code == 0
+    assert "  not monitored   two_ahead: index k + 2: only 0, k and k+1 are bound" in out
+    code, out, _ = cli(args + ["--include-unverified", "--json"], capsys)
+    assert [m["lemma"] for m in json.loads(out)["monitor"]["not_monitorable"]] == ["two_ahead"]
 
 
 def test_run_json(data, capsys):

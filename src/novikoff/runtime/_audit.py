@@ -203,8 +203,10 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     # ---------------------------------------------------------------- the lemmas
     monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
+    need_td = monitor.needs("TD[k]", "TD[k+1]")
+    # TD before each visit t (the order is the trace's visits): P[t], within eP[t] of the sum
     keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                        need_td=monitor.needs("TD[k]", "TD[k+1]"))
+                        need_td=need_td or td is not None)
     monitor.check_constants(keeper.constants())
     monitor.check_examples(keeper.examples(), n)
     up = np.flatnonzero(changed)
@@ -244,11 +246,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
         "d": keeper.hinge(idx),
     })
-    if keeper.need_td or td is not None:
-        # TD before each visit t: P[t], within eP[t] of the exact sum
-        h, e_h = keeper.hinge(order)
-        P = np.concatenate(([0.0], np.cumsum(h)))
-        eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:])))) * SAFETY
+    P, eP = keeper.P, keeper.eP
     if td is not None:
         # A correct implementation's sum is within the same bound in its own arithmetic: every
         # term of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star).
@@ -256,7 +254,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         td_found = _td_findings(td, P, eP * (1 + scale) / 2, order, ks)
     else:
         td_found = []
-    if keeper.need_td:
+    if need_td:
         env_u["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
     monitor.check_chunk(env_u, 0, K, examples=idx, visits=up)
@@ -270,7 +268,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                       [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
                   "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
                       [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
-    if keeper.need_td:
+    if need_td:
         final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = _lemma_findings(monitor.violations)
@@ -309,7 +307,7 @@ def _certify_gamma(X, y, ws, stats, gamma, ar):
     # every i.  The audit's own float margins are within b_i of e_i.
     S = np.abs(X) @ np.abs(ws)
     B = (ar.gam(d + 1) * S + (d + 1) * ar.tiny) * SAFETY * (1 + 4 * U)
-    b = (gam(d) * S + d * _TINY) * SAFETY * (1 + 4 * U)
+    b = (gam(d) * S + d * _F64.tiny) * SAFETY * (1 + 4 * U)
     ym = y * (X @ ws)
     rows = np.flatnonzero(ym - b < gamma + B)
     if not rows.size or rows.size * d > 2_000_000:
@@ -460,7 +458,6 @@ def _float32_size(Wb, W, Xv, yv, changed, eta) -> float:
     return float(rel.max())
 
 
-_TINY = 2.0 ** -1074  # the smallest subnormal: an underflowing product or sum rounds by < this
 _CHUNK = 1 << 15  # rows per block of the exactness test
 
 
@@ -491,7 +488,7 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
     p = _rowdot(Wb, Xv)
     if ar is _F64:
         g = gam(d) * SAFETY
-        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _TINY
+        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
     else:  # x cast to the implementation's format, then d products and sums in it
         g = ar.gam(d + 1) * SAFETY
         E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
@@ -529,8 +526,8 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
     value = {}  # visit -> the exact value, as the message shows it
     half_g2 = (Fraction(gamma) / 2) ** 2 if variant == "margin" else None
     for t in rows.tolist():
-        a = _exact_dot(Wb[t], Xv[t]) * int(yv[t])
-        b = half_g2 * _exact_dot(Wb[t], Wb[t]) if half_g2 is not None else Fraction(0)
+        a = exact_dot(Wb[t], Xv[t]) * int(yv[t])
+        b = half_g2 * exact_dot(Wb[t], Wb[t]) if half_g2 is not None else Fraction(0)
         updates = _le_sqrt(a, b)
         if updates == bool(changed[t]):
             continue  # the trace follows the rule in exact arithmetic
@@ -638,20 +635,6 @@ def _bit_range(V):
     return hi - 53 + tz, hi
 
 
-def _exact_dot(a, b) -> Fraction:
-    """<a, b> of two float vectors in exact rational arithmetic."""
-    terms = []
-    for u, v in zip(a.tolist(), b.tolist()):
-        if u and v:
-            nu, du = u.as_integer_ratio()
-            nv, dv = v.as_integer_ratio()
-            terms.append((nu * nv, (du * dv).bit_length() - 1))  # nu nv / 2^k
-    if not terms:
-        return Fraction(0)
-    K = max(k for _, k in terms)
-    return Fraction(sum(n << (K - k) for n, k in terms), 1 << K)
-
-
 def _le_sqrt(v: Fraction, b: Fraction) -> bool:
     """v <= sqrt(b) (b >= 0), exactly."""
     return v <= 0 or v * v <= b
@@ -693,30 +676,6 @@ def _td_findings(td, P, eP, order, ks) -> list:
                                f"y<w_star, x>) of the examples presented so far sum to "
                                f"{float(exact[t])!r} (+- {float(2 * err[t]):.3g})"})
     return out
-
-
-def _load_arrays(path, what: str):
-    """The arrays of an .npz file (a dict), or the array of an .npy file."""
-    from pathlib import Path
-
-    path = Path(path)
-    try:
-        if path.suffix == ".npy":
-            return np.load(path, allow_pickle=False)
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (OSError, ValueError) as err:
-        raise InvalidArgument(f"{what}={str(path)!r} is not readable ({err})") from None
-
-
-def _array(arrays, key: str, path, what: str):
-    """arrays[key] of a file _load_arrays read (an .npy file's array stands for any key)."""
-    if not isinstance(arrays, dict):
-        return arrays
-    if key not in arrays:
-        raise InvalidArgument(f"{what}={str(path)!r} has no array {key!r} "
-                              f"(it has {sorted(arrays)})")
-    return arrays[key]
 
 
 def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
@@ -823,20 +782,10 @@ def _about_data(formula, kinds) -> bool:
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
     w_star .npy/.npz."""
-    arrays = _load_arrays(data, "data")
-    X = _array(arrays, "X", data, "data")
-    y = _array(arrays, "y", data, "data")
-    arrays = _load_arrays(trace, "trace")
-    order = _array(arrays, "order", trace, "trace")
-    w = _array(arrays, "w", trace, "trace")
-    if "td" not in kwargs and isinstance(arrays, dict):
-        kwargs["td"] = arrays.get("td")
-    ws = None
-    if w_star is not None:
-        ws = _load_arrays(w_star, "w_star")
-        if isinstance(ws, dict):
-            if len(ws) != 1:
-                raise InvalidArgument(f"w_star={str(w_star)!r} holds {sorted(ws)}: expected one "
-                                      f"array")
-            ws = next(iter(ws.values()))
-    return audit(X, y, order, w, w_star=ws, **kwargs)
+    from ._io import read_array, read_npz
+
+    f = read_npz(data, "data", ("X", "y"))
+    t = read_npz(trace, "trace", ("order", "w"))
+    kwargs.setdefault("td", t.get("td"))
+    ws = None if w_star is None else read_array(w_star, "w_star")
+    return audit(f["X"], f["y"], t["order"], t["w"], w_star=ws, **kwargs)

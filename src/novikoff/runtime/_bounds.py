@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._kernels import HAVE_NUMBA as _HAVE_NUMBA
+from ._kernels import SMALLEST_NORMAL
 
 if _HAVE_NUMBA:
     import numba as _nb
@@ -63,12 +64,6 @@ def _factors(s: float, d: int):
     cn = float(np.sqrt(1.0 + ge) * (1.0 + 4 * U))
     ce = float(g * ws_up * (1.0 + 4 * U))
     return g, e_s, ws_up, ge, cn, ce
-
-
-def margin_error_per_norm(s: float, d: int) -> float:
-    """c with E <= c * sqrt(max fl(||x||^2)) (E: DataStats.E), up to a few rounding errors."""
-    _, _, _, _, cn, ce = _factors(float(s), d)
-    return cn * ce
 
 
 class DataStats:
@@ -116,24 +111,22 @@ def data_stats(X, y, w_star, m=None, nx2=None, nx2_max=None, ym_min=None) -> Dat
     return DataStats(m, nx2, float(w_star @ w_star), X.shape[1], nx2_max, ym_min)
 
 
-def check_rows(X, nx2, name: str = "X", scan=None) -> None:
-    """Raise InvalidArgument for a non-finite entry, a zero row or an overflowing row of X.
+def first_bad_row(nx2) -> int:
+    """The first i whose fl(||x_i||^2) is not finite and at least the smallest normal float, or
+    -1: ||x||^2 is so exactly when x is finite, non-zero, not huge and not subnormally small."""
+    ok = (nx2 >= SMALLEST_NORMAL) & (nx2 < np.inf)
+    return -1 if ok.all() else int(np.argmin(ok))
 
-    ||x||^2 is finite and positive exactly when x is finite, non-zero and not huge, so the
-    squared norms the engine computes anyway validate every entry.  scan: the (bad index,
-    max) of a previous scan of nx2, if any.
-    """
-    from ._kernels import scan_norms
-    bad, _ = scan_norms(nx2) if scan is None else scan
+
+def check_rows(X, bad: int, name: str = "X") -> None:
+    """Raise InvalidArgument for row `bad` of X (found by first_bad_row or the engine's first
+    pass): a non-finite entry, a zero row, or a squared norm that over- or underflows."""
     if bad < 0:
         return
     i = bad
     row = X[i]
-    if nx2 is not None:
-        qi = float(nx2[i])
-    else:
-        with np.errstate(over="ignore", under="ignore"):
-            qi = float(row @ row)
+    with np.errstate(over="ignore", under="ignore"):
+        qi = float(row @ row)
     nonfinite = np.flatnonzero(~np.isfinite(row))
     if nonfinite.size:
         j = int(nonfinite[0])
@@ -239,7 +232,6 @@ def _margins_near(X, y, w_star, stats: DataStats, gamma, tol):
     Returns (their indices, their y*m, the smallest y*m).  Uses the engine's candidates when
     they are complete up to that threshold; otherwise computes every <w_star, x_i> once more.
     """
-    from ._kernels import margins_near
     if stats.m is None and stats.candidates is not None:
         idx, ym, floor = stats.candidates
         threshold = (stats.ym_min if gamma is None else gamma) + tol
@@ -248,9 +240,11 @@ def _margins_near(X, y, w_star, stats: DataStats, gamma, tol):
             return idx[keep], ym[keep], stats.ym_min
         # The candidates may miss an example: the minimum comes from the new margins too.
         stats.m, stats.ym_min = X @ w_star, None
-    idx, lo = margins_near(stats.m, y, gamma, tol, stats.ym_min)
-    stats.ym_min = lo
-    return idx, y[idx] * stats.m[idx], lo
+    ym = y * stats.m
+    if stats.ym_min is None:
+        stats.ym_min = float(ym.min())
+    idx = np.flatnonzero(ym <= (stats.ym_min if gamma is None else gamma) + tol)
+    return idx, ym[idx], stats.ym_min
 
 
 def _hinge_err(hv, e_m):
@@ -280,8 +274,8 @@ class Bookkeeper:
     D: float = 0.0  # ||w~[k] - w[k]|| bound
     N: float = 0.0  # sum of ||x|| upper bounds over the updates: ||w[k]|| <= N
     n: int = 0
-    _P: np.ndarray | None = None  # TD before each position of the order, and its error bound
-    _eP: np.ndarray | None = None
+    P: np.ndarray | None = None  # TD before each position of the order, and its error bound
+    eP: np.ndarray | None = None
 
     def __post_init__(self):
         if self.need_td and not self.zero_loss:
@@ -296,18 +290,18 @@ class Bookkeeper:
         e_h = _hinge_err(hv, st.e_m(order))
         P = np.concatenate(([0.0], np.cumsum(h)))
         eP = np.concatenate(([0.0], np.cumsum(e_h) + U * np.cumsum(np.abs(P[1:]))))
-        self._P, self._eP = P, eP * SAFETY
+        self.P, self.eP = P, eP * SAFETY
 
     def td(self, visits):
         """TD before the given (global) visit indices, with error bounds."""
         if self.zero_loss:
             z = np.zeros(np.shape(visits))
             return z, None
-        L = self._P.size - 1
+        L = self.P.size - 1
         visits = np.asarray(visits, dtype=np.int64)
         e, r = np.divmod(visits, L)
-        v = e * self._P[L] + self._P[r]
-        err = (e * self._eP[L] + self._eP[r] + 2 * U * np.abs(v)) * SAFETY
+        v = e * self.P[L] + self.P[r]
+        err = (e * self.eP[L] + self.eP[r] + 2 * U * np.abs(v)) * SAFETY
         return v, err
 
     def hinge(self, examples):

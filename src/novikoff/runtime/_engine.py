@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import (Bookkeeper, DataStats, certify_margin, check_rows, data_stats,
-                      margin_error_per_norm)
-from ._kernels import (BAD, BUDGET, CONVERGED, END, FLOOR, FULL, K, NCAND, NLOG, QMAX, T, YMIN,
-                       check_backend, new_state, run_visits, scan_norms)
+from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats
+from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
+                       T, YMIN, YMIN2, check_backend, new_state, run_visits)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor, monitor_of
-from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator
+from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator, td_at
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
                         check_w_star)
 
@@ -91,7 +90,8 @@ def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> fl
     inv = hinge[0]
     counts = np.bincount(order, minlength=n).astype(float)
     margins = y * stats.m
-    cand, td = hinge_candidates(margins, counts)
+    cand = hinge_candidates(margins)
+    td = td_at(margins, counts, cand)
     const = {"R": (np.array([stats.R]), None), "<w_star, w_star>": (np.array([stats.s]), None),
              "d": (np.array([float(d)]), None), "n": (np.array([float(n)]), None)}
     best, best_val = None, np.inf
@@ -107,19 +107,10 @@ def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> fl
             best, best_val = float(cand[j]), float(rhs[j])
         grid = np.linspace(cand[max(j - 1, 0)], cand[min(j + 1, C - 1)], 257)
         cand = np.unique(np.concatenate([grid[grid > 0], [best]]))
-        td = _td_at(margins, counts, cand)
+        td = td_at(margins, counts, cand)
     if best is None:
         raise InvalidArgument(f"gamma=None: the hinge bound of {inv.name} is nowhere finite")
     return best
-
-
-def _td_at(margins, counts, gammas):
-    order = np.argsort(margins)
-    sm, sc = margins[order], counts[order]
-    C = np.concatenate(([0.0], np.cumsum(sc)))
-    S = np.concatenate(([0.0], np.cumsum(sc * sm)))
-    j = np.searchsorted(sm, gammas, side="left")
-    return np.maximum(gammas * C[j] - S[j], 0.0)
 
 
 def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
@@ -260,19 +251,12 @@ class _Loop:
         self.log = [np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
                     np.empty(cap), np.empty(cap)]  # example, visit, p, <w_star, x>, ||x||^2
         self.first_pass_stats = first_pass_stats
+        self.gamma = gamma
         # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is
-        # checked; otherwise the first pass keeps their extremes (gamma, R) and the candidates
-        # for the minimum margin, and the update log brings the updates' own.
+        # checked; otherwise the first pass keeps their extremes (gamma, R), and the update log
+        # brings the updates' own.
         self.stat_m = np.empty(n if keep_all else 0)
         self.stat_q = np.empty(n if keep_all else 0)
-        self.cand_i = np.empty(n if first_pass_stats else 0, np.int64)  # room for every example
-        self.cand_y = np.empty(n if first_pass_stats else 0)
-        # Keep the examples within twice the certification's tolerance of the running minimum
-        # (or of gamma): with the headroom the certification seldom has to read the data again.
-        self.cand_gamma = np.nan if gamma is None else float(gamma)
-        self.ws_sq = float(self.ws @ self.ws)
-        self.cand_coef = (2.0 if gamma is None else 1.0) * 2.0 * margin_error_per_norm(
-            self.ws_sq, d)
 
     @property
     def visits(self) -> int:
@@ -286,9 +270,8 @@ class _Loop:
         """Run up to `budget` visits; the kernel's status (CONVERGED, END, FULL or BUDGET)."""
         return run_visits(self.X, self.y, self.order, self.w, self.ws, self.st, self.qw,
                           self.half_gamma, self.t_end, self.cyclic, self.margin, *self.log,
-                          self.stat_m, self.stat_q, self.cand_i, self.cand_y, self.cand_gamma,
-                          self.cand_coef, first_pass_stats, budget, backend=self.backend,
-                          identity=self.identity)
+                          self.stat_m, self.stat_q, first_pass_stats, budget,
+                          backend=self.backend, identity=self.identity)
 
     def run(self, watch, chunk_visits: int, progress) -> int:
         """Run to the end, handing each chunk of the update log to `watch` (if any)."""
@@ -319,30 +302,31 @@ class _Loop:
         self.st[NLOG] = 0
         return tuple(a[:nlog].copy() for a in self.log)
 
-    def first_pass_statistics(self, default_order: bool) -> DataStats:
+    def first_pass_statistics(self) -> DataStats:
         """The data's statistics from the first pass, completed with the examples the order
         never visited; raises InvalidArgument for a bad row."""
         X, y, ws, st, qw = self.X, self.y, self.ws, self.st, self.qw
         keep_all = self.stat_m.shape[0] > 0
-        bad, qmax, ymin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN])
-        nc = int(st[NCAND])
-        cand = (self.cand_i[:nc], self.cand_y[:nc], float(qw[FLOOR]))
-        missing = _unvisited(self.order, self.n, default_order)
+        bad, qmax, ymin, imin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN]), int(st[IMIN])
+        # Every example visited whose y*m is below the second smallest is the smallest's.
+        idx, ym = np.array([imin] if imin >= 0 else [], np.int64), np.array([ymin] if imin >= 0 else [])
+        missing = _unvisited(self.order, self.n, self.identity)
         if missing.size:  # examples the order never visited: all of them are candidates
             mm = X[missing] @ ws
             mq = np.einsum("ij,ij->i", X[missing], X[missing])
             if keep_all:
                 self.stat_m[missing], self.stat_q[missing] = mm, mq
-            mbad, mmax = scan_norms(mq)
-            if mbad >= 0 and (bad < 0 or missing[mbad] < bad):
-                bad = int(missing[mbad])
-            qmax = max(qmax, mmax) if mbad < 0 else qmax
-            ym = y[missing] * mm
-            ymin = min(ymin, float(ym.min()))
-            cand = (np.concatenate([cand[0], missing]), np.concatenate([cand[1], ym]), cand[2])
-        check_rows(X, self.stat_q if keep_all else None, scan=(bad, qmax))
+            ok = (mq >= SMALLEST_NORMAL) & (mq < np.inf)
+            if not ok.all():
+                bad = bad if bad >= 0 else int(missing[np.argmin(ok)])
+            qmax = max(qmax, float(mq.max()))
+            ym_missing = y[missing] * mm
+            ymin = min(ymin, float(ym_missing.min()))
+            idx, ym = np.concatenate([idx, missing]), np.concatenate([ym, ym_missing])
+        check_rows(X, bad)
         return DataStats(self.stat_m if keep_all else None, self.stat_q if keep_all else None,
-                         self.ws_sq, X.shape[1], qmax, ymin, candidates=cand)
+                         float(self.ws @ self.ws), X.shape[1], qmax, ymin,
+                         candidates=(idx, ym, float(qw[YMIN2])))
 
 
 class _Watch:
@@ -351,8 +335,7 @@ class _Watch:
 
     def __init__(self, monitor: Monitor, loop: _Loop, stats, separable: bool):
         self.monitor, self.loop, self.stats, self.separable = monitor, loop, stats, separable
-        self.gamma = stats.gamma if stats is not None else (
-            None if np.isnan(loop.cand_gamma) else loop.cand_gamma)
+        self.gamma = stats.gamma if stats is not None else loop.gamma
         self.keeper = None
         self.chunks = []  # the example of each update, chunk by chunk
         self.last_visit = None
@@ -366,7 +349,7 @@ class _Watch:
     def start(self) -> None:
         loop, monitor = self.loop, self.monitor
         if self.stats is None:
-            self.stats = loop.first_pass_statistics(loop.identity)
+            self.stats = loop.first_pass_statistics()
             self.gamma = certify_margin(loop.X, loop.y, loop.ws, self.stats, self.gamma)
         self.keeper = Bookkeeper(self.stats, loop.y, loop.X.shape[1], order=loop.order,
                                  gamma=self.gamma, n=loop.n,

@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
+from ._compile import _isqrt_interval
 from ._monitor import Monitor
 
 __all__ = ["run_exact", "exact_sqrt"]
@@ -21,11 +22,8 @@ __all__ = ["run_exact", "exact_sqrt"]
 
 def exact_sqrt(q: Fraction):
     """sqrt(q) as a Fraction when q is a perfect square, else the marker ('sqrt', q)."""
-    n, d = q.numerator, q.denominator
-    rn, rd = math.isqrt(n), math.isqrt(d)
-    if rn * rn == n and rd * rd == d:
-        return Fraction(rn, rd)
-    return ("sqrt", q)
+    lo, hi = _isqrt_interval(q, 0)
+    return lo if lo == hi else ("sqrt", q)
 
 
 def _dot(a, b) -> Fraction:

@@ -7,16 +7,12 @@ fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means checks are 
 
 During the first pass (need_stats) they also compute <w_star, x> and ||x||^2 of every example
 visited, fused with the prediction so the data is read once, for the trusted checks: the largest
-||x||^2 (R), the smallest y<w_star, x> (gamma), the first ||x||^2 that is not finite and positive
-(bad data), and the candidates for the minimum margin.  The contract: every example whose
-y<w_star, x> is below FLOOR is a candidate (with its y<w_star, x>), so the caller knows where the
-candidates suffice and re-reads the data when it needs more.  The rule: an example is kept when
-its y<w_star, x> is at most  base + cand_coef * sqrt(Q), where base is cand_gamma, or the
-smallest y<w_star, x> so far when cand_gamma is NaN, and Q is a max ||x||^2 so far (the numba
-kernel refreshes the square root only for an example that it keeps or that lowers FLOOR, to keep
-it off the common path); FLOOR is the smallest y<w_star, x> among the examples not kept (-inf
-when the candidate buffer ran out of room).  <w_star, x> and ||x||^2 of every example are stored
-too when stat_m / stat_q have room.  They return
+||x||^2 (R), the smallest y<w_star, x> and its example (gamma), the second smallest y<w_star, x>
+(counted with multiplicity: a tie makes it equal to the smallest) and the first ||x||^2 that is
+not finite and at least the smallest normal float (bad data).  Every example whose y<w_star, x>
+is below the second smallest is the smallest's: the certification needs the data again only when
+the second smallest is within its tolerance.  <w_star, x> and ||x||^2 of every example are
+stored too when stat_m / stat_q have room.  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
     filled at the last update) or BUDGET (chunk_visits visits done: the caller checks the log,
@@ -33,19 +29,24 @@ import os
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
-           "EM", "K", "NLOG", "BAD", "NCAND", "QW", "QMAX", "YMIN", "FLOOR"]
+           "EM", "K", "NLOG", "BAD", "IMIN", "QW", "QMAX", "YMIN", "YMIN2", "SMALLEST_NORMAL"]
 
 CONVERGED, END, FULL, BUDGET = 0, 1, 2, 3
-T, EM, K, NLOG, BAD, NCAND = 0, 1, 2, 3, 4, 5  # indices into the int state
+# The int state: visits, updates in this pass, updates, log length, first bad row, the example
+# of the smallest y<w_star, x>.
+T, EM, K, NLOG, BAD, IMIN = 0, 1, 2, 3, 4, 5
 # The float state: ||w||^2 (margin rule), then, over the examples whose statistics the first
-# pass computed, max ||x||^2, min y<w_star, x> and the smallest y<w_star, x> of a non-candidate.
-QW, QMAX, YMIN, FLOOR = 0, 1, 2, 3
+# pass computed, max ||x||^2 and the smallest and second smallest y<w_star, x>.
+QW, QMAX, YMIN, YMIN2 = 0, 1, 2, 3
+# The smallest normal float64: below it arithmetic loses relative precision (subnormals), which
+# the rounding bounds (u*|v| per operation) do not cover; such rows are refused, not misjudged.
+SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 
 
 def new_state():
     """(int state, float state) for a run from w = 0."""
     st = np.zeros(6, np.int64)
-    st[BAD] = -1
+    st[BAD] = st[IMIN] = -1
     return st, np.array([0.0, 0.0, np.inf, np.inf])
 
 
@@ -70,8 +71,8 @@ def _numpy_visits(*args):
 
 
 def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                         log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
-                         cand_gamma, cand_coef, need_stats, chunk_visits):
+                         log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
+                         chunk_visits):
     L = order.shape[0]
     cap = log_i.shape[0]
     budget_end = st[T] + chunk_visits
@@ -97,8 +98,7 @@ def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, 
         hits = np.flatnonzero(fire)
         seen = (stop - r) if hits.size == 0 else int(hits[0]) + 1
         if need_stats and t < L:  # the first pass: the statistics of the rows visited
-            _numpy_first_pass(Xb[:seen], yb[:seen], rows[:seen], ws, st, qw, stat_m, stat_q,
-                              cand_i, cand_y, cand_gamma, cand_coef)
+            _numpy_first_pass(Xb[:seen], yb[:seen], rows[:seen], ws, st, qw, stat_m, stat_q)
         if hits.size == 0:
             st[T] = t + (stop - r)
             block = min(block * 2, 1 << 16)
@@ -124,9 +124,8 @@ def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, 
             return CONVERGED
 
 
-def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q, cand_i, cand_y, cand_gamma,
-                      cand_coef):
-    """The first pass's statistics of a block of rows, as the numba kernel keeps them row by row."""
+def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q):
+    """The first pass's statistics of a block of rows, as the numba kernel keeps them."""
     if not rows.size:
         return
     bm = Xb @ ws
@@ -135,26 +134,16 @@ def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q, cand_i, cand_y, 
         stat_m[rows] = bm
     if stat_q.shape[0]:
         stat_q[rows] = bq
-    badq = np.flatnonzero(~(np.isfinite(bq) & (bq > 0)))
+    badq = np.flatnonzero(~((bq >= SMALLEST_NORMAL) & (bq < np.inf)))
     if badq.size and st[BAD] < 0:
         st[BAD] = rows[badq[0]]
+    qw[QMAX] = np.fmax(qw[QMAX], np.fmax.reduce(bq))  # NaNs ignored, as the kernel does
     ym = yb * bm
-    # the running max ||x||^2 and min y*m after each row (NaNs ignored, as the kernel does)
-    qrun = np.fmax.accumulate(np.concatenate(([qw[QMAX]], np.where(bq > 0, bq, 0.0))))[1:]
-    yrun = np.fmin.accumulate(np.concatenate(([qw[YMIN]], ym)))[1:]
-    qw[QMAX], qw[YMIN] = qrun[-1], yrun[-1]
-    base = yrun if np.isnan(cand_gamma) else cand_gamma
-    keep = ym <= base + cand_coef * np.sqrt(qrun)
-    rejected = ym[~keep & ~np.isnan(ym)]
-    if rejected.size:
-        qw[FLOOR] = min(qw[FLOOR], float(rejected.min()))
-    kept = np.flatnonzero(keep)
-    c = int(st[NCAND])
-    room = max(min(kept.size, cand_i.shape[0] - c), 0)
-    cand_i[c:c + room], cand_y[c:c + room] = rows[kept[:room]], ym[kept[:room]]
-    if room < kept.size:  # out of room: the candidates are complete below no margin
-        qw[FLOOR] = -np.inf
-    st[NCAND] = c + room
+    j = int(np.argmin(ym))
+    if ym[j] < qw[YMIN]:
+        st[IMIN] = rows[j]
+    two = np.partition(np.concatenate(([qw[YMIN], qw[YMIN2]], ym)), 1)[:2]
+    qw[YMIN], qw[YMIN2] = two[0], two[1]
 
 
 if HAVE_NUMBA:
@@ -179,51 +168,17 @@ if HAVE_NUMBA:
             r += 1
         return r1, 0.0
 
-    # The rare path of the first pass's statistics (a row below the gate) is a function of its
-    # own (_rare_row): it is off the common path.
-
-    @_nb.njit(cache=True, inline="always")
-    def _gate(floor, ymin, by_min, cand_gamma, excess):
-        """The largest y*m that can still matter to the candidates: a row is kept at most at
-        base + excess, and lowers FLOOR only below it.  ymin only changes at a row that is
-        below base + excess, so the gate stays valid until the rare path recomputes it."""
-        return max(floor, (ymin if by_min else cand_gamma) + excess)
-
     @_nb.njit(cache=True, fastmath=_fast)
-    def _rare_row(i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
-                  cand_i, cand_y):
-        """A row below the gate (or a bad row): record a bad row, keep the row as a candidate or
-        let it lower FLOOR.  The excess, stale since max ||x||^2 last grew, is refreshed here
-        (the square root stays off the common path; a stale one only ever keeps fewer rows, and
-        FLOOR covers those).  Returns (excess, floor, bad, ncand, gate)."""
-        if not (q > 0.0 and q < np.inf) and bad < 0:
-            bad = i
-        excess = cand_coef * np.sqrt(qmax)
-        if ym <= (ymin if by_min else cand_gamma) + excess:
-            if ncand < cand_i.shape[0]:
-                cand_i[ncand] = i
-                cand_y[ncand] = ym
-                ncand += 1
-            else:  # out of room: the candidates are complete below no margin
-                floor = -np.inf
-        elif ym < floor:
-            floor = ym
-        return excess, floor, bad, ncand, _gate(floor, ymin, by_min, cand_gamma, excess)
-
-    @_nb.njit(cache=True, fastmath=_fast)
-    def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, cand_i, cand_y,
-                    cand_gamma, cand_coef, acc):
+    def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, acc):
         """_scan that also keeps the first pass's statistics of every row it reads.
 
-        acc: (max ||x||^2, min y*m, floor, the candidates' threshold excess, first bad row,
-        number of candidates), carried between calls.  Returns (r, p, m, q, acc).
+        acc: (max ||x||^2, min y*m, second min y*m, first bad row, the example of the min),
+        carried between calls.  Returns (r, p, m, q, acc).
         """
-        qmax, ymin, floor, excess, bad, ncand = acc
+        qmax, ymin, ymin2, bad, imin = acc
         d = X.shape[1]
         store_m = stat_m.shape[0] > 0
         store_q = stat_q.shape[0] > 0
-        by_min = np.isnan(cand_gamma)
-        gate = _gate(floor, ymin, by_min, cand_gamma, excess)
         p = 0.0
         m = 0.0
         q = 0.0
@@ -245,24 +200,26 @@ if HAVE_NUMBA:
                 stat_q[i] = q
             qmax = max(qmax, q)
             ym = y[i] * m
-            ymin = min(ymin, ym)
-            # One comparison on the common path: gate >= FLOOR and >= the keeping threshold, so
-            # a row below either one (or a bad row) takes the rare path.
-            if ym <= gate or not (q > 0.0 and q < np.inf):
-                excess, floor, bad, ncand, gate = _rare_row(
-                    i, ym, q, qmax, ymin, floor, bad, ncand, by_min, cand_gamma, cand_coef,
-                    cand_i, cand_y)
+            # one comparison on the common path: a row below the second smallest (rare after
+            # the first rows), or a bad row
+            if ym < ymin2 or not (q >= 2.2250738585072014e-308 and q < np.inf):
+                if not (q >= 2.2250738585072014e-308 and q < np.inf) and bad < 0:
+                    bad = i
+                if ym < ymin:
+                    ymin, ymin2, imin = ym, ymin, i
+                elif ym < ymin2:
+                    ymin2 = ym
             # --
             if always or y[i] * p <= thr:
                 fired = True
                 break
             r += 1
-        return (r if fired else r1), p, m, q, (qmax, ymin, floor, excess, bad, ncand)
+        return (r if fired else r1), p, m, q, (qmax, ymin, ymin2, bad, imin)
 
     @_nb.njit(cache=True, fastmath=_fast)
     def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, cand_i, cand_y,
-                      cand_gamma, cand_coef, need_stats, chunk_visits):
+                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
+                      chunk_visits):
         L = X.shape[0] if order is None else order.shape[0]
         d = X.shape[1]
         cap = log_i.shape[0]
@@ -270,8 +227,7 @@ if HAVE_NUMBA:
         em = st[EM]
         k = st[K]
         nlog = st[NLOG]
-        acc = (qw[QMAX], qw[YMIN], qw[FLOOR], cand_coef * np.sqrt(qw[QMAX]), st[BAD],
-               st[NCAND])
+        acc = (qw[QMAX], qw[YMIN], qw[YMIN2], st[BAD], st[IMIN])
         # The rule fires when y<w,x> <= thr: 0 for the classic rule, (gamma/2)||w|| for the
         # margin rule (which always fires at w = 0); both change only at an update.
         thr = half_gamma * np.sqrt(qw[QW]) if margin else 0.0
@@ -297,8 +253,7 @@ if HAVE_NUMBA:
                 q = 0.0
                 if first:
                     r, p, m, q, acc = _scan_first(X, y, order, w, ws, r, r1, thr, always,
-                                                  stat_m, stat_q, cand_i, cand_y, cand_gamma,
-                                                  cand_coef, acc)
+                                                  stat_m, stat_q, acc)
                 else:
                     r, p = _scan(X, y, order, w, r, r1, thr, always)
                 if r >= r1:
@@ -340,8 +295,8 @@ if HAVE_NUMBA:
         st[EM] = em
         st[K] = k
         st[NLOG] = nlog
-        qw[QMAX], qw[YMIN], qw[FLOOR] = acc[0], acc[1], acc[2]
-        st[BAD], st[NCAND] = acc[4], acc[5]
+        qw[QMAX], qw[YMIN], qw[YMIN2] = acc[0], acc[1], acc[2]
+        st[BAD], st[IMIN] = acc[3], acc[4]
         return status
 
 
@@ -389,90 +344,3 @@ if HAVE_NUMBA:
                 for j in range(X.shape[1]):
                     s += X[i, j]
         return s
-
-
-# The smallest normal float64: below it arithmetic loses relative precision (subnormals), which
-# the rounding bounds (u*|v| per operation) do not cover; such rows are refused, not misjudged.
-SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-
-
-def scan_norms(nx2: np.ndarray):
-    """(index of the first ||x||^2 that is not finite and at least SMALLEST_NORMAL, or -1; the
-    largest one)."""
-    if HAVE_NUMBA:
-        bad, top = _numba_scan_norms(nx2)
-        return int(bad), float(top)
-    ok = np.isfinite(nx2) & (nx2 >= SMALLEST_NORMAL)
-    if not ok.all():
-        return int(np.flatnonzero(~ok)[0]), float("nan")
-    return -1, float(nx2.max()) if nx2.size else 0.0
-
-
-def margins_near(m: np.ndarray, y: np.ndarray, gamma, tol: float, lo=None):
-    """Rows whose y*m is within tol above gamma (or above the minimum of y*m if gamma is None).
-
-    Returns (indices, min of y*m); lo: that minimum, if already known.
-    """
-    if HAVE_NUMBA:
-        idx, lo = _numba_margins_near(m, y, np.nan if gamma is None else float(gamma), tol,
-                                      np.nan if lo is None else float(lo))
-        return idx, float(lo)
-    ym = y * m
-    lo = float(ym.min()) if lo is None else lo
-    threshold = (lo if gamma is None else gamma) + tol
-    return np.flatnonzero(ym <= threshold), lo
-
-
-if HAVE_NUMBA:
-    @_nb.njit(cache=True)
-    def _numba_scan_norms(nx2):
-        top = 0.0
-        good = 0
-        for i in range(nx2.shape[0]):  # branch-free: vectorisable
-            v = nx2[i]
-            good += (v >= 2.2250738585072014e-308) & (v < np.inf)  # SMALLEST_NORMAL
-            top = max(top, v)
-        if good == nx2.shape[0]:
-            return -1, top
-        for i in range(nx2.shape[0]):
-            v = nx2[i]
-            if not (v >= 2.2250738585072014e-308 and v < np.inf):
-                return i, np.nan
-        return -1, top
-
-    @_nb.njit(cache=True)
-    def _numba_margins_near(m, y, gamma, tol, lo):
-        if np.isnan(lo):
-            lo = np.inf
-            for i in range(m.shape[0]):
-                lo = min(lo, y[i] * m[i])
-        threshold = (lo if np.isnan(gamma) else gamma) + tol
-        # One pass into a buffer of the worst-case size (its untouched pages cost nothing).
-        buf = np.empty(m.shape[0], np.int64)
-        c = 0
-        for i in range(m.shape[0]):
-            buf[c] = i
-            c += y[i] * m[i] <= threshold
-        return buf[:c].copy(), lo
-
-
-def first_bad_label(y: np.ndarray) -> int:
-    """The index of the first label not in {-1, +1} (NaN included), or -1."""
-    if HAVE_NUMBA and y.dtype == np.float64:
-        return int(_numba_bad_label(y))
-    bad = np.flatnonzero(np.abs(y) != 1)
-    return int(bad[0]) if bad.size else -1
-
-
-if HAVE_NUMBA:
-    @_nb.njit(cache=True)
-    def _numba_bad_label(y):
-        good = 0
-        for i in range(y.shape[0]):  # branch-free count first: the common case is all good
-            good += abs(y[i]) == 1.0
-        if good == y.shape[0]:
-            return -1
-        for i in range(y.shape[0]):
-            if not abs(y[i]) == 1.0:
-                return i
-        return -1

@@ -57,29 +57,9 @@ class Lemma:
 
 
 def _hypotheses_of(obj) -> tuple:
-    """The assumptions a lemma object relies on, as ((name, formula), ...)."""
-    for attr in ("hypotheses", "depends_on", "assumptions"):
-        found = getattr(obj, attr, None)
-        if found is not None and not callable(found):
-            break
-    else:
-        setting = getattr(obj, "setting", None)
-        found = getattr(setting, "assumptions", None) if setting is not None else None
-    if found is None:
-        return ()
-    if isinstance(found, dict):
-        return tuple((str(k), v) for k, v in found.items())
-    out = []
-    for i, item in enumerate(found):
-        if isinstance(item, tuple) and len(item) == 2:
-            out.append((str(item[0]), item[1]))
-        elif hasattr(item, "formula"):
-            out.append((str(getattr(item, "name", f"h{i}")), item.formula))
-        elif hasattr(item, "statement"):
-            out.append((str(getattr(item, "name", f"h{i}")), item.statement))
-        else:
-            out.append((f"h{i}", item))
-    return tuple(out)
+    """The assumptions a lemma of load_lemmas relies on (a dict name -> formula), as pairs."""
+    found = getattr(obj, "hypotheses", None) or ()
+    return tuple((str(k), v) for k, v in (found.items() if isinstance(found, dict) else found))
 
 
 def as_lemma(obj) -> Lemma:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-__all__ = ["max_margin_separator", "soft_margin_separator", "hinge_candidates"]
+__all__ = ["max_margin_separator", "soft_margin_separator", "hinge_candidates", "td_at"]
 
 
 def _scipy():
@@ -296,18 +296,19 @@ def soft_margin_separator(X: np.ndarray, y: np.ndarray, lam: float = 1e-3) -> np
     return w / np.linalg.norm(w)
 
 
-def hinge_candidates(margins: np.ndarray, counts: np.ndarray | None = None, grid: int = 256):
-    """Candidate gammas and TD_gamma = sum c_i max(0, gamma - margin_i) at each of them."""
-    ms = np.asarray(margins, dtype=float)
-    c = np.ones_like(ms) if counts is None else np.asarray(counts, dtype=float)
-    pos = ms[ms > 0]
+def hinge_candidates(margins: np.ndarray, grid: int = 256) -> np.ndarray:
+    """Candidate gammas for the hinge bound: the positive margins and a geometric grid."""
+    pos = margins[margins > 0]
     hi = max(float(pos.max()) if pos.size else 1.0, 1e-300)
     lo = float(pos.min()) / 100 if pos.size else hi * 1e-6
-    cand = np.unique(np.concatenate([pos, np.geomspace(lo, hi, grid)]))
-    order = np.argsort(ms)
-    sm, sc = ms[order], c[order]
+    return np.unique(np.concatenate([pos, np.geomspace(lo, hi, grid)]))
+
+
+def td_at(margins: np.ndarray, counts: np.ndarray, gammas: np.ndarray) -> np.ndarray:
+    """TD_gamma = sum_i counts_i max(0, gamma - margins_i) at each of the gammas."""
+    order = np.argsort(margins)
+    sm, sc = margins[order], counts[order]
     C = np.concatenate(([0.0], np.cumsum(sc)))
     S = np.concatenate(([0.0], np.cumsum(sc * sm)))
-    j = np.searchsorted(sm, cand, side="left")  # examples with margin < gamma
-    td = cand * C[j] - S[j]
-    return cand, np.maximum(td, 0.0)
+    j = np.searchsorted(sm, gammas, side="left")  # examples with margin < gamma
+    return np.maximum(gammas * C[j] - S[j], 0.0)

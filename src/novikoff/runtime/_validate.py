@@ -48,12 +48,13 @@ def check_data(X, y, *, names=("X", "y"), rows: bool = True):
                               f"({y.shape[0]} labels for {X.shape[0]} rows)")
     X = np.ascontiguousarray(X, dtype=np.float64)
     if rows:
-        from ._bounds import check_rows
-        check_rows(X, np.einsum("ij,ij->i", X, X), nx)
-    from ._kernels import first_bad_label
+        from ._bounds import check_rows, first_bad_row
+        check_rows(X, first_bad_row(np.einsum("ij,ij->i", X, X)), nx)
     yf = np.ascontiguousarray(y, dtype=np.float64)
-    i = first_bad_label(yf)
-    if i >= 0:
+    # numpy, not a numba scan: 0.3 ms at n = 1M, paid alike by the monitored and the bare run
+    labels = np.abs(yf) == 1.0
+    if not labels.all():
+        i = int(np.argmin(labels))
         raise InvalidArgument(f"{ny}[{i}]={y[i].item()!r} is not a label in {{-1, +1}}")
     return X, yf
 

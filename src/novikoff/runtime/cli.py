@@ -54,6 +54,10 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--progress", action="store_true",
                    help="progress on stderr also when it is not a terminal (a line every 2 s)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list every lemma that is not monitored (by default those whose "
+                        "symbols are not run quantities, or that are not verified, are counted "
+                        "in one line; --json always lists them)")
     p.set_defaults(handler=run_command)
 
     a = subparsers.add_parser(
@@ -242,7 +246,7 @@ def run_command(args) -> int:
         print(f"run saved to {saved}; `novikoff replay {saved}` re-runs it in exact "
               f"arithmetic")
     else:
-        _print_result(name, X, result, saved)
+        _print_result(name, X, result, saved, verbose=args.verbose)
     return 1 if violation is not None else 0
 
 
@@ -254,7 +258,27 @@ def _json_default(o):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def _print_result(name, X, res, saved) -> None:
+# Reasons a lemma is not monitored that say only that it is about something else than a run of
+# this engine (quantities no engine keeps, or a proof that did not verify): counted in one line
+# unless --verbose.  Any other reason (an index, a kind, a per-update name) is listed.
+_SUMMARISED = (("no run quantity is bound to", "whose symbols are not run quantities"),
+               ("not verified", "not verified"))
+
+
+def _not_monitored_lines(entries, verbose: bool) -> list:
+    lines, counted = [], {what: 0 for _, what in _SUMMARISED}
+    for m in entries:
+        what = next((w for key, w in _SUMMARISED if key in m["reason"]), None)
+        if what is None or verbose:
+            lines.append(f"  not monitored   {m['lemma']}: {m['reason']}")
+        else:
+            counted[what] += 1
+    lines += [f"  not monitored   {c} lemma{'s' if c > 1 else ''} {what} (--verbose lists "
+              f"them)" for what, c in counted.items() if c]
+    return lines
+
+
+def _print_result(name, X, res, saved, verbose: bool = False) -> None:
     mon = res.monitor or {}
     monitored = mon.get("monitored", [])
     applied = [m for m in monitored if m["applies"]]
@@ -274,8 +298,8 @@ def _print_result(name, X, res, saved) -> None:
     for m in monitored:
         if not m["applies"]:
             print(f"  not applicable  {m['lemma']} ({m['source']}): {m['inapplicable']}")
-    for m in mon.get("not_monitorable", []):
-        print(f"  not monitored   {m['lemma']}: {m['reason']}")
+    for line in _not_monitored_lines(mon.get("not_monitorable", []), verbose):
+        print(line)
     if saved:
         print(f"saved      {saved}")
 
