@@ -221,3 +221,26 @@ def test_progress_is_printed_to_a_log_when_asked(tmp_path, monkeypatch, capsys):
     quiet = rcli._Progress(True, forced=False)  # stderr is not a terminal here
     quiet(100, 5, 1)
     assert capsys.readouterr().err == ""
+
+
+def test_run_plot_and_report(data, capsys):
+    pytest.importorskip("matplotlib")
+    tmp, X, y, ws = data
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--plot", str(tmp / "run.svg"),
+                          "--report", str(tmp / "rep"), "--json"], capsys)
+    assert code == 0, err
+    json.loads(out)  # the messages go to stderr: stdout stays one JSON document
+    assert (tmp / "run.svg").read_text().count("<svg") == 1
+    assert "<svg" in (tmp / "rep" / "run.html").read_text()
+    assert "plot written to" in err and "report written to" in err
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--plot", "run.gif", "the file name must end in .png, .svg, .pdf"),
+    ("--report", "file/sub", "--report"),
+])
+def test_run_refuses_a_figure_it_cannot_write_before_running(data, capsys, flag, value, message):
+    tmp, X, y, ws = data
+    (tmp / "file").write_text("not a directory")
+    code, out, err = cli(["run", str(tmp / "d.npz"), flag, str(tmp / value)], capsys)
+    assert code == 2 and message in err and out == ""

@@ -54,6 +54,12 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--progress", action="store_true",
                    help="progress on stderr also when it is not a terminal (a line every 2 s)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the lemmas' trajectories: <w*, w_k> against k*gamma, ||w_k||^2 "
+                        "against k*R^2, the squeeze behind the mistake bound (.png, .svg or "
+                        ".pdf; needs matplotlib: pip install 'novikoff[plot]')")
+    p.add_argument("--report", metavar="DIR",
+                   help="write DIR/run.html: the run, every lemma checked and the figures")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="list every lemma that is not monitored (by default those whose "
                         "symbols are not run quantities, or that are not verified, are counted "
@@ -210,6 +216,19 @@ def run_command(args) -> int:
     from ._io import load_dataset, save_run
     from ._monitor import LemmaViolation
 
+    if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
+        from ..report.run_plots import FORMATS
+        if Path(args.plot).suffix.lower() not in FORMATS:
+            return _fail(f"--plot {args.plot}: the file name must end in {', '.join(FORMATS)}")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return _fail("--plot needs matplotlib: pip install 'novikoff[plot]'")
+    if args.report:
+        try:
+            Path(args.report).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _fail(f"--report {args.report}: {exc.strerror or exc}")
     X, y, name = load_dataset(args.data, bias=args.bias, normalize=args.normalize)
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
               if args.w_star else None)
@@ -247,7 +266,20 @@ def run_command(args) -> int:
               f"arithmetic")
     else:
         _print_result(name, X, result, saved, verbose=args.verbose)
+    if result is not None:
+        _figures(args, X, y, result, name)
     return 1 if violation is not None else 0
+
+
+def _figures(args, X, y, result, name) -> None:
+    """--plot and --report, once the run is done (messages on stderr: stdout may be JSON)."""
+    if args.plot:
+        from ..report.run_plots import plot_run
+        print(f"plot written to {plot_run(X, y, result, args.plot)}", file=sys.stderr)
+    if args.report:
+        from ..report.run_report import write_run_report
+        print(f"report written to {write_run_report(X, y, result, args.report, data=name)}",
+              file=sys.stderr)
 
 
 def _json_default(o):
