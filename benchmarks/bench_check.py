@@ -1,7 +1,7 @@
 """Time `novikoff check` on the bundled proofs: whole command (interpreter start included) and steps.
 
 Prints ratios against baselines measured in the same run: the bare interpreter start with the
-solver libraries imported (the floor any Python checker pays), and the 3 s target of issue 2.
+solver libraries imported (the floor any Python checker pays), and the 3 s target.
 Usage: python benchmarks/bench_check.py [--runs N] [PATH ...]
 """
 
