@@ -145,7 +145,8 @@ def _build_class(folder: Path) -> None:
     (folder / "garbage.proof").write_bytes(bytes(range(256)) * 64)
 
 
-EXPECTED = {name: points for name, (_, points) in CLASS.items()}
+# A student's name as shown everywhere: control characters as escapes (readable_name).
+EXPECTED = {name.replace("\x1b", "\\u001b"): points for name, (_, points) in CLASS.items()}
 EXPECTED.update({"eve": [0] * 5, "dana": [1, 3, 3, 2, 1], "undecided": [0] * 5,
                  "mallory": [0] * 5, "huge": [0] * 5, "garbage": [0] * 5, "zoe": [0] * 5})
 
@@ -342,7 +343,7 @@ def test_special_names_are_escaped_in_every_output(graded):
     rows = list(csv.reader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8"))))
     names = [row[0] for row in rows[1:]]
     assert "'" + SPECIAL in names  # a leading apostrophe: no spreadsheet formula
-    assert "ctrl\x1b[31mred" in names
+    assert "ctrl\\u001b[31mred" in names  # an escape sequence, shown, never sent to a terminal
     assert not (out / "pwned").exists() and not Path("pwned").exists()
     ET.parse(out / "junit.xml")  # the control character did not break the XML
 
@@ -644,3 +645,54 @@ def test_support_files_are_given_to_every_student_and_nothing_else(tmp_path):
     without = grade_class(subs, ref_dir / "hw.proof", tmp_path / "out2", jobs=1)
     assert int(without.students[0].score) == 0
     assert "no file lib.proof to import from" in without.students[0].items[0].note
+
+
+# ---------------------------------------------------------------------------- red-team findings
+
+def test_python_files_in_a_submission_are_never_imported(tmp_path):
+    # A student directory holding argparse.py (imported lazily by the reports, after the worker
+    # moved into the student's copy) once ran its code in the worker and in the host.
+    subs = tmp_path / "subs"
+    (subs / "mallory").mkdir(parents=True)
+    (subs / "mallory" / "assignment.proof").write_text("setting nothing:\n  real a\n",
+                                                       encoding="utf-8")
+    marker = tmp_path / "PWNED"
+    payload = f"open({str(marker)!r}, 'a').write('ran\\n')\nraise SystemExit(0)\n"
+    for module in ("argparse", "html", "json", "csv", "fractions", "novikoff"):
+        (subs / "mallory" / f"{module}.py").write_text(payload, encoding="utf-8")
+    (subs / "alice.proof").write_text(REF, encoding="utf-8")
+    result = grade_class(subs, REFERENCE, tmp_path / "out", jobs=1)
+    assert not marker.exists()
+    scores = {s.name: s.score for s in result.students}
+    assert scores == {"alice": 10, "mallory": 0}
+
+
+def test_names_that_are_not_utf8_do_not_stop_the_class(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.proof").write_text(REF, encoding="utf-8")
+    os.mkdir(os.path.join(os.fsencode(subs), b"eve"))
+    with open(os.path.join(os.fsencode(subs), b"eve", b"\xff.proof"), "wb") as f:
+        f.write(REF.encode())
+    with open(os.path.join(os.fsencode(subs), b"m\xffallory.proof"), "wb") as f:
+        f.write(REF.encode())
+    (subs / "zoe.proof").write_text(REF, encoding="utf-8")
+    result = grade_class(subs, REFERENCE, tmp_path / "out")
+    by_name = {s.name: s for s in result.students}
+    assert by_name["alice"].score == by_name["zoe"].score == 10
+    assert by_name["m\ufffdallory"].score == 0 and "not valid UTF-8" in \
+        by_name["m\ufffdallory"].problem
+    assert by_name["eve"].score == 0
+    assert (tmp_path / "out" / "summary.csv").is_file()
+
+
+@pytest.mark.parametrize("name, shown", [("mallory\rbob", "mallory\\u000dbob"),
+                                         ("alice\u200b", "alice\\u200b"),
+                                         ("a\u202eevil", "a\\u202eevil")])
+def test_control_and_invisible_characters_in_names_are_shown_as_escapes(tmp_path, name, shown):
+    subs = _one_student(tmp_path, name=name)
+    (subs / "alice.proof").write_text(REF, encoding="utf-8")
+    grade_class(subs, REFERENCE, tmp_path / "out")
+    rows = list(csv.reader(io.StringIO((tmp_path / "out" / "summary.csv").read_text())))
+    assert [r[0] for r in rows[1:]] == sorted(["alice", shown])
+    assert len(rows) == 3  # no row split by a line break in a name

@@ -113,7 +113,10 @@ def grade_all(job: HostJob, assignment, root: Path, send) -> None:
 
 
 def main() -> int:
+    from .workers import INHERITED_CLOSE
+
     channel = os.fdopen(os.dup(1), "wb")
+    INHERITED_CLOSE.add(channel.fileno())  # the workers never write to grade_class
     os.dup2(2, 1)  # whatever a library prints goes to stderr: stdout carries the messages
 
     def send(message) -> None:

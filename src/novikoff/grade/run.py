@@ -77,8 +77,12 @@ def _start_host(job: HostJob) -> subprocess.Popen:
     env = dict(os.environ, PYTHONHASHSEED="0")
     root = str(Path(novikoff.__file__).resolve().parents[1])  # the same novikoff as here
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    host = subprocess.Popen([sys.executable, "-c", "import sys; from novikoff.grade.host import "
-                             "run; sys.exit(run())"],
+    # `python -c` puts "" (the current directory) first on sys.path, and the host and its
+    # workers change directory into the submissions: drop every relative entry before anything
+    # else is imported, so that no module is ever imported from a student's files.
+    program = ("import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]; "
+               "from novikoff.grade.host import run; sys.exit(run())")
+    host = subprocess.Popen([sys.executable, "-c", program],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                             start_new_session=True)  # its own group: see _stop_host
     pickle.dump(job, host.stdin)
@@ -173,10 +177,14 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
             elif message[0] == "student":
                 student = message[1]
                 result.students.append(student)
-                result.files += write_documents(out, student)
-                if gradescope:
-                    result.files += write_gradescope(out, student,
-                                                     results_dir if autograder else None)
+                try:  # one student's files that cannot be written do not stop the class
+                    result.files += write_documents(out, student)
+                    if gradescope:
+                        result.files += write_gradescope(out, student,
+                                                         results_dir if autograder else None)
+                except (OSError, ValueError) as exc:
+                    print(f"novikoff grade: the reports of {printable(student.name)} could not "
+                          f"be written ({exc})", file=sys.stderr)
                 bar.advance(printable(student.name))
             elif message[0] == "done":
                 break

@@ -51,9 +51,26 @@ class Prepared:
 
 
 def readable_name(name: str) -> str:
-    """A name from the file system, with bytes that are not UTF-8 shown as U+FFFD (a name must
-    be writable to CSV, JSON and XML)."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A name from the file system as it can be shown and written anywhere (CSV, JSON, XML,
+    HTML, a terminal): bytes that are not UTF-8 as U+FFFD, and characters that are not
+    printable (line breaks, escape sequences, zero-width and bidirectional controls, which
+    would let one name pass for another) as escapes such as \\u200b."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    return f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+
+def utf8_name(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (the checker and the reports write
+    the graded file's name as text)."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def find_submissions(folder: Path, skip=()) -> list:
@@ -146,6 +163,9 @@ def prepare(submission: Submission, private: Path, file_name: str, max_file_byte
         return out
     if submission.kind == "file":
         name = Path(submission.path).name
+        if not utf8_name(name):
+            out.problem = f"the file name {readable_name(name)} is not valid UTF-8: rename it"
+            return out
         if name in provided:
             out.problem = (f"{readable_name(name)} has the name of a file the assignment "
                            f"provides: rename it")
@@ -181,6 +201,9 @@ def _prepare_directory(submission: Submission, private: Path, file_name: str,
                 continue
             if relative in provided:
                 out.notes.append(f"left out {shown}: the assignment provides a file of that name")
+                continue
+            if not utf8_name(relative):
+                out.notes.append(f"left out {shown}: its name is not valid UTF-8")
                 continue
             data, why = _read_regular(base / name, max_file_bytes)
             if data is None:

@@ -12,7 +12,9 @@ overruns the wall-clock limit becomes an outcome like any other: the run goes on
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
+import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import wait
@@ -51,7 +53,20 @@ def apply_limits(memory_mb: int, rlimit: int) -> None:
     LIMITS.rlimit = rlimit
 
 
+# File descriptors a child must not hold (the host's channel to grade_class): a child only
+# answers on its own pipe.
+INHERITED_CLOSE: set = set()
+
+
 def _child(task: Task, memory_mb: int, rlimit: int, conn) -> None:
+    for fd in INHERITED_CLOSE:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    # Imports happen lazily while a submission is checked in its own directory: only absolute
+    # entries on sys.path, so nothing is imported from the student's files.
+    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]
     try:
         apply_limits(memory_mb, rlimit)
         answer = Outcome("ok", task.fn(task.arg))
