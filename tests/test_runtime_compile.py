@@ -40,7 +40,7 @@ def test_slots_and_where():
 @pytest.mark.parametrize("formula, why", [
     (Relation(">=", Inner(sp.Symbol("z"), x), 0), "'z'"),
     (Relation(">=", Inner(w(k - 1), x), 0), "index"),
-    (Relation(">=", sp.Symbol("eta", real=True), 0), "'eta'"),
+    (Relation(">=", sp.Symbol("b", real=True), 0), "'b'"),  # (eta is the learning rate)
     (Relation(">=", Inner(w(2), x), 0), "index"),
 ])
 def test_unbindable(formula, why):
@@ -53,10 +53,15 @@ def test_kind_mismatch_is_unbindable():
         compile_formula(Relation(">=", gamma, 0), {"gamma": "nat"})
 
 
-def test_w0_is_zero_and_td0_is_zero():
+def test_w0_is_the_start_and_td0_is_zero():
+    """w[0] is the start w0 (its slots come from _bounds.start_slots: zero for a run from 0)."""
+    from novikoff.runtime._bounds import start_slots
     c = compile_formula(Relation("=", Inner(ws, w(0)) + TD(0), 0))
-    v = c.evaluate({}, (1,))
+    assert c.slots == {"<w_star, w0>"} and c.where == "constant"
+    v = c.evaluate(start_slots(), (1,))
     assert v.true[0] and not v.false[0]
+    v = c.evaluate(start_slots(np.array([1.0, 2.0]), np.array([3.0, 0.0])), (1,))
+    assert v.false[0]
 
 
 def _env(**slots):

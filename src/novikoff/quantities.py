@@ -12,7 +12,7 @@ only the names of this table and never a user's.
 quantity           default name    kinds                meaning at update k (w[k] -> w[k+1])
 =================  ==============  ===================  =========================================
 ``updates``        ``k``, ``M``    nat (M: also real)   number of updates before this one
-``weights[j]``     ``w``           vector sequence      the weights after j updates (w[0] = 0)
+``weights[j]``     ``w``           vector sequence      the weights after j updates (w[0]: the start)
 ``separator``      ``w_star``      vector               the separator the lemmas are checked with
 ``example``        ``x``           vector               the example of update k
 ``label``          ``y``           label, real          its label
@@ -20,7 +20,12 @@ quantity           default name    kinds                meaning at update k (w[k
 ``radius``         ``R``           real                 max ||x_i|| over the data
 ``hinge``          ``d``           real                 max(0, gamma - y<w_star, x>) of the example
 ``hinge_total[j]`` ``TD``          real sequence        the hinge losses summed before update j
+``learning_rate``  ``eta``         real                 the step's factor: w[k+1] = w[k] + eta*y*x
+``start``          ``w0``          vector               the weights before the first update
 =================  ==============  ===================  =========================================
+
+``weights[0]`` is the start too: a run from zero has w0 = 0, so ``w[0] = 0`` holds on it and
+``w[0] = w0`` on every run.  Of the start the engines keep <w0, w0> and <w_star, w0> only.
 
 A sequence may be bound with an offset: ``bind theta[k+1] to weights[k]`` says theta[j] is the
 weights after j - 1 updates (a seed that counts from 1).
@@ -59,21 +64,25 @@ QUANTITIES = {q.name: q for q in (
     Quantity("radius", ("real",), False),
     Quantity("hinge", ("real",), True),
     Quantity("hinge_total", ("real_sequence",), False),
+    Quantity("learning_rate", ("real",), False),
+    Quantity("start", ("vector",), False),
 )}
 SEQUENCES = frozenset({"weights", "hinge_total"})
 
 # The run vocabulary: default name -> quantity.  The compiler reads these names only.
 DEFAULT_NAMES = {"k": "updates", "M": "updates", "w": "weights", "w_star": "separator",
                  "x": "example", "y": "label", "gamma": "margin", "R": "radius", "d": "hinge",
-                 "TD": "hinge_total"}
+                 "TD": "hinge_total", "eta": "learning_rate", "w0": "start"}
 _RUN_NAME = {"updates": "k", "weights": "w", "separator": "w_star", "example": "x",
-             "label": "y", "margin": "gamma", "radius": "R", "hinge": "d", "hinge_total": "TD"}
+             "label": "y", "margin": "gamma", "radius": "R", "hinge": "d", "hinge_total": "TD",
+             "learning_rate": "eta", "start": "w0"}
 # What the compiler checks the run-vocabulary names against.
 KINDS = {"k": ("nat",), "M": ("nat", "real"), "d": ("real",), "gamma": ("real",),
          "R": ("real",), "y": ("label", "real"), "x": ("vector",), "w_star": ("vector",),
-         "w": ("vector_sequence",), "TD": ("real_sequence",)}
+         "w": ("vector_sequence",), "TD": ("real_sequence",), "eta": ("real",),
+         "w0": ("vector",)}
 PER_UPDATE = frozenset(n for n, q in DEFAULT_NAMES.items() if QUANTITIES[q].per_update)
-VECTORS = frozenset({"x", "w_star"})
+VECTORS = frozenset({"x", "w_star", "w0"})
 
 
 class Unbindable(Exception):
@@ -118,7 +127,7 @@ def default_bindings(kinds: dict, explicit=()) -> dict:
 
 def _bound_vector(atom, bindings: dict) -> bool:
     b = bindings.get(_name(atom))
-    return b is not None and b.quantity in ("separator", "example", "weights")
+    return b is not None and b.quantity in ("separator", "example", "weights", "start")
 
 
 def _name(atom) -> str:

@@ -7,7 +7,9 @@ weights change is an *update*; k counts updates.
 The declared rule (``w0``, ``eta``, ``bias``, ``float32``): w starts at w0, an update adds
 eta*y*x, x carries a constant 1 last with ``bias``, and with ``float32`` every bound of the
 implementation's arithmetic uses u = 2^-24.  Lemmas assuming w[0] = 0 (w0 != 0) or the step y*x
-(eta != 1) are listed as not applicable.  Rule findings are summarised by ``patterns`` (a
+(eta != 1) are listed as not applicable; the start's slots (<w0, w0>, <w_star, w0>) and eta are
+the declared ones, so the lemmas of a learning rate or a start (learning_rate.proof,
+nonzero_start.proof) judge such a trace.  Rule findings are summarised by ``patterns`` (a
 learning rate, float32 rounding, an aliased weight buffer, a non-zero start), each tested by
 auditing the rule again under the option it suggests.
 
@@ -46,7 +48,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam
+from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._compile import Unbindable, compile_formula
 from ._engine import VARIANTS, make_monitor, run
 from ._lemmas import load_lemmas
@@ -178,7 +180,8 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
     judged, gamma, skipped = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
-                                             proofs, include_unverified, nonzero_start, eta)
+                                             proofs, include_unverified,
+                                             w0 if nonzero_start else None, eta)
     stats.gamma = gamma
     # The implementation starts from w0 in its own format.
     start = np.zeros(d) if w0 is None else w0.astype(ar.dtype).astype(np.float64)
@@ -206,7 +209,8 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     need_td = monitor.needs("TD[k]", "TD[k+1]")
     # TD before each visit t (the order is the trace's visits): P[t], within eP[t] of the sum
     keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                        need_td=need_td or td is not None)
+                        need_td=need_td or td is not None,
+                        start=start_slots(w0 if nonzero_start else None, ws, eta))
     monitor.check_constants(keeper.constants())
     monitor.check_examples(keeper.examples(), n)
     up = np.flatnonzero(changed)
@@ -679,61 +683,107 @@ def _td_findings(td, P, eP, order, ks) -> list:
 
 
 def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
-                    include_unverified, nonzero_start: bool = False, eta: float = 1.0):
+                    include_unverified, w0=None, eta: float = 1.0):
     """(The lemmas a trace is judged by, each gated by its assumptions about the data only;
     gamma: as given, or as the reference run chose it; the status entries of the lemmas that do
     not apply to the declared rule).
 
-    Which lemmas: those that the textbook rule of ``variant`` satisfies on this data and order,
-    as a reference run of the correct engine decides (a margin-perceptron trace is not judged by
-    lemmas that assume the classic mistake condition).  Gated by data only: the learner's own
-    assumptions (start, update, update condition) are what the audit tests, reported as kind
-    'rule'; a variant that differs from the textbook rule still gets its invariants checked.
-    Except where the trace declares a rule they do not describe: a lemma assuming w[0] = 0 does
-    not apply to a trace with a non-zero w0, one assuming the step y*x not to eta != 1.
+    Which lemmas: those that the textbook rule of ``variant`` from the declared start w0 with
+    the declared step eta*y*x satisfies on this data and order, as a reference run of the
+    correct engine decides (a margin-perceptron trace is not judged by lemmas that assume the
+    classic mistake condition).  Gated by data only: the learner's own assumptions (update,
+    update condition) are what the audit tests, reported as kind 'rule'; a variant that differs
+    from the textbook rule still gets its invariants checked.  Except where the trace declares
+    a rule they do not describe: a lemma assuming w[0] = 0 does not apply to a trace with a
+    non-zero w0, one assuming the step y*x not to eta != 1 (and one assuming eta*y*x applies
+    to every eta); these are listed with the reason.
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
     reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
                     lemmas=base, include_unverified=include_unverified, separable=separable,
-                    on_violation="collect")
+                    on_violation="collect", eta=eta, w0=w0)
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     judged, skipped = [], []
-    for obj, gated in zip(base, _data_gated(base)):
-        if (gated.name, gated.where) not in applies:
-            continue
-        why = _declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
-        if why is None:
-            judged.append(gated)
-        else:
+    reasons = _declared_rule_reasons(base, w0 is not None, eta)
+    for gated, why in zip(_data_gated(base), reasons):
+        if why is not None:
             skipped.append({"lemma": gated.name, "statement": gated.shown,
                             "source": gated.where, "where": None, "checks": 0,
                             "undetermined": 0, "violations": 0, "applies": False,
                             "inapplicable": why, "loose_assumptions": []})
+        elif (gated.name, gated.where) in applies:
+            judged.append(gated)
     return judged, (reference.gamma if gamma is None else gamma), skipped
+
+
+_REASONS: dict = {}  # (SameObjects(lemmas), non-zero start, eta) -> _declared_rule_breaks each
+
+
+def _declared_rule_reasons(lemmas, nonzero_start: bool, eta: float) -> tuple:
+    """_declared_rule_breaks of each lemma, kept per list of lemma objects and declared rule
+    (the fuzzer audits thousands of traces with the same lemmas and rule)."""
+    key = (SameObjects(lemmas), nonzero_start, eta)
+    out = _REASONS.get(key)
+    if out is None:
+        out = tuple(_declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
+                    for obj in key[0].objects)
+        if len(_REASONS) > 64:
+            _REASONS.clear()
+        _REASONS[key] = out
+    return out
 
 
 def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
     """Why the lemma's assumptions about the learner's start or step do not describe the
-    declared rule (None when they do): the start is an equation w[0] = ..., the step one
-    w[k+1] = ... (any index but 0)."""
+    declared rule (None when they do, or when only the run can tell): the start is an equation
+    w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
+    w0, x, y, w)."""
     from ..kernel.formulas import VectorEq
+    from ..quantities import Unbindable as NotRunQuantity
+    from ..quantities import in_run_vocabulary
 
-    for hname, f in lem.hypotheses:
+    try:
+        _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
+                                                lem.per_update, lem.bindings)
+    except NotRunQuantity:
+        return None  # not monitorable anyway: the monitor says why
+    written = dict(lem.hypotheses)
+    for hname, f in translated:
         if not isinstance(f, VectorEq):
             continue
         atom = f.atom
         if getattr(getattr(atom, "func", None), "__name__", None) != "w":
             continue
-        args = getattr(atom, "args", ())
-        start = len(args) == 1 and getattr(args[0], "is_zero", False)
-        if start and nonzero_start:
-            return (f"assumption {hname} ({_shown_eq(f)}) does not hold: the trace declares a "
-                    f"non-zero start w0 (--w0)")
-        if not start and eta != 1.0:
-            return (f"assumption {hname} ({_shown_eq(f)}) does not hold: the trace declares "
-                    f"the step eta*y*x with eta = {eta!r} (--eta)")
+        index = atom.args[0]
+        shown = _shown_eq(written[hname]) if hname in written else str(f)
+        if index == 0:
+            if nonzero_start and not f.rhs.terms:
+                return (f"assumption {hname} ({shown}) does not hold: the trace declares a "
+                        f"non-zero start w0 (--w0)")
+        elif _step_differs(f, index, eta):
+            return (f"assumption {hname} ({shown}) does not hold: the trace declares the step "
+                    f"eta*y*x with eta = {eta!r} (--eta)")
     return None
+
+
+def _step_differs(f, index, eta: float) -> bool:
+    """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
+    eta*y*x for the declared eta and either label (False when it mentions other quantities:
+    the reference run decides)."""
+    import sympy as sp
+
+    from ..kernel.terms import Vec
+
+    rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
+    label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
+    expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
+    values = {a: c.xreplace({sp.Symbol("eta", real=True): rate}) for a, c in f.rhs.terms}
+    diff = Vec._from_dict(values) - expected
+    for _, c in diff.terms:
+        if c.free_symbols - {label}:
+            return False
+    return any(c.xreplace({label: v}) != 0 for _, c in diff.terms for v in (1, -1))
 
 
 def _shown_eq(f) -> str:

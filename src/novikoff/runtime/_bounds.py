@@ -15,6 +15,18 @@ Bounds used (u = 2**-53, gamma_n = n*u / (1 - n*u)):
   (each update w~ <- fl(w~ + y*x) rounds every coordinate by at most u*|w~_j|), which enters the
   logged prediction fl(<w~[k], x>) as D_k * ||x||.
 
+A learning rate eta and a start w0 (the mathematical run is then w[0] = w0, w[k+1] = w[k] +
+eta*y*x, with eta and w0 the exact values of the floats given):
+
+* the engine holds w0 exactly, so D_0 = 0; <w_star, w0> and ||w0||^2 start the bookkeeping with
+  their dot-product bounds (``start_slots``), and ||w[k]|| <= ||w0|| + eta * sum ||x||;
+* with eta != 1 the step fl(eta*y*x) rounds each coordinate once more, by u*eta*|x_j| (plus
+  2^-1074 where the product underflows): D grows by u*eta*||x|| + d*2^-1074 per update on top of
+  u*||w~[k+1]||, and the a priori bound of ||w~[k]|| by (1+u)^(2k) instead of (1+u)^k;
+* every product by eta in the bookkeeping (eta*y*<w_star, x>, eta*||x||^2, eta*<w, x>) is one
+  more rounding, u*|product| + 2^-1074.  With eta = 1 all of these are exact and the bounds are
+  the ones above, bit for bit.
+
 The bounds are themselves computed in floating point; they are inflated by ``SAFETY`` (relative
 1e-6, far above the O(n*u) relative error of computing them) so that they stay bounds.
 """
@@ -34,7 +46,7 @@ from ._kernels import SMALLEST_NORMAL
 if _HAVE_NUMBA:
     import numba as _nb
 
-__all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper"]
+__all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper", "start_slots"]
 
 U = 2.0 ** -53
 SAFETY = 1.0 + 1e-6
@@ -253,6 +265,42 @@ def _hinge_err(hv, e_m):
     return np.where(hv + e < 0, 0.0, e)
 
 
+# The smallest subnormal float: a product that underflows rounds by up to this much, which the
+# relative bound u*|product| does not cover.
+TINY = 2.0 ** -1074
+
+
+def start_slots(w0=None, w_star=None, eta=1.0, *, exact: bool = False) -> dict:
+    """The slots of how a run starts, which every engine supplies to the monitor: <w0, w0> and
+    <w_star, w0> of the start w0 = w[0], and the learning rate eta.
+
+    w0: the start as a float vector, None for the zero vector (then w_star is not read);
+    w_star: a float vector; eta: a positive float.  Floats by default, each slot
+    (array([value]), array([error bound]) or None when exact); exact=True: Fractions, the exact
+    values of the floats' products.
+    """
+    zero = w0 is None or not np.any(w0)
+    if exact:
+        if zero:
+            return {"<w0, w0>": Fraction(0), "<w_star, w0>": Fraction(0), "eta": Fraction(eta)}
+        return {"<w0, w0>": exact_dot(w0, w0), "<w_star, w0>": exact_dot(w_star, w0),
+                "eta": Fraction(eta)}
+    one = lambda v, e=None: (np.array([float(v)]), None if e is None else np.array([e]))  # noqa
+    if zero:
+        return {"<w0, w0>": one(0.0), "<w_star, w0>": one(0.0), "eta": one(eta)}
+    w0 = np.asarray(w0, dtype=np.float64)
+    ws = np.asarray(w_star, dtype=np.float64)
+    d = w0.shape[0]
+    # |fl(<a, b>) - <a, b>| <= gamma_d sum|a_i b_i| + d 2^-1074 (products that underflow)
+    g = gam(d) * SAFETY
+    with np.errstate(over="ignore", under="ignore"):
+        q = float(w0 @ w0)
+        a = float(ws @ w0)
+        e_q = (g * q + d * TINY) * SAFETY
+        e_a = (g * float(np.abs(ws) @ np.abs(w0)) + d * TINY) * SAFETY
+    return {"<w0, w0>": one(q, e_q), "<w_star, w0>": one(a, e_a), "eta": one(eta)}
+
+
 @dataclass
 class Bookkeeper:
     """Incremental <w_star, w[k]>, ||w[k]||^2 and TD with error bounds, chunk by chunk."""
@@ -276,8 +324,21 @@ class Bookkeeper:
     n: int = 0
     P: np.ndarray | None = None  # TD before each position of the order, and its error bound
     eP: np.ndarray | None = None
+    # how the run starts (start_slots): w[0] = w0 and the step eta*y*x; None: from 0 with eta 1
+    start: dict | None = None
+    eta: float = 1.0
 
     def __post_init__(self):
+        if self.start is None:
+            self.start = start_slots()
+        self.eta = float(self.start["eta"][0][0])
+        if self.k == 0:  # the state before the first update is the start's
+            (a,), ea = self.start["<w_star, w0>"]
+            (q,), eq = self.start["<w0, w0>"]
+            self.a, self.e_a = float(a), 0.0 if ea is None else float(ea[0])
+            self.q, self.e_q = float(q), 0.0 if eq is None else float(eq[0])
+            # ||w0|| <= sqrt(q + e_q), the square root rounded up
+            self.N = float(np.sqrt(self.q + self.e_q) * (1.0 + 4 * U))
         if self.need_td and not self.zero_loss:
             self._prepare_td()
 
@@ -331,7 +392,7 @@ class Bookkeeper:
         out, ends = chunk_rows(yv, np.asarray(p, dtype=float), np.asarray(m, dtype=float),
                                np.asarray(nx2, dtype=float), float(self.k), self.a, self.e_a,
                                self.q, self.e_q, self.D, self.N, st._cn, st._ce, st._ge,
-                               gam(self.d))
+                               gam(self.d), eta=self.eta)
         js = out[_JS]
         env = {"k": (js, None), "M": (js, None), "y": (yv, None),
                "<w_star, w[k]>": (out[_A0], out[_EA0]), "<w[k], w[k]>": (out[_Q0], out[_EQ0]),
@@ -369,7 +430,8 @@ class Bookkeeper:
     def constants(self) -> dict:
         st = self.stats
         one = lambda v, e=None: (np.array([float(v)]), None if e is None else np.array([e]))  # noqa
-        return {"gamma": one(self.gamma), "R": one(st.R), "<w_star, w_star>": one(st.s, st.e_s)}
+        return {"gamma": one(self.gamma), "R": one(st.R), "<w_star, w_star>": one(st.s, st.e_s),
+                **self.start}
 
     def examples(self) -> dict:
         st = self.stats
@@ -411,37 +473,51 @@ def _nanmin(x, z):
 
 
 @_compiled
-def _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq):
+def _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq, eta, r_c):
     """The prediction's error e_p and the running bound of ||w||^2 at update j: (e_p, the
-    carried sum, e_q1)."""
+    carried sum, e_q1).  c = fl(eta*(2*y*p + eta*||x||^2)); r_c bounds the roundings inside
+    the parenthesis (0 for eta = 1, where c = fl(2*y*p + ||x||^2) rounds once)."""
     u = U
     e_p = g * W0 * nxu + D0 * nxu
-    e_c = 2.0 * e_p + e_nx2 + u * abs(c)
+    if eta == 1.0:
+        e_c = 2.0 * e_p + e_nx2 + u * abs(c)
+    else:
+        e_c = eta * (2.0 * e_p + eta * e_nx2 + r_c) + (u * abs(c) + TINY)
     t = e_c + u * abs(Sq)
     Cq = t if j == 0 else Cq + t
     return e_p, Cq, e_q + Cq + u * abs(q1)
 
 
 @_compiled
-def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends):
+def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends, eta=1.0):
     """The chunk's values and error bounds (the rows above, one column per update) and the
-    running state after it (ends: a, e_a, q, e_q, D, N).
+    running state after it (ends: a, e_a, q, e_q, D, N), for the step eta*y*x.
 
-    <w_star, w>: exact increments y*m up to e_m; a1 = fl(a + fl(partial sum)): each partial
-    sum rounds by u*|partial sum|, and adding the carried value a rounds once more, by u*|a1|.
-    ||w||^2: q1 = q0 + (2*y*p + ||x||^2); the prediction's error needs ||w~|| and D, which in
-    turn depend on the error of q: bound them a priori first, then refine once.
+    <w_star, w>: increments eta*y*m, exact up to eta*e_m (and the product's rounding when
+    eta != 1); a1 = fl(a + fl(partial sum)): each partial sum rounds by u*|partial sum|, and
+    adding the carried value a rounds once more, by u*|a1|.
+    ||w||^2: q1 = q0 + eta*(2*y*p + eta*||x||^2); the prediction's error needs ||w~|| and D,
+    which in turn depend on the error of q: bound them a priori first, then refine once.
+    With eta = 1 every product by eta is skipped (exact), so the floats are those of the classic
+    bookkeeping (tests/data/bookkeeping_golden.npz).
     """
     L = len(yv)
     u = U
     two_u = 2 * U
     one_2u = 1 + 2 * U
+    rate = eta != 1.0
+    # A priori growth of ||w~||: (1+u) per update for the exact step y*x, (1+u)^2 when the
+    # step eta*y*x rounds too.
+    grow = two_u if not rate else 2 * two_u
+    # d 2^-1074 (g / u >= d): the underflow of the d products eta*y*x_j of one step
+    dtiny = (g / u) * TINY if rate else 0.0
     Sa = 0.0
     Ca = 0.0  # running sum of e_m + u|Sa|
     Sq = 0.0
-    CN = 0.0  # running sum of the ||x|| bounds
+    CN = 0.0  # running sum of the ||x|| bounds (times eta)
     CW1 = 0.0  # running sum of W1, a priori
     CW1r = 0.0  # running sum of W1r, refined
+    CE = 0.0  # running sum of the steps' own roundings (eta != 1)
     Cq = 0.0  # running sum of e_c + u|Sq|, a priori
     Cqr = 0.0  # the same, refined
     a0, e_a0, q0, N0, D0, D0r, e_q0, e_q0r = a, e_a, q, N, D, D, e_q, e_q
@@ -451,24 +527,47 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
         nxu = _sqrt(q_) * cn
         e_m = nxu * ce
         e_nx2 = q_ * ge
-        t = y_ * m_
-        Sa = t if j == 0 else Sa + t
-        a1 = a + Sa
-        t = e_m + u * abs(Sa)
+        if rate:
+            t = eta * (y_ * m_)
+            Sa = t if j == 0 else Sa + t
+            a1 = a + Sa
+            t = eta * e_m + (u * abs(t) + TINY) + u * abs(Sa)
+        else:
+            t = y_ * m_
+            Sa = t if j == 0 else Sa + t
+            a1 = a + Sa
+            t = e_m + u * abs(Sa)
         Ca = t if j == 0 else Ca + t
         e_a1 = e_a + Ca + u * abs(a1)
-        c = 2.0 * y_ * p_ + q_
+        r_c = 0.0
+        if rate:
+            eq_ = eta * q_  # eta*||x||^2
+            inner = 2.0 * y_ * p_ + eq_
+            c = eta * inner
+            r_c = u * (abs(eq_) + abs(inner)) + TINY
+            nxs = eta * nxu
+            step = u * nxs + dtiny
+            CE = step if j == 0 else CE + step
+        else:
+            eq_ = q_
+            c = 2.0 * y_ * p_ + q_
+            nxs = nxu
         Sq = c if j == 0 else Sq + c
         q1 = q + Sq
-        CN = nxu if j == 0 else CN + nxu
+        CN = nxs if j == 0 else CN + nxs
         N1 = N + CN
         js = j + k
         # a priori: ||w~[j]|| <= (1 + u)^j * N_j (triangle inequality, coordinatewise rounding)
-        W0 = N0 * (1.0 + two_u * (js + 1.0))
-        W1 = N1 * (1.0 + two_u * (js + 2.0))
+        W0 = N0 * (1.0 + grow * (js + 1.0))
+        W1 = N1 * (1.0 + grow * (js + 2.0))
+        if rate:  # the steps' underflows
+            W0 = W0 + dtiny * (js + 1.0)
+            W1 = W1 + dtiny * (js + 2.0)
         CW1 = W1 if j == 0 else CW1 + W1
         D1 = D + u * CW1
-        e_p, Cq, e_q1 = _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq)
+        if rate:
+            D1 = D1 + CE
+        e_p, Cq, e_q1 = _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq, eta, r_c)
         # refined with ||w~[j]|| <= sqrt(q_j + e_q_j) + D_j
         v = q0 + e_q0
         if v < 0.0:
@@ -480,10 +579,10 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
         W1r = _nanmin(W1, _sqrt(v) * one_2u + D1)
         CW1r = W1r if j == 0 else CW1r + W1r
         D1r = D + u * CW1r
-        e_pr, Cqr, e_q1r = _q_step(j, g, W0r, D0r, nxu, e_nx2, c, Sq, q1, e_q, Cqr)
+        if rate:
+            D1r = D1r + CE
+        e_pr, Cqr, e_q1r = _q_step(j, g, W0r, D0r, nxu, e_nx2, c, Sq, q1, e_q, Cqr, eta, r_c)
         S = SAFETY
-        pn = p_ + y_ * q_
-        cross = q0 + y_ * p_
         out[_JS, j] = js
         out[_A0, j] = a0
         out[_EA0, j] = e_a0 * S
@@ -499,10 +598,22 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
         out[_EQ1, j] = e_q1r * S
         out[_P, j] = p_
         out[_EP, j] = e_pr * S
-        out[_PN, j] = pn
-        out[_EPN, j] = (e_pr + e_nx2 + u * abs(pn)) * S
-        out[_CROSS, j] = cross
-        out[_ECROSS, j] = (e_q0r + e_pr + u * abs(cross)) * S
+        if rate:
+            # <x, w[k+1]> = p + eta*y*||x||^2, <w[k], w[k+1]> = ||w[k]||^2 + eta*y*p
+            pn = p_ + y_ * eq_
+            out[_PN, j] = pn
+            out[_EPN, j] = (e_pr + eta * e_nx2 + (u * abs(eq_) + TINY) + u * abs(pn)) * S
+            ep_ = eta * p_
+            cross = q0 + y_ * ep_
+            out[_CROSS, j] = cross
+            out[_ECROSS, j] = (e_q0r + eta * e_pr + (u * abs(ep_) + TINY) + u * abs(cross)) * S
+        else:
+            pn = p_ + y_ * q_
+            cross = q0 + y_ * p_
+            out[_PN, j] = pn
+            out[_EPN, j] = (e_pr + e_nx2 + u * abs(pn)) * S
+            out[_CROSS, j] = cross
+            out[_ECROSS, j] = (e_q0r + e_pr + u * abs(cross)) * S
         # state j + 1 (before update j + 1)
         a0, e_a0, q0, N0, D0, D0r = a1, e_a1, q1, N1, D1, D1r
         e_q0, e_q0r = e_q1, e_q1r
@@ -510,10 +621,10 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
         ends[0], ends[1], ends[2], ends[3], ends[4], ends[5] = a1, e_a1, q1, e_q1r, D1r, N1
 
 
-def chunk_rows(yv, p, m, nx2, *state_and_factors):
+def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
     """_chunk_rows into new arrays (out, ends); Python reads lists faster than arrays."""
     out, ends = np.empty((_NROWS, len(yv))), np.empty(6)
     args = (yv, p, m, nx2) if _HAVE_NUMBA else (yv.tolist(), p.tolist(), m.tolist(),
                                                 nx2.tolist())
-    _chunk_rows(*args, *state_and_factors, out, ends)
+    _chunk_rows(*args, *state_and_factors, out, ends, float(eta))
     return out, ends

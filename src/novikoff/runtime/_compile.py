@@ -13,7 +13,10 @@ slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
 ``y``                  label of the example
 ``d``                  its hinge loss max(0, gamma - y<w_star, x>)
 ``TD[k]``, ``TD[k+1]`` hinge sum max(0, gamma - y<w_star, x>) over presentations before/after
-``<u, v>``             inner product of u, v in {w_star, x, w[k], w[k+1]}; ``w[0]`` is zero
+``eta``                the learning rate: an update adds eta*y*x (1 for the classic rule)
+``<u, v>``             inner product of u, v in {w_star, w0, x, w[k], w[k+1]}; ``w0`` is the
+                       start, w[0] (zero for a run from zero); of it only ``<w0, w0>`` and
+                       ``<w_star, w0>`` are run quantities (constants of the run)
 =====================  ===================================================================
 
 The IR is evaluated two ways.  In floating point by ``_program`` (many checks at many points at
@@ -34,12 +37,16 @@ import numpy as np
 import sympy as sp
 
 from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
-from ..kernel.terms import Inner, Norm, expand_norms
+from ..kernel.terms import Inner, Norm, Vec, expand_norms
 from ..quantities import KINDS, PER_UPDATE, Unbindable
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 
-VECTOR_ATOMS = ("w_star", "x", "w[k]", "w[k+1]")
+VECTOR_ATOMS = ("w_star", "w0", "x", "w[k]", "w[k+1]")
+# The inner products of the start vector that every engine supplies (start_slots in _bounds):
+# constants of the run.  A product with the example or the weights would cost every engine a
+# dot product per update for no lemma of the library.
+START_SLOTS = frozenset({"<w0, w0>", "<w_star, w0>"})
 STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
 
 
@@ -163,11 +170,11 @@ class _Walker:
             return "k+1"
         raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
 
-    def vector(self, a) -> str | None:
-        """The vector atom's name in VECTOR_ATOMS, or None for the zero vector w[0]."""
+    def vector(self, a) -> str:
+        """The vector atom's name in VECTOR_ATOMS (w[0] is the start, w0)."""
         if isinstance(a, sp.Symbol):
             self._check_kind(a.name)
-            if a.name not in ("x", "w_star"):
+            if a.name not in ("x", "w_star", "w0"):
                 raise Unbindable(f"{a.name} is not a vector of the run")
             return a.name
         if isinstance(a, sp.core.function.AppliedUndef):
@@ -176,8 +183,15 @@ class _Walker:
             if name != "w":
                 raise Unbindable(f"{name} is not a vector sequence of the run")
             i = self._index(a.args[0])
-            return None if i == "0" else f"w[{i}]"
+            return "w0" if i == "0" else f"w[{i}]"
         raise Unbindable(f"{a} is not a vector atom")
+
+    def inner(self, u: str, v: str) -> str:
+        key = inner_slot(u, v)
+        if "w0" in (u, v) and key not in START_SLOTS:
+            raise Unbindable(f"{key}: of the start w0 the run keeps only <w0, w0> and "
+                             f"<w_star, w0>")
+        return self.slot(key)
 
     def slot(self, key: str):
         self.slots.add(key)
@@ -193,9 +207,7 @@ class _Walker:
             return ("const", Fraction(float(e)))
         if isinstance(e, Inner):
             u, v = (self.vector(a) for a in e.args)
-            if u is None or v is None:
-                return ("const", Fraction(0))
-            return ("slot", self.slot(inner_slot(u, v)))
+            return ("slot", self.inner(u, v))
         if isinstance(e, Norm):
             return ("sqrt", self.expr(e.gram()), True)
         if isinstance(e, sp.Symbol):
@@ -247,13 +259,30 @@ class _Walker:
         if isinstance(fm, Relation):
             return ("rel", fm.rel, fm, self.expr(fm.lhs), self.expr(fm.rhs))
         if isinstance(fm, VectorEq):
-            rel = Relation("=", fm.as_quadratic(), sp.Integer(0))
+            rel = Relation("=", start_as_w0(fm).as_quadratic(), sp.Integer(0))
             return self.formula(rel)
         if isinstance(fm, Implication):
             return ("imp", [self.formula(p) for p in fm.premises], self.formula(fm.conclusion))
         if isinstance(fm, Disjunction):
             return ("or", [self.formula(d) for d in fm.disjuncts])
         raise Unbindable(f"cannot monitor a {type(fm).__name__}")
+
+
+def start_as_w0(fm: VectorEq) -> VectorEq:
+    """The vector equation with w[0] written w0: both are the start, so that w[0] = w0 is
+    ||w0 - w0||^2 = 0 identically (true on every run, not a difference of two rounded values)."""
+    def sub(a):
+        if isinstance(a, sp.core.function.AppliedUndef) and a.func.__name__ == "w" and \
+                a.args[0] == 0:
+            return sp.Symbol("w0")  # novikoff.kernel.written.symbol("w0", "vector")
+        return a
+    atom = sub(fm.atom)
+    rhs = Vec.zero()
+    for a, c in fm.rhs.terms:
+        rhs = rhs + Vec.atom(sub(a)).scale(c)
+    if atom == fm.atom and rhs == fm.rhs:
+        return fm
+    return VectorEq(atom, rhs, fm.domain)
 
 
 # --------------------------------------------------------------------------- checks
@@ -378,7 +407,7 @@ def _atoms(fm):
     if isinstance(fm, Relation):
         exprs = [fm.lhs, fm.rhs]
     elif isinstance(fm, VectorEq):
-        exprs = [fm.as_quadratic()]
+        exprs = [start_as_w0(fm).as_quadratic()]
     elif isinstance(fm, Implication):
         return set().union(*(_atoms(p) for p in fm.premises), _atoms(fm.conclusion))
     else:
@@ -397,7 +426,7 @@ def _atom_key(atom):
     try:
         if isinstance(atom, Inner):
             u, v = (w.vector(a) for a in atom.args)
-            return None if u is None or v is None else inner_slot(u, v)
+            return inner_slot(u, v)
         if isinstance(atom, sp.Symbol):
             return atom.name
         if isinstance(atom, sp.core.function.AppliedUndef) and atom.func.__name__ == "TD":

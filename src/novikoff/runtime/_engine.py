@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats
+from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
 from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor, monitor_of
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator, td_at
-from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive_int,
-                        check_w_star)
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
+                        check_positive_int, check_vector, check_w_star)
 
 __all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
 
-VARIANTS = ("classic", "margin")
+VARIANTS = ("classic", "margin", "kernel")
 _LOG = 1 << 16
 
 
@@ -53,6 +53,8 @@ class RunResult:
     updates: np.ndarray | None = None  # example index of each update (when checks are on)
     td: float | None = None
     seconds: float = 0.0
+    eta: float = 1.0  # the learning rate: an update added eta*y*x
+    w0: np.ndarray | None = None  # the start (None: 0)
 
     @property
     def bound(self) -> float | None:
@@ -71,7 +73,8 @@ class RunResult:
                 "converged": self.converged, "gamma": self.gamma, "R": self.R,
                 "separable": self.separable, "exact": self.exact, "bound": self.bound,
                 "bounds": self.bounds, "ratio": self.ratio, "checks": self.checks,
-                "td": self.td, "seconds": self.seconds, "monitor": self.monitor}
+                "td": self.td, "seconds": self.seconds, "eta": self.eta,
+                "w0": None if self.w0 is None else self.w0.tolist(), "monitor": self.monitor}
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
@@ -127,6 +130,21 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
     return X, y, n, d, variant, order, gamma, max_epochs, w_star
 
 
+def check_rate_and_start(eta, w0, d: int):
+    """(eta as a positive finite float, w0 as a finite float vector of length d, or None for
+    the zero vector: a run from 0 takes the default path)."""
+    eta = check_positive(eta, "eta")
+    if w0 is not None:
+        w0 = check_vector("w0", w0, d, nonzero=False)
+        with np.errstate(over="ignore"):
+            if not np.isfinite(w0 @ w0):
+                raise InvalidArgument(f"w0: ||w0||^2 overflows (entries up to "
+                                      f"{float(np.abs(w0).max())!r}); rescale it")
+        if not w0.any():
+            w0 = None
+    return eta, w0
+
+
 def _unvisited(order, n: int, default: bool) -> np.ndarray:
     """The examples that the order never visits."""
     if default:
@@ -141,13 +159,15 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         include_unverified: bool = False, separable: bool = True, checks: bool = True,
         exact: bool = False, on_violation: str = "raise", progress=None,
         all_examples: bool = False, validate: bool = True, backend: str = "auto",
-        chunk_visits: int = 1 << 22) -> RunResult:
+        chunk_visits: int = 1 << 22, kernel: str | None = None, eta: float = 1.0,
+        w0=None) -> RunResult:
     """Run a perceptron on (X, y), checking every monitored lemma at every update.
 
     variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
     y<w,x> <= (gamma/2)||w||).  cyclic: repeat passes over ``order`` until a pass makes no update
     (or max_epochs passes); otherwise one pass over ``order`` (an index sequence, repeats
-    allowed).  w_star/gamma: given, or a max-margin separator certified by min y<w*,x> = gamma > 0.
+    allowed).  eta: the learning rate, an update adds eta*y*x (a positive float); w0: the
+    weights before the first update (a vector of length d; None: 0).  w_star/gamma: given, or a max-margin separator certified by min y<w*,x> = gamma > 0.
     separable=False: non-separable data, monitored by the hinge-loss lemmas with TD for (w*, gamma)
     (gamma chosen to minimise the hinge bound when not given).  lemmas: objects of load_lemmas (or
     runtime.Lemma); by default the verified lemmas of ``proofs`` or of the bundled library.
@@ -158,6 +178,17 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     benchmark's bare engine); with checks on they are always checked.  chunk_visits: the visits
     between two looks at the update log (and progress reports).
     """
+    if variant == "kernel" and (eta != 1.0 or w0 is not None):
+        raise InvalidArgument(f"eta={eta!r}, w0: the kernel perceptron runs from 0 with the "
+                              f"step y*phi(x) (eta = 1, no w0)")
+    if variant == "kernel":  # its own engine: inner products through the kernel
+        from ._kernel_run import run_kernel
+        return run_kernel(X, y, kernel=kernel or "linear", w_star=w_star, gamma=gamma,
+                          order=order, cyclic=cyclic, max_epochs=max_epochs, lemmas=lemmas,
+                          proofs=proofs, include_unverified=include_unverified, checks=checks,
+                          on_violation=on_violation, progress=progress)
+    if kernel is not None:
+        raise InvalidArgument(f"kernel={kernel!r}: only the kernel variant takes a kernel")
     t_start = time.perf_counter()
     # With checks on, the entries of X are validated by the squared norms that the first pass
     # computes anyway (check_rows), unless something needs valid data before the run.
@@ -167,6 +198,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
         X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
         rows=validate and not later)
+    eta, w0 = check_rate_and_start(eta, w0, d)
     monitor = None
     if checks:
         monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
@@ -181,7 +213,8 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         from ._exact import run_exact
         return run_exact(X, y, w_star=w_star, gamma=gamma, variant=variant, order=order,
                          cyclic=cyclic, max_epochs=max_epochs, monitor=monitor,
-                         separable=separable, progress=progress, t_start=t_start)
+                         separable=separable, progress=progress, t_start=t_start, eta=eta,
+                         w0=w0)
     stats = None
     if w_star is not None and (variant == "margin" and gamma is None or not separable):
         # gamma is needed before the run: the data's statistics first
@@ -199,7 +232,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         t_end = (max_epochs or 100) * order.shape[0]
     loop = _Loop(X, y, order, w_star, gamma, variant, t_end, cyclic, backend, default_order,
                  log=checks, first_pass_stats=checks and stats is None,
-                 keep_all=checks and stats is None and all_examples)
+                 keep_all=checks and stats is None and all_examples, eta=eta, w0=w0)
     watch = _Watch(monitor, loop, stats, separable) if checks else None
     status = loop.run(watch, chunk_visits, progress)
     bounds, td_total = {}, None
@@ -215,7 +248,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         separable=separable, exact=False, checks=monitor.checks if monitor else 0,
         monitor=monitor.summary() if monitor else None, bounds=bounds,
         updates=watch.updates() if watch else None, td=td_total,
-        seconds=time.perf_counter() - t_start)
+        seconds=time.perf_counter() - t_start, eta=eta, w0=w0)
 
 
 def _hinge_gamma(monitor, stats, y, order, n, d) -> float:
@@ -234,11 +267,12 @@ class _Loop:
     """
 
     def __init__(self, X, y, order, w_star, gamma, variant, t_end, cyclic, backend,
-                 default_order, *, log, first_pass_stats, keep_all):
+                 default_order, *, log, first_pass_stats, keep_all, eta=1.0, w0=None):
         n, d = X.shape
         self.X, self.y, self.order, self.n = X, y, order, n
         self.L = order.shape[0]
-        self.w = np.zeros(d)
+        self.eta, self.w0 = eta, w0
+        self.w = np.zeros(d) if w0 is None else w0.copy()
         self.ws = w_star if w_star is not None else np.zeros(d)
         self.half_gamma = gamma / 2.0 if gamma is not None else 0.0
         self.margin = variant == "margin"
@@ -246,7 +280,7 @@ class _Loop:
         # The default order is the identity, which the numba kernel then does not read: a
         # monitored run is 1.1-1.4x faster so on the benchmark's sizes (bench_runtime.py).
         self.identity = default_order
-        self.st, self.qw = new_state()
+        self.st, self.qw = new_state(w0)
         cap = _LOG if log else 0
         self.log = [np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
                     np.empty(cap), np.empty(cap)]  # example, visit, p, <w_star, x>, ||x||^2
@@ -271,7 +305,7 @@ class _Loop:
         return run_visits(self.X, self.y, self.order, self.w, self.ws, self.st, self.qw,
                           self.half_gamma, self.t_end, self.cyclic, self.margin, *self.log,
                           self.stat_m, self.stat_q, first_pass_stats, budget,
-                          backend=self.backend, identity=self.identity)
+                          backend=self.backend, identity=self.identity, eta=self.eta)
 
     def run(self, watch, chunk_visits: int, progress) -> int:
         """Run to the end, handing each chunk of the update log to `watch` (if any)."""
@@ -354,7 +388,8 @@ class _Watch:
         self.keeper = Bookkeeper(self.stats, loop.y, loop.X.shape[1], order=loop.order,
                                  gamma=self.gamma, n=loop.n,
                                  need_td=monitor.needs("TD[k]", "TD[k+1]"),
-                                 zero_loss=self.separable)
+                                 zero_loss=self.separable,
+                                 start=start_slots(loop.w0, loop.ws, loop.eta))
         monitor.check_constants(self.keeper.constants())
         if monitor.example_scope == "all":
             monitor.check_examples(self.keeper.examples(), loop.n)

@@ -1,7 +1,8 @@
 """The perceptron in exact rational arithmetic (fractions.Fraction): for small data and replays.
 
 Every float of the data is a rational number, so the run below is the mathematical perceptron on
-exactly the given data: decisions are exact (the margin rule's square root is decided by squaring)
+exactly the given data (and the exact values of the floats eta and w0: w[0] = w0, an update adds
+eta*y*x): decisions are exact (the margin rule's square root is decided by squaring)
 and every lemma is decided exactly (square roots as shrinking rational intervals, ties by SymPy).
 """
 
@@ -14,6 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
+from ._bounds import start_slots
 from ._compile import _isqrt_interval
 from ._monitor import Monitor
 
@@ -31,7 +33,7 @@ def _dot(a, b) -> Fraction:
 
 
 def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monitor: Monitor | None,
-              separable, progress=None, t_start=None):
+              separable, progress=None, t_start=None, eta=1.0, w0=None):
     """The exact twin of runtime.run (same arguments, already validated); returns a RunResult."""
     from ._engine import RunResult
 
@@ -65,9 +67,10 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
         t_end = max_epochs * L if max_epochs else None
     else:
         t_end = L
-    w = [Fraction(0)] * d
-    q = Fraction(0)  # ||w||^2
-    a = Fraction(0)  # <w_star, w>
+    rate = Fraction(float(eta))  # the exact value of the float eta
+    w = [Fraction(0)] * d if w0 is None else [Fraction(float(v)) for v in w0]
+    q = _dot(w, w)  # ||w||^2
+    a = _dot(ws, w) if ws is not None else Fraction(0)  # <w_star, w>
     td = Fraction(0)
     hinge = ([max(Fraction(0), g - yi[i] * m[i]) for i in range(n)]
              if monitor is not None and g is not None and m is not None else None)
@@ -91,10 +94,11 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
             fire = lab * p <= 0
         if fire:
             log.append((i, t, p, k, a, q, td))
-            w = [wj + lab * xj for wj, xj in zip(w, x)]
-            q = q + 2 * lab * p + nx2[i]
+            step = lab * rate
+            w = [wj + step * xj for wj, xj in zip(w, x)]
+            q = q + 2 * step * p + rate * rate * nx2[i]
             if m is not None:
-                a = a + lab * m[i]
+                a = a + step * m[i]
             k += 1
             em += 1
         if hinge is not None:
@@ -108,7 +112,7 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
     bounds = {}
     if monitor is not None:
         monitor.exact = True
-        const = {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws)}
+        const = {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws), **start_slots(w0, w_star, eta, exact=True)}
         loss = hinge if hinge is not None else [Fraction(0)] * n
         monitor.check_constants(const)
         ex = dict(const)
@@ -128,8 +132,8 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
                 "<w_star, x>": [m[i] for i in idx], "<x, x>": [nx2[i] for i in idx],
                 "<w_star, w[k]>": a0, "<w_star, w[k+1]>": a1, "<w[k], w[k]>": q0,
                 "<w[k+1], w[k+1]>": q1, "<x, w[k]>": ps,
-                "<x, w[k+1]>": [p + yy * nx2[i] for p, yy, i in zip(ps, ys, idx)],
-                "<w[k], w[k+1]>": [qq + yy * p for qq, yy, p in zip(q0, ys, ps)],
+                "<x, w[k+1]>": [p + rate * yy * nx2[i] for p, yy, i in zip(ps, ys, idx)],
+                "<w[k], w[k+1]>": [qq + rate * yy * p for qq, yy, p in zip(q0, ys, ps)],
                 "d": [loss[i] for i in idx]})
             if hinge is not None:
                 env_u["TD[k]"] = td0
@@ -148,4 +152,5 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
         separable=separable, exact=True, checks=monitor.checks if monitor else 0,
         monitor=monitor.summary() if monitor else None, bounds=bounds,
         updates=np.array([e[0] for e in log], dtype=np.int64),
-        td=float(td) if hinge is not None else None, seconds=time.perf_counter() - t_start)
+        td=float(td) if hinge is not None else None, seconds=time.perf_counter() - t_start,
+        eta=float(eta), w0=w0)

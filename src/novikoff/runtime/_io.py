@@ -1,7 +1,7 @@
 """Datasets in, runs out: .npz/.csv/bundled datasets, lossless run files, exact replay.
 
 A run file is an .npz holding the data (X, y), the presentation order, w_star (empty when it was
-computed), and ``meta``, a JSON string (floats written by repr, so they round-trip exactly) with
+computed), w0 (the start; empty for a run from 0), and ``meta``, a JSON string (floats written by repr, so they round-trip exactly) with
 the variant, the parameters, the proofs and the float run's outcome.  Nothing in it is
 pickled: ``np.load(..., allow_pickle=False)`` reads it without running code.  The proofs are
 recorded by name when they are bundled library files and by their text (with its sha256)
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._monitor import LemmaViolation
-from ._validate import check_data, check_order, check_w_star
+from ._validate import check_data, check_order, check_vector, check_w_star
 
 __all__ = ["load_dataset", "save_run", "load_run", "replay", "read_npz", "read_npy",
            "read_array", "read_numbers", "BUNDLED"]
@@ -321,9 +321,10 @@ def _check_proofs(entries, where: str) -> list | None:
     return out
 
 
-def save_run(path, X, y, *, order=None, w_star=None, config: dict | None = None,
+def save_run(path, X, y, *, order=None, w_star=None, w0=None, config: dict | None = None,
              outcome: dict | None = None) -> Path:
-    """Write a run (data, order, w_star, parameters, outcome) losslessly to an .npz file."""
+    """Write a run (data, order, w_star, the start w0, parameters, outcome) losslessly to an
+    .npz file; the learning rate is config['eta'] (a float, written by repr: exact)."""
     X, y = check_data(X, y)
     order = np.arange(X.shape[0], dtype=np.int64) if order is None else np.asarray(order,
                                                                                    np.int64)
@@ -334,6 +335,7 @@ def save_run(path, X, y, *, order=None, w_star=None, config: dict | None = None,
     path = Path(path)
     np.savez_compressed(path, X=X, y=y, order=order,
                         w_star=np.zeros(0) if w_star is None else np.asarray(w_star, float),
+                        w0=np.zeros(0) if w0 is None else np.asarray(w0, float),
                         meta=np.array(json.dumps(meta)))
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
@@ -341,11 +343,12 @@ def save_run(path, X, y, *, order=None, w_star=None, config: dict | None = None,
 # The config keys replay passes to run(), and the JSON types they must have.
 _NUMBER = (int, float)
 _RUN_KEYS = {"gamma": _NUMBER, "variant": str, "cyclic": bool, "max_epochs": int,
-             "include_unverified": bool, "separable": bool, "proofs": list}
+             "include_unverified": bool, "separable": bool, "proofs": list, "eta": _NUMBER}
 
 
 def load_run(path) -> dict:
-    """The content of a run file: X, y, order, w_star (None if computed), config, outcome.
+    """The content of a run file: X, y, order, w_star (None if computed), w0 (None: from 0),
+    config, outcome.
 
     Everything is checked here, so that a corrupt file is one InvalidArgument naming it.
     """
@@ -385,7 +388,10 @@ def load_run(path) -> dict:
         order = check_order(f["order"], X.shape[0])
         ws = f["w_star"]
         ws = check_w_star(ws, X.shape[1]) if ws.size else None
-    return {"X": X, "y": y, "order": order, "w_star": ws, "config": config,
+        # run files written before the start was saved have no w0: they ran from 0
+        w0 = f.get("w0", np.zeros(0))
+        w0 = check_vector("w0", w0, X.shape[1], nonzero=False) if w0.size else None
+    return {"X": X, "y": y, "order": order, "w_star": ws, "w0": w0, "config": config,
             "outcome": outcome}
 
 
@@ -416,7 +422,7 @@ def replay(path, *, lemmas=None, progress=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="novikoff-replay-") as tmp, _in_file("run", path):
         try:
             res = run(saved["X"], saved["y"], order=saved["order"], w_star=saved["w_star"],
-                      exact=True, lemmas=lemmas, proofs=_proof_paths(entries, Path(tmp)),
+                      w0=saved["w0"], exact=True, lemmas=lemmas, proofs=_proof_paths(entries, Path(tmp)),
                       on_violation="collect", progress=progress, **cfg)
         except LemmaViolation as err:  # pragma: no cover - collect mode does not raise
             raise NovikoffError(str(err)) from None

@@ -1,8 +1,10 @@
 """The perceptron's inner loop: a numba kernel when numba is installed, a numpy fallback otherwise.
 
 Both have the same contract.  They visit examples order[t % L] for t = state[T] .. t_end-1 and
-update w <- w + y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
-y<w,x> <= (gamma/2)||w||).  Per update they log the example, the visit, the prediction
+update w <- w + eta*y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
+y<w,x> <= (gamma/2)||w||), from the w they are given (the start w0, or where the last call
+stopped).  The step rounds as fl(w_j + fl((eta*y)*x_j)) in both, never fused into one
+multiply-add, so that they compute the same weights.  Per update they log the example, the visit, the prediction
 fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means checks are off).
 
 During the first pass (need_stats) they also compute <w_star, x> and ||x||^2 of every example
@@ -43,11 +45,12 @@ QW, QMAX, YMIN, YMIN2 = 0, 1, 2, 3
 SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 
 
-def new_state():
-    """(int state, float state) for a run from w = 0."""
+def new_state(w0=None):
+    """(int state, float state) for a run from w = w0 (None: from 0)."""
     st = np.zeros(6, np.int64)
     st[BAD] = st[IMIN] = -1
-    return st, np.array([0.0, 0.0, np.inf, np.inf])
+    qw0 = 0.0 if w0 is None else float(w0 @ w0)  # ||w||^2 for the margin rule
+    return st, np.array([qw0, 0.0, np.inf, np.inf])
 
 
 # numba is optional (pip install novikoff[fast]); NOVIKOFF_NO_NUMBA=1 runs the numpy fallback
@@ -72,7 +75,7 @@ def _numpy_visits(*args):
 
 def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                          log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
-                         chunk_visits):
+                         chunk_visits, eta=1.0):
     L = order.shape[0]
     cap = log_i.shape[0]
     budget_end = st[T] + chunk_visits
@@ -105,7 +108,7 @@ def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, 
         else:
             f = int(hits[0])
             i = int(rows[f])
-            w += y[i] * X[i]
+            w += y[i] * X[i] if eta == 1.0 else (eta * y[i]) * X[i]
             if margin:
                 qw[QW] = float(w @ w)
             st[K] += 1
@@ -219,7 +222,7 @@ if HAVE_NUMBA:
     @_nb.njit(cache=True, fastmath=_fast)
     def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                       log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
-                      chunk_visits):
+                      chunk_visits, eta):
         L = X.shape[0] if order is None else order.shape[0]
         d = X.shape[1]
         cap = log_i.shape[0]
@@ -232,6 +235,7 @@ if HAVE_NUMBA:
         # margin rule (which always fires at w = 0); both change only at an update.
         thr = half_gamma * np.sqrt(qw[QW]) if margin else 0.0
         always = margin and qw[QW] == 0.0
+        step = np.empty(d if eta != 1.0 else 0)  # eta*y*x of an update
         budget_end = t + chunk_visits
         status = -1
         while status < 0:
@@ -261,8 +265,18 @@ if HAVE_NUMBA:
                 # an update at position r
                 i = r if order is None else order[r]
                 yi = y[i]
-                for j in range(d):
-                    w[j] += yi * X[i, j]
+                if eta == 1.0:  # y*x is exact: fused or not, the same sum
+                    for j in range(d):
+                        w[j] += yi * X[i, j]
+                else:
+                    # fl(w_j + fl(s*x_j)), two roundings as numpy's: the products go through
+                    # memory, so that 'contract' cannot fuse them into the sums (a fused
+                    # multiply-add rounds once, and the backends' weights would differ)
+                    s = eta * yi
+                    for j in range(d):
+                        step[j] = s * X[i, j]
+                    for j in range(d):
+                        w[j] += step[j]
                 if margin:
                     qq = 0.0
                     for j in range(d):
@@ -311,18 +325,20 @@ def check_backend(backend) -> str:
     return backend
 
 
-def run_visits(*args, backend: str = "auto", identity: bool = False):
+def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float = 1.0):
     """Dispatch to the numba kernel (backend 'numba' or 'auto' with numba) or to numpy.
 
     identity: the order (args[2]) is 0..n-1, which the numba kernel then does not read.
+    eta: the learning rate, a positive float (an update adds eta*y*x).
     """
+    eta = float(eta)
     if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
         if not HAVE_NUMBA:
             raise ImportError("numba is not installed (pip install 'novikoff[fast]')")
         if identity:
             args = args[:2] + (None,) + args[3:]
-        return _numba_visits(*args)
-    return _numpy_visits(*args)
+        return _numba_visits(*args, eta)
+    return _numpy_visits(*args, eta)
 
 
 def stream_passes(X: np.ndarray, passes: int) -> float:

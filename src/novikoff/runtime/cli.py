@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._validate import check_order, check_w_star
+from ._validate import check_order, check_positive, check_vector, check_w_star
 
 __all__ = ["register", "run_command", "audit_command", "replay_command"]
 
@@ -30,8 +30,20 @@ def register(subparsers) -> None:
     p.add_argument("data", help="DATA.npz, DATA.csv, iris or breast_cancer")
     p.add_argument("--w-star", metavar="W.npy", help="the separator w* (default: a max-margin "
                                                      "separator, certified)")
-    p.add_argument("--variant", choices=("classic", "margin"), default="classic")
+    p.add_argument("--variant", choices=("classic", "margin", "kernel"), default="classic",
+                   help="the perceptron to run (kernel: the kernel perceptron, see --kernel)")
+    p.add_argument("--kernel", metavar="SPEC",
+                   help="the kernel of --variant kernel: linear, poly:DEGREE[:C] "
+                        "((<a, b> + C)^DEGREE, C = 1 by default) or rbf:G (exp(-G||a - b||^2))")
     p.add_argument("--gamma", type=float, help="the margin (default: certified min y<w*,x>)")
+    # ETA is parsed by the run (check_positive): a bad value is one line naming it, exit 2
+    p.add_argument("--eta", default="1", metavar="ETA",
+                   help="the learning rate: an update is w <- w + ETA*y*x (default 1); "
+                        "learning_rate.proof's lemmas are monitored, and with ETA != 1 the "
+                        "lemmas assuming the step y*x do not apply")
+    p.add_argument("--w0", metavar="W0.npy",
+                   help="the weights before the first update (default 0); nonzero_start.proof's "
+                        "lemmas are monitored, and those assuming w[0] = 0 do not apply")
     p.add_argument("--order", metavar="ORDER", help="example order: a .npy/.txt file of "
                    "indices (repeats allowed), or random[:SEED] (default: 0..n-1)")
     p.add_argument("--online", action="store_true",
@@ -84,7 +96,7 @@ def register(subparsers) -> None:
     a.add_argument("--w0", metavar="W0.npy",
                    help="the implementation's initial weights (default 0); lemmas assuming "
                         "w[0] = 0 then do not apply")
-    a.add_argument("--eta", type=float, default=1.0,
+    a.add_argument("--eta", default="1", metavar="ETA",
                    help="the implementation's learning rate: an update is w + eta*y*x (default "
                         "1); lemmas assuming the step y*x then do not apply")
     a.add_argument("--bias", action="store_true",
@@ -216,6 +228,10 @@ def run_command(args) -> int:
     from ._io import load_dataset, save_run
     from ._monitor import LemmaViolation
 
+    if args.w0 and (args.plot or args.report):
+        # the figures (novikoff.report.run_plots) draw the trajectories of a run from w = 0
+        return _fail(f"--{'plot' if args.plot else 'report'}: the figures draw runs from "
+                     f"w = 0; not available with --w0")
     if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
         from ..report.run_plots import FORMATS
         if Path(args.plot).suffix.lower() not in FORMATS:
@@ -232,8 +248,13 @@ def run_command(args) -> int:
     X, y, name = load_dataset(args.data, bias=args.bias, normalize=args.normalize)
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
               if args.w_star else None)
+    w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, X.shape[1],
+                                                             nonzero=False))
+          if args.w0 else None)
     order = _order(args.order, X.shape[0])
-    config = {"variant": args.variant, "gamma": args.gamma, "cyclic": not args.online,
+    config = {"variant": args.variant, "gamma": args.gamma,
+              "eta": check_positive(args.eta, "eta"),
+              "cyclic": not args.online,
               "max_epochs": args.max_epochs, "separable": not args.non_separable,
               "include_unverified": args.include_unverified,
               "proofs": [str(Path(p).resolve()) for p in args.proofs] if args.proofs else None}
@@ -241,8 +262,9 @@ def run_command(args) -> int:
     violation = None
     result = None
     try:
-        result = run(X, y, w_star=w_star, order=order, exact=args.exact, progress=progress,
-                     all_examples=args.all_examples, **config)
+        result = run(X, y, w_star=w_star, w0=w0, order=order, exact=args.exact,
+                     progress=progress, all_examples=args.all_examples, kernel=args.kernel,
+                     **config)
     except LemmaViolation as err:
         violation = err.violation
     finally:
@@ -252,7 +274,7 @@ def run_command(args) -> int:
         outcome = {"mistakes": result.mistakes if result else None,
                    "violation": violation.as_dict() if violation else None}
         saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
-                         config=config, outcome=outcome)
+                         w0=w0, config=config, outcome=outcome)
     if args.json:
         out = {"data": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
                "violations": [violation.as_dict()] if violation else [],
@@ -273,13 +295,15 @@ def run_command(args) -> int:
 
 def _figures(args, X, y, result, name) -> None:
     """--plot and --report, once the run is done (messages on stderr: stdout may be JSON)."""
+    eta = getattr(result, "eta", 1.0)  # the trajectories' steps are eta*y*x
     if args.plot:
         from ..report.run_plots import plot_run
-        print(f"plot written to {plot_run(X, y, result, args.plot)}", file=sys.stderr)
+        path = plot_run(X, y, result, args.plot, eta=eta)
+        print(f"plot written to {path}", file=sys.stderr)
     if args.report:
         from ..report.run_report import write_run_report
-        print(f"report written to {write_run_report(X, y, result, args.report, data=name)}",
-              file=sys.stderr)
+        path = write_run_report(X, y, result, args.report, data=name, eta=eta)
+        print(f"report written to {path}", file=sys.stderr)
 
 
 def _json_default(o):
@@ -319,6 +343,9 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
     print(f"run        {res.variant} perceptron, {mode}, {res.epochs} epoch(s), "
           f"{res.visits:,} visits, {'converged' if res.converged else 'not converged'}"
           f"{' (exact arithmetic)' if res.exact else ''}")
+    if getattr(res, "eta", 1.0) != 1.0 or getattr(res, "w0", None) is not None:
+        start = "0" if res.w0 is None else f"w0 (||w0|| = {_fmt(float(np.linalg.norm(res.w0)))})"
+        print(f"rule       w <- w + {res.eta!r}*y*x from {start}")
     bound_by = min(res.bounds, key=res.bounds.get) if res.bounds else None
     print(f"mistakes   {res.mistakes}")
     print(f"bound      {_fmt(res.bound)}" + (f"  ({bound_by})" if bound_by else ""))
@@ -343,7 +370,6 @@ def audit_command(args) -> int:
     """novikoff audit --data D.npz --trace T.npz ..."""
     from ._audit import audit
     from ._io import _in_file, load_dataset, read_npz
-    from ._validate import check_vector
 
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
@@ -358,7 +384,8 @@ def audit_command(args) -> int:
     report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
                    variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
                    proofs=args.proofs, include_unverified=args.include_unverified,
-                   w0=w0, eta=args.eta, bias=args.bias, float32=args.float32)
+                   w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
+                   float32=args.float32)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
     else:
