@@ -82,3 +82,23 @@ def test_without_matplotlib_the_message_says_how_to_install_it(tmp_path, monkeyp
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(NovikoffError, match=r"pip install 'novikoff\[plot\]'"):
         plot_run(X, y, res, tmp_path / "run.png")
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 99), eta=st.sampled_from([0.25, 1.0, 4.0]))
+def test_trajectories_start_at_w0(seed, eta):
+    rng = np.random.default_rng(seed)
+    X, y = rng.standard_normal((6, 3)), rng.choice([-1.0, 1.0], 6)
+    ws, w0 = rng.standard_normal(3), rng.standard_normal(3)
+    updates = rng.integers(0, 6, 9)
+    t = trajectories(X, y, updates, ws, eta, w0)
+    w = w0 + eta * (y[updates, None] * X[updates]).sum(axis=0)
+    assert t["progress"][0] == pytest.approx(ws @ w0) and t["norm_sq"][0] == pytest.approx(w0 @ w0)
+    assert t["progress"][-1] == pytest.approx(ws @ w) and t["norm_sq"][-1] == pytest.approx(w @ w)
+
+
+def test_no_plot_for_the_kernel_perceptron(tmp_path):
+    X, y, _ = load_dataset("iris")
+    res = run(X, y, variant="kernel", kernel="rbf:0.5")
+    with pytest.raises(InvalidArgument, match="feature space"):
+        plot_run(X, y, res, tmp_path / "run.png")

@@ -244,3 +244,36 @@ def test_run_refuses_a_figure_it_cannot_write_before_running(data, capsys, flag,
     (tmp / "file").write_text("not a directory")
     code, out, err = cli(["run", str(tmp / "d.npz"), flag, str(tmp / value)], capsys)
     assert code == 2 and message in err and out == ""
+
+
+@pytest.mark.parametrize("flag", [["--save", "k.npz"], ["--exact"], ["--plot", "k.png"]])
+def test_kernel_runs_refuse_what_needs_input_space_weights(data, capsys, flag):
+    tmp, X, y, ws = data
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--variant", "kernel", "--kernel",
+                          "rbf:0.5"] + flag, capsys)
+    assert code == 2 and "kernel perceptron" in err and out == ""
+
+
+def test_kernel_run_takes_dual_coefficients_as_w_star(data, capsys):
+    tmp, X, y, ws = data
+    np.save(tmp / "beta.npy", y * 1.0)  # beta_j = y_j: w* = sum_j y_j x_j (linear kernel)
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--variant", "kernel", "--w-star",
+                          str(tmp / "beta.npy"), "--json"], capsys)
+    if code == 0:
+        doc = json.loads(out)
+        assert doc["checks"] > 0 and doc["variant"] == "kernel"
+    else:  # that beta need not separate the data: then a one-line refusal naming it
+        assert code == 2 and "w_star" in err
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--variant", "kernel", "--w-star",
+                          str(tmp / "ws.npy")], capsys)
+    assert code == 2 and "w_star" in err  # d entries, not n dual coefficients
+
+
+def test_plot_of_a_run_with_a_learning_rate_and_a_start(data, capsys):
+    pytest.importorskip("matplotlib")
+    tmp, X, y, ws = data
+    np.save(tmp / "w0.npy", np.linspace(-1, 1, X.shape[1]))
+    code, out, err = cli(["run", str(tmp / "d.npz"), "--eta", "0.5", "--w0", str(tmp / "w0.npy"),
+                          "--plot", str(tmp / "run.png"), "--report", str(tmp / "rep")], capsys)
+    assert code == 0, err
+    assert (tmp / "run.png").stat().st_size > 5000 and "<svg" in (tmp / "rep" / "run.html").read_text()

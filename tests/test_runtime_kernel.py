@@ -299,3 +299,24 @@ def test_cli(capsys):
     args = parser.parse_args(["run", "iris", "--variant", "kernel", "--kernel", "poly:x"])
     assert args.handler(args) == 2
     assert "kernel='poly:x'" in capsys.readouterr().err
+
+
+def test_audit_gates_kernel_lemmas_by_their_own_names():
+    # kernel.proof binds phi to the example: deciding which assumptions are about the data is
+    # done in the run vocabulary (once, phi made every assumption look like one about data).
+    from novikoff.runtime._audit import _about_data
+    from novikoff.runtime._monitor import as_lemma
+    from novikoff.runtime import load_lemmas
+    lemmas = {l.name: as_lemma(l) for l in load_lemmas()
+              if l.name in ("kernel_progress", "kernel_norm_growth")}
+    about = {name: _about_data(f, lem) for lem in lemmas.values() for name, f in lem.hypotheses}
+    assert about["margin"] is True and about["radius"] is True
+    assert about["mistake"] is False and about["update"] is False
+
+
+def test_the_audit_takes_no_kernel_traces():
+    from novikoff.errors import InvalidArgument
+    from novikoff.runtime import audit
+    X, y, _ = load_dataset("iris")
+    with pytest.raises(InvalidArgument, match="variant='kernel'"):
+        audit(X, y, np.arange(len(y)), np.zeros((len(y), X.shape[1])), variant="kernel")

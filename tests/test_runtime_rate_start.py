@@ -278,7 +278,6 @@ def test_the_command_line_runs_with_eta_and_w0(tmp_path, capsys):
     (["--eta", "inf"], "eta='inf' is not a positive finite number"),
     (["--w0", "missing.npy"], "w0='missing.npy' is not a readable .npy file"),
     (["--w0", "short.npy"], "w0: shape (3,) does not match the data's dimension d=4"),
-    (["--w0", "w0.npy", "--plot", "p.png"], "--plot: the figures draw runs from w = 0"),
 ])
 def test_bad_command_line_values_exit_2_with_one_line(tmp_path, capsys, monkeypatch, args,
                                                       message):

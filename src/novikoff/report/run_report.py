@@ -37,12 +37,12 @@ def _number(v) -> str:
     return str(v)
 
 
-def _figure(X, y, result, eta: float) -> str:
+def _figure(X, y, result) -> str:
     """The figures as an inline <svg>, or a sentence saying why there are none."""
     from .run_plots import plot_run
     with tempfile.TemporaryDirectory() as tmp:  # plot_run writes files: read the SVG back
         try:
-            svg = plot_run(X, y, result, Path(tmp) / "run.svg", eta).read_text(encoding="utf-8")
+            svg = plot_run(X, y, result, Path(tmp) / "run.svg").read_text(encoding="utf-8")
         except NovikoffError as err:  # matplotlib missing, or a run without an update log
             return f"<p>No figures: {escape(str(err))}</p>"
     return '<div class="figure">' + svg[svg.find("<svg"):] + "</div>"
@@ -79,7 +79,7 @@ def _lemma_rows(monitor: dict) -> str:
     return "".join(out)
 
 
-def write_run_report(X, y, result, directory, *, data: str = "", eta: float = 1.0) -> Path:
+def write_run_report(X, y, result, directory, *, data: str = "") -> Path:
     """Write DIR/run.html for a monitored run; return its path."""
     if result.monitor is None:
         raise InvalidArgument("report: the run was made with checks off; there is nothing to "
@@ -114,7 +114,7 @@ def write_run_report(X, y, result, directory, *, data: str = "", eta: float = 1.
 {verdict}
 <table>{summary}</table>
 <h2>Figures</h2>
-{_figure(X, y, result, eta)}
+{_figure(X, y, result)}
 <h2>Lemmas checked at every update</h2>
 <table><tr><th>lemma</th><th>statement</th><th>where</th><th>checks</th><th>undetermined</th>
 <th>verdict</th><th>source</th></tr>{_lemma_rows(monitor)}</table>

@@ -48,9 +48,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..quantities import in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._compile import Unbindable, compile_formula
-from ._engine import VARIANTS, make_monitor, run
+from ._engine import make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import SameObjects, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
@@ -145,7 +146,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     n, d = X.shape
     dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
-    variant = check_choice("variant", variant, VARIANTS)
+    variant = check_choice("variant", variant, ("classic", "margin"))  # the trace of weights in input space
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
@@ -809,7 +810,7 @@ def _data_gated(lemmas) -> tuple:
     if gated is None:
         gated = []
         for lem in map(as_lemma, key.objects):
-            data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem.kinds))
+            data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem))
             gated.append(replace(lem, hypotheses=data))
         if len(_GATED) > 64:
             _GATED.clear()
@@ -817,14 +818,17 @@ def _data_gated(lemmas) -> tuple:
     return gated
 
 
-def _about_data(formula, kinds) -> bool:
-    """An assumption about constants or examples, not about the learner's weights.
+def _about_data(formula, lem) -> bool:
+    """An assumption about constants or examples, not about the learner's weights (judged in
+    the run vocabulary: a setting may bind its own names, like kernel.proof's phi).
 
     One the compiler cannot bind on its own (a definition such as z0 = ...) is kept, for the
     monitor to use as it would in a run.
     """
     try:
-        return compile_formula(formula, kinds).where in ("constant", "example")
+        translated, _, kinds, _ = in_run_vocabulary(formula, (), lem.kinds, lem.per_update,
+                                                    lem.bindings)
+        return compile_formula(translated, kinds).where in ("constant", "example")
     except Unbindable:
         return True
 

@@ -182,11 +182,15 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         raise InvalidArgument(f"eta={eta!r}, w0: the kernel perceptron runs from 0 with the "
                               f"step y*phi(x) (eta = 1, no w0)")
     if variant == "kernel":  # its own engine: inner products through the kernel
+        if not separable or all_examples:
+            raise InvalidArgument(f"variant='kernel': separable={separable!r}, "
+                                  f"all_examples={all_examples!r}: the kernel perceptron is "
+                                  f"monitored on separable data, at its updates")
         from ._kernel_run import run_kernel
         return run_kernel(X, y, kernel=kernel or "linear", w_star=w_star, gamma=gamma,
                           order=order, cyclic=cyclic, max_epochs=max_epochs, lemmas=lemmas,
                           proofs=proofs, include_unverified=include_unverified, checks=checks,
-                          on_violation=on_violation, progress=progress)
+                          on_violation=on_violation, progress=progress, exact=exact)
     if kernel is not None:
         raise InvalidArgument(f"kernel={kernel!r}: only the kernel variant takes a kernel")
     t_start = time.perf_counter()

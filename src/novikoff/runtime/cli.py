@@ -228,10 +228,12 @@ def run_command(args) -> int:
     from ._io import load_dataset, save_run
     from ._monitor import LemmaViolation
 
-    if args.w0 and (args.plot or args.report):
-        # the figures (novikoff.report.run_plots) draw the trajectories of a run from w = 0
-        return _fail(f"--{'plot' if args.plot else 'report'}: the figures draw runs from "
-                     f"w = 0; not available with --w0")
+    kernel = args.variant == "kernel"
+    if kernel and (args.save or args.exact or args.plot):
+        # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
+        flag = "--save" if args.save else "--exact" if args.exact else "--plot"
+        return _fail(f"{flag}: not available for the kernel perceptron (its weights live in "
+                     f"the kernel's feature space)")
     if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
         from ..report.run_plots import FORMATS
         if Path(args.plot).suffix.lower() not in FORMATS:
@@ -246,7 +248,9 @@ def run_command(args) -> int:
         except OSError as exc:
             return _fail(f"--report {args.report}: {exc.strerror or exc}")
     X, y, name = load_dataset(args.data, bias=args.bias, normalize=args.normalize)
-    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+    # The kernel perceptron's separator is its dual coefficients (length n), checked there.
+    w_star = (_vector_file(args.w_star, "w_star", (lambda v: v) if kernel else
+                           lambda v: check_w_star(v, X.shape[1]))
               if args.w_star else None)
     w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, X.shape[1],
                                                              nonzero=False))
@@ -270,7 +274,7 @@ def run_command(args) -> int:
     finally:
         progress.done()
     saved = None
-    if args.save or violation is not None:
+    if args.save or (violation is not None and not kernel):
         outcome = {"mistakes": result.mistakes if result else None,
                    "violation": violation.as_dict() if violation else None}
         saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
@@ -284,8 +288,9 @@ def run_command(args) -> int:
         print(json.dumps(out, indent=2, default=_json_default))
     elif violation is not None:
         print(f"VIOLATION: {violation.message()}")
-        print(f"run saved to {saved}; `novikoff replay {saved}` re-runs it in exact "
-              f"arithmetic")
+        if saved:
+            print(f"run saved to {saved}; `novikoff replay {saved}` re-runs it in exact "
+                  f"arithmetic")
     else:
         _print_result(name, X, result, saved, verbose=args.verbose)
     if result is not None:
@@ -295,14 +300,13 @@ def run_command(args) -> int:
 
 def _figures(args, X, y, result, name) -> None:
     """--plot and --report, once the run is done (messages on stderr: stdout may be JSON)."""
-    eta = getattr(result, "eta", 1.0)  # the trajectories' steps are eta*y*x
     if args.plot:
         from ..report.run_plots import plot_run
-        path = plot_run(X, y, result, args.plot, eta=eta)
+        path = plot_run(X, y, result, args.plot)
         print(f"plot written to {path}", file=sys.stderr)
     if args.report:
         from ..report.run_report import write_run_report
-        path = write_run_report(X, y, result, args.report, data=name, eta=eta)
+        path = write_run_report(X, y, result, args.report, data=name)
         print(f"report written to {path}", file=sys.stderr)
 
 
