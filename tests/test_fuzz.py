@@ -266,3 +266,31 @@ def test_deep_campaign(tmp_path):
     from novikoff.fuzz import run_fuzz
     report = run_fuzz("deep", directory=str(tmp_path))
     assert report.ok, report.as_dict()
+
+
+@pytest.mark.parametrize("claim", ["eta", "w0"])
+def test_a_rate_or_a_start_is_no_bug_when_the_learner_claims_it(lemmas, claim):
+    # learning_rate_2 and nonzero_start are killed as bugs of the textbook rule; the same
+    # learners audited as what they claim (a rate of 2, their start) are judged by
+    # learning_rate.proof / nonzero_start.proof and never flagged.
+    from hypothesis import given, settings, strategies as st
+
+    from novikoff.fuzz import trace, trace_violations
+    from novikoff.fuzz._mutants import _classic_like, _rate
+    from novikoff.strategies import orderings, separable_datasets
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.data())
+    def prop(data):
+        ds = data.draw(separable_datasets(max_n=20, max_dim=5))
+        order = data.draw(orderings(n=ds.n))
+        if claim == "eta":
+            learner, declared = _classic_like(update=_rate(2.0)), {"eta": 2.0}
+        else:
+            w0 = np.asarray(data.draw(st.lists(st.integers(-8, 8), min_size=ds.X.shape[1],
+                                               max_size=ds.X.shape[1])), dtype=float) / 4
+            learner, declared = _classic_like(start=lambda d: w0.copy()), {"w0": w0}
+        W = trace(learner, ds.X, ds.y, order)
+        assert not trace_violations(ds, order, W, "classic", lemmas, **declared)
+
+    prop()

@@ -45,7 +45,8 @@ def bundled_lemmas() -> tuple:
     return tuple(load_lemmas())
 
 
-def trace_violations(ds, order, W, variant: str, lemmas, *, td=None) -> list:
+def trace_violations(ds, order, W, variant: str, lemmas, *, td=None, eta: float = 1.0,
+                     w0=None) -> list:
     """The lemma violations and, when ``td`` is given, the first TD finding (``Finding``s,
     earliest visit first) of a weight trace.
 
@@ -55,7 +56,9 @@ def trace_violations(ds, order, W, variant: str, lemmas, *, td=None) -> list:
     ``separable=False``, the hinge-loss lemmas with TD for (ds.w_star, ds.gamma) over the
     examples presented); ``td`` (T,) the TD the implementation reports after each visit,
     checked against that definition; ``lemmas`` the statements to judge by (``bundled_lemmas()``,
-    or ``load_lemmas`` results).  The runtime's ``audit`` judges the trace; its update-rule
+    or ``load_lemmas`` results); ``eta`` and ``w0`` the learning rate and start the learner
+    claims (a rate of 2 is a bug of a learner that claims the textbook rule, not of one that
+    claims eta = 2: learning_rate.proof and nonzero_start.proof judge those).  The runtime's ``audit`` judges the trace; its update-rule
     findings are not reported here.
     """
     if variant not in VARIANTS:
@@ -65,7 +68,8 @@ def trace_violations(ds, order, W, variant: str, lemmas, *, td=None) -> list:
     order = np.asarray(order, dtype=np.int64)
     W = np.asarray(W, dtype=np.float64).reshape(len(order), np.shape(ds.X)[1])
     rep = audit(ds.X, ds.y, order, W, w_star=ds.w_star, gamma=float(ds.gamma),
-                variant=rule, separable=separable, td=td, lemmas=lemmas, max_rule=0)
+                variant=rule, separable=separable, td=td, lemmas=lemmas, max_rule=0,
+                eta=eta, w0=w0)
     return [Finding(f["lemma"], f["visit"], f["k"], f.get("example"), f["message"], f["kind"])
             for f in rep.violations if f["kind"] in ("lemma", "td")]
 
