@@ -2,10 +2,12 @@
 
     python benchmarks/bench_all.py [--repeat 7] [--small]
 
-Rows 1-8: bench_runtime.py's rows at the issue's sizes (on/off: target <= 1.1 for runs of 10 ms
-or more; on/skl: <= 1; on/strm: <= 3 at d <= 100).  Last rows: runs per second of the fuzz
-property (generate, run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it
-(200 runs per worker, forked workers on every core; target >= 300), and on one core.
+Rows 1-8: bench_runtime.py's rows at the targets' sizes (on/off: target <= 1.1 for runs of 10 ms
+or more; on/skl: <= 1; on/strm: <= 3 at d <= 100).  Then the variants, each monitored run beside
+the same run with checks off: a learning rate and a start (1M x 20 planted data), and the kernel
+perceptron (bench_kernel.py's rows).  Last rows: runs per second of the fuzz property (generate,
+run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it (200 runs per worker,
+forked workers on every core; target >= 300), and on one core.
 """
 
 from __future__ import annotations
@@ -17,7 +19,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from bench_kernel import HEADER as KERNEL_HEAD, kernel_rows, planted  # noqa: E402
 from bench_runtime import FULL, GAMMAS, HEAD, SMALL, measure  # noqa: E402
+
+
+def rate_start_rows(repeat: int) -> list:
+    """A learning rate and a start: the monitored run against checks off, best of `repeat`
+    interleaved runs of each."""
+    import time
+
+    import numpy as np
+
+    from novikoff.runtime import run
+    X, y = planted(n=1_000_000, d=20, margin=0.02)
+    w0 = np.random.default_rng(1).normal(size=X.shape[1])
+    rows = []
+    for label, options in (("eta = 0.5", {"eta": 0.5}), ("w0 random", {"w0": w0}),
+                           ("eta = 3, w0", {"eta": 3.0, "w0": w0})):
+        on_t = off_t = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            res = run(X, y, **options)
+            on_t = min(on_t, time.perf_counter() - t)
+            t = time.perf_counter()
+            run(X, y, checks=False, **options)
+            off_t = min(off_t, time.perf_counter() - t)
+        rows.append(f"{'1M x 20':>16} {label:>12} {res.mistakes:>6} {res.checks:>7} "
+                    f"{on_t * 1e3:>9.2f} {off_t * 1e3:>9.2f} {on_t / off_t:>7.2f}")
+    return rows
 
 
 def main(argv=None) -> int:
@@ -48,6 +77,13 @@ def main(argv=None) -> int:
     for n, d in SMALL if args.small else FULL:
         for gamma in GAMMAS:
             print(measure(n, d, gamma, lemmas, args.repeat), flush=True)
+    print(f"\n{'data':>16} {'variant':>12} {'M':>6} {'checks':>7} {'on ms':>9} {'off ms':>9} "
+          f"{'on/off':>7}")
+    for row in rate_start_rows(args.repeat):
+        print(row, flush=True)
+    print("\n" + KERNEL_HEAD)
+    for row in kernel_rows(max(1, args.repeat // 2)):
+        print(row, flush=True)
     print("\n".join(fuzz_rows))
     return 0
 

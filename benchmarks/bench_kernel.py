@@ -44,15 +44,15 @@ def best(fn, repeat):
     return min(times) * 1e3, out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    iris = load_dataset("iris")[:2]
-    sets = {"iris 150x4": iris, "planted 2000x10": planted()}
-    print(f"{'data':>16} {'kernel':>8} {'M':>6} {'epochs':>6} {'checks':>7} {'bound':>10} "
+HEADER = (f"{'data':>16} {'kernel':>8} {'M':>6} {'epochs':>6} {'checks':>7} {'bound':>10} "
           f"{'sep ms':>8} {'gram ms':>8} {'on ms':>8} {'off ms':>8} {'on/off':>7}")
-    for name, (X, y) in sets.items():
+
+
+def kernel_rows(repeat: int) -> list:
+    """One row per data set and kernel (see the module docstring)."""
+    iris = load_dataset("iris")[:2]
+    rows = []
+    for name, (X, y) in {"iris 150x4": iris, "planted 2000x10": planted()}.items():
         for spec in KERNELS:
             kern = parse_kernel(spec)
             t = time.perf_counter()
@@ -63,14 +63,24 @@ def main() -> None:
             t_sep = (time.perf_counter() - t) * 1e3
             run(X, y, variant="kernel", kernel=spec, w_star=beta)  # warm-up (lemmas loaded)
             on_t = off_t = np.inf
-            for _ in range(args.repeat):  # interleaved, best of each
+            for _ in range(repeat):  # interleaved, best of each
                 a, res = best(lambda: run(X, y, variant="kernel", kernel=spec, w_star=beta), 1)
                 b, off = best(lambda: run(X, y, variant="kernel", kernel=spec, checks=False), 1)
                 on_t, off_t = min(on_t, a), min(off_t, b)
             assert off.mistakes == res.mistakes
-            print(f"{name:>16} {spec:>8} {res.mistakes:>6} {res.epochs:>6} {res.checks:>7} "
-                  f"{res.bound:>10.4g} {t_sep:>8.1f} {t_gram:>8.1f} {on_t:>8.2f} "
-                  f"{off_t:>8.2f} {on_t / off_t:>7.2f}")
+            rows.append(f"{name:>16} {spec:>8} {res.mistakes:>6} {res.epochs:>6} "
+                        f"{res.checks:>7} {res.bound:>10.4g} {t_sep:>8.1f} {t_gram:>8.1f} "
+                        f"{on_t:>8.2f} {off_t:>8.2f} {on_t / off_t:>7.2f}")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(HEADER)
+    for row in kernel_rows(args.repeat):
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from .kernel.logic import rewrite_vectors
 from .kernel.terms import Vec
 from .kernel.written import symbol
 
-__all__ = ["QUANTITIES", "KINDS", "PER_UPDATE", "VECTORS", "SEQUENCES", "Binding", "Unbindable",
+__all__ = ["QUANTITIES", "KINDS", "PER_UPDATE", "Binding", "Unbindable",
            "default_bindings", "check_binding", "in_run_vocabulary"]
 
 
@@ -67,22 +67,18 @@ QUANTITIES = {q.name: q for q in (
     Quantity("learning_rate", ("real",), False),
     Quantity("start", ("vector",), False),
 )}
-SEQUENCES = frozenset({"weights", "hinge_total"})
 
 # The run vocabulary: default name -> quantity.  The compiler reads these names only.
 DEFAULT_NAMES = {"k": "updates", "M": "updates", "w": "weights", "w_star": "separator",
                  "x": "example", "y": "label", "gamma": "margin", "R": "radius", "d": "hinge",
                  "TD": "hinge_total", "eta": "learning_rate", "w0": "start"}
-_RUN_NAME = {"updates": "k", "weights": "w", "separator": "w_star", "example": "x",
-             "label": "y", "margin": "gamma", "radius": "R", "hinge": "d", "hinge_total": "TD",
-             "learning_rate": "eta", "start": "w0"}
+_RUN_NAME = {q: n for n, q in DEFAULT_NAMES.items() if n != "M"}  # quantity -> its name
 # What the compiler checks the run-vocabulary names against.
 KINDS = {"k": ("nat",), "M": ("nat", "real"), "d": ("real",), "gamma": ("real",),
          "R": ("real",), "y": ("label", "real"), "x": ("vector",), "w_star": ("vector",),
          "w": ("vector_sequence",), "TD": ("real_sequence",), "eta": ("real",),
          "w0": ("vector",)}
 PER_UPDATE = frozenset(n for n, q in DEFAULT_NAMES.items() if QUANTITIES[q].per_update)
-VECTORS = frozenset({"x", "w_star", "w0"})
 
 
 class Unbindable(Exception):
