@@ -22,7 +22,21 @@ quantity           default name    kinds                meaning at update k (w[k
 ``hinge_total[j]`` ``TD``          real sequence        the hinge losses summed before update j
 ``learning_rate``  ``eta``         real                 the step's factor: w[k+1] = w[k] + eta*y*x
 ``start``          ``w0``          vector               the weights before the first update
+``batch_sum``      ``u``           vector               the batch step's sum of y_t*x_t over the
+                                                        examples w[k] misclassifies (batch runs)
+``corrections[j]`` ``m``           real sequence        how many examples batch step j corrects
+``corrections_     ``C``           real sequence        sum(i < j, m[i]): the corrections of the
+total[j]``                                              batch steps before step j
+``corrections_     ``Q``           real sequence        sum(i < j, m[i]^2)
+squared_total[j]``
+``examples``       ``n``           real, nat            the number of examples of the data
 =================  ==============  ===================  =========================================
+
+In a batch run (``--variant batch``) an "update" is a batch step: ``k`` counts the steps,
+``w[k]`` is the weights after k steps and the step adds ``eta*u``; ``x``, ``y``, ``d`` and ``TD``
+(one example per update) are not quantities of a batch run, and ``u``, ``m``, ``C``, ``Q``, ``n``
+are quantities of a batch run only (the runtime lists a lemma that needs the other kind of run
+as not monitored).
 
 ``weights[0]`` is the start too: a run from zero has w0 = 0, so ``w[0] = 0`` holds on it and
 ``w[0] = w0`` on every run.  Of the start the engines keep <w0, w0> and <w_star, w0> only.
@@ -66,18 +80,26 @@ QUANTITIES = {q.name: q for q in (
     Quantity("hinge_total", ("real_sequence",), False),
     Quantity("learning_rate", ("real",), False),
     Quantity("start", ("vector",), False),
+    Quantity("batch_sum", ("vector",), True),
+    Quantity("corrections", ("real_sequence",), False),
+    Quantity("corrections_total", ("real_sequence",), False),
+    Quantity("corrections_squared_total", ("real_sequence",), False),
+    Quantity("examples", ("real", "nat"), False),
 )}
 
 # The run vocabulary: default name -> quantity.  The compiler reads these names only.
 DEFAULT_NAMES = {"k": "updates", "M": "updates", "w": "weights", "w_star": "separator",
                  "x": "example", "y": "label", "gamma": "margin", "R": "radius", "d": "hinge",
-                 "TD": "hinge_total", "eta": "learning_rate", "w0": "start"}
+                 "TD": "hinge_total", "eta": "learning_rate", "w0": "start", "u": "batch_sum",
+                 "m": "corrections", "C": "corrections_total",
+                 "Q": "corrections_squared_total", "n": "examples"}
 _RUN_NAME = {q: n for n, q in DEFAULT_NAMES.items() if n != "M"}  # quantity -> its name
 # What the compiler checks the run-vocabulary names against.
 KINDS = {"k": ("nat",), "M": ("nat", "real"), "d": ("real",), "gamma": ("real",),
          "R": ("real",), "y": ("label", "real"), "x": ("vector",), "w_star": ("vector",),
          "w": ("vector_sequence",), "TD": ("real_sequence",), "eta": ("real",),
-         "w0": ("vector",)}
+         "w0": ("vector",), "u": ("vector",), "m": ("real_sequence",),
+         "C": ("real_sequence",), "Q": ("real_sequence",), "n": ("real", "nat")}
 PER_UPDATE = frozenset(n for n, q in DEFAULT_NAMES.items() if QUANTITIES[q].per_update)
 
 
@@ -123,7 +145,8 @@ def default_bindings(kinds: dict, explicit=()) -> dict:
 
 def _bound_vector(atom, bindings: dict) -> bool:
     b = bindings.get(_name(atom))
-    return b is not None and b.quantity in ("separator", "example", "weights", "start")
+    return b is not None and b.quantity in ("separator", "example", "weights", "start",
+                                                "batch_sum")
 
 
 def _name(atom) -> str:

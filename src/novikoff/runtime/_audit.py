@@ -743,7 +743,11 @@ def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
     from ..kernel.formulas import VectorEq
     from ..quantities import Unbindable as NotRunQuantity
     from ..quantities import in_run_vocabulary
+    from ._monitor import _compile_lemma, _other_run
 
+    compiled = _compile_lemma(lem)
+    if isinstance(compiled, str) or _other_run(compiled, "single"):
+        return None  # not monitorable on a trace (a batch lemma): the monitor says why
     try:
         _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
                                                 lem.per_update, lem.bindings)

@@ -14,10 +14,19 @@ slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
 ``d``                  its hinge loss max(0, gamma - y<w_star, x>)
 ``TD[k]``, ``TD[k+1]`` hinge sum max(0, gamma - y<w_star, x>) over presentations before/after
 ``eta``                the learning rate: an update adds eta*y*x (1 for the classic rule)
-``<u, v>``             inner product of u, v in {w_star, w0, x, w[k], w[k+1]}; ``w0`` is the
-                       start, w[0] (zero for a run from zero); of it only ``<w0, w0>`` and
+``<a, b>``             inner product of a, b in {w_star, w0, x, u, w[k], w[k+1]}; ``w0`` is
+                       the start, w[0] (zero for a run from zero); of it only ``<w0, w0>`` and
                        ``<w_star, w0>`` are run quantities (constants of the run)
+``m[k]``               batch runs: how many examples batch step k corrects
+``C[k]``, ``C[k+1]``   batch runs: sum(i < k, m[i]) before/after step k (C[0] = 0)
+``Q[k]``, ``Q[k+1]``   batch runs: sum(i < k, m[i]^2) before/after step k (Q[0] = 0)
+``n``                  the number of examples
 =====================  ===================================================================
+
+In a batch run an update is a batch step and ``u`` its sum of y_t*x_t over the misclassified
+examples; ``x``, ``y``, ``d``, ``TD`` belong to runs with one example per update, ``u``, ``m``,
+``C``, ``Q``, ``n`` to batch runs (``BATCH_NAMES``, ``SINGLE_EXAMPLE_NAMES``: the monitor lists
+a lemma that needs the other kind of run as not monitored).
 
 The IR is evaluated two ways.  In floating point by ``_program`` (many checks at many points at
 once, mid-radius arithmetic: every slot is ``(value, error bound)`` and each operation adds its
@@ -42,12 +51,19 @@ from ..quantities import KINDS, PER_UPDATE, Unbindable
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 
-VECTOR_ATOMS = ("w_star", "w0", "x", "w[k]", "w[k+1]")
+VECTOR_ATOMS = ("w_star", "w0", "x", "u", "w[k]", "w[k+1]")
+# Real sequences of the run, and which of them are 0 at index 0 (sums over no update).
+SEQUENCES = ("TD", "m", "C", "Q")
+ZERO_AT_START = ("TD", "C", "Q")
+# The setting names only a batch run gives values, and those only a run with one example per
+# update gives (the monitor tells a lemma that needs the other kind of run apart).
+BATCH_NAMES = frozenset({"u", "m", "C", "Q", "n"})
+SINGLE_EXAMPLE_NAMES = frozenset({"x", "y", "d", "TD"})
 # The inner products of the start vector that every engine supplies (start_slots in _bounds):
 # constants of the run.  A product with the example or the weights would cost every engine a
 # dot product per update for no lemma of the library.
 START_SLOTS = frozenset({"<w0, w0>", "<w_star, w0>"})
-STATE_SLOTS = frozenset({"k", "M", "TD[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
+STATE_SLOTS = frozenset({"k", "M", "TD[k]", "C[k]", "Q[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
 
 
 def inner_slot(a: str, b: str) -> str:
@@ -174,7 +190,7 @@ class _Walker:
         """The vector atom's name in VECTOR_ATOMS (w[0] is the start, w0)."""
         if isinstance(a, sp.Symbol):
             self._check_kind(a.name)
-            if a.name not in ("x", "w_star", "w0"):
+            if a.name not in ("x", "w_star", "w0", "u"):
                 raise Unbindable(f"{a.name} is not a vector of the run")
             return a.name
         if isinstance(a, sp.core.function.AppliedUndef):
@@ -212,18 +228,20 @@ class _Walker:
             return ("sqrt", self.expr(e.gram()), True)
         if isinstance(e, sp.Symbol):
             self._check_kind(e.name)
-            if e.name in ("x", "w_star", "w", "TD"):
+            if e.name in ("x", "w_star", "w", "u") + SEQUENCES:
                 raise Unbindable(f"{e.name} is used as a scalar")
             return ("slot", self.slot(e.name))
         if isinstance(e, sp.core.function.AppliedUndef):
             name = e.func.__name__
             self._check_kind(name)
-            if name != "TD":
+            if name not in SEQUENCES:
                 raise Unbindable(f"{name}[...] is not a real sequence of the run")
             i = self._index(e.args[0])
-            if i == "0":
+            if i == "0" and name in ZERO_AT_START:
                 return ("const", Fraction(0))
-            return ("slot", self.slot(f"TD[{i}]"))
+            if name == "m" and i != "k":  # only the count of the step being checked is known
+                raise Unbindable(f"index {e.args[0]} of m: only m[k] is bound")
+            return ("slot", self.slot(f"{name}[{i}]"))
         if isinstance(e, sp.Add):
             return ("add", tuple(self.expr(a) for a in e.args))
         if isinstance(e, sp.Mul):
@@ -429,9 +447,11 @@ def _atom_key(atom):
             return inner_slot(u, v)
         if isinstance(atom, sp.Symbol):
             return atom.name
-        if isinstance(atom, sp.core.function.AppliedUndef) and atom.func.__name__ == "TD":
+        if isinstance(atom, sp.core.function.AppliedUndef) and \
+                atom.func.__name__ in SEQUENCES:
+            name = atom.func.__name__
             i = w._index(atom.args[0])
-            return None if i == "0" else f"TD[{i}]"
+            return None if i == "0" and name in ZERO_AT_START else f"{name}[{i}]"
     except Unbindable:
         return "?"
     return "?"
@@ -452,7 +472,8 @@ def slot_names(slots) -> set:
 
 def classify(slots) -> str:
     """Where a formula reading these slots is evaluated (see the module docstring)."""
-    per_update = "y" in slots or "d" in slots or any("x" in _slot_atoms(s) for s in slots)
+    per_update = "y" in slots or "d" in slots or "m[k]" in slots or \
+        any(a in ("x", "u") for s in slots for a in _slot_atoms(s))
     next_index = any("k+1" in s for s in slots)
     state = any(s in STATE_SLOTS for s in slots) or any("w[k]" in s for s in slots)
     if next_index or (per_update and state):

@@ -25,7 +25,7 @@ from ._validate import (check_choice, check_data, check_gamma, check_order, chec
 
 __all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
 
-VARIANTS = ("classic", "margin", "kernel")
+VARIANTS = ("classic", "margin", "kernel", "batch")
 _LOG = 1 << 16
 
 
@@ -78,10 +78,12 @@ class RunResult:
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
-                 on_violation="raise") -> Monitor:
-    """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files."""
+                 on_violation="raise", engine="single") -> Monitor:
+    """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files
+    (engine: 'single' for runs with one example per update, 'batch' for batch steps)."""
     return monitor_of(load_lemmas(proofs) if lemmas is None else lemmas,
-                      include_unverified=include_unverified, on_violation=on_violation)
+                      include_unverified=include_unverified, on_violation=on_violation,
+                      engine=engine)
 
 
 def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> float:
@@ -191,6 +193,20 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
                           order=order, cyclic=cyclic, max_epochs=max_epochs, lemmas=lemmas,
                           proofs=proofs, include_unverified=include_unverified, checks=checks,
                           on_violation=on_violation, progress=progress, exact=exact)
+    if variant == "batch":  # its own engine: a step corrects every misclassified example
+        refused = [f"{name}={value!r}" for name, value, default in (
+            ("order", order, None), ("cyclic", cyclic, True), ("separable", separable, True),
+            ("exact", exact, False), ("all_examples", all_examples, False),
+            ("kernel", kernel, None), ("w0", w0, None)) if
+            (value is not default if default is None else value != default)]
+        if refused:
+            raise InvalidArgument(f"variant='batch': {', '.join(refused)}: a batch step visits "
+                                  f"every example, from w = 0, in floating point, on "
+                                  f"separable data")
+        from ._batch_run import run_batch
+        return run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
+                         lemmas=lemmas, proofs=proofs, include_unverified=include_unverified,
+                         checks=checks, on_violation=on_violation, progress=progress)
     if kernel is not None:
         raise InvalidArgument(f"kernel={kernel!r}: only the kernel variant takes a kernel")
     t_start = time.perf_counter()

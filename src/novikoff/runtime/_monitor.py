@@ -24,7 +24,8 @@ import sympy as sp
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import Implication, Relation, VectorEq
 from ..quantities import in_run_vocabulary
-from ._compile import PER_UPDATE, Check, Unbindable, compile_formula, slot_names
+from ._compile import (BATCH_NAMES, PER_UPDATE, SINGLE_EXAMPLE_NAMES, Check, Unbindable,
+                       compile_formula, slot_names)
 from ._program import Program
 
 __all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma",
@@ -284,8 +285,15 @@ class Monitor:
 
     @classmethod
     def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
-                    on_violation: str = "raise") -> "Monitor":
-        """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped."""
+                    on_violation: str = "raise", engine: str = "single") -> "Monitor":
+        """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped.
+
+        engine: 'single' (a run with one example per update: classic, margin, kernel, audits)
+        or 'batch' (a batch step per update); a lemma that mentions quantities only the other
+        kind of run has is listed as not monitorable, with the reason (``_other_run``).
+        """
+        if engine not in ("single", "batch"):
+            raise InvalidArgument(f"engine={engine!r}")
         mon = cls(on_violation=_check_on_violation(on_violation))
         for obj in lemmas:
             lem = as_lemma(obj)
@@ -294,6 +302,8 @@ class Monitor:
                                                       "monitors it anyway)"))
                 continue
             compiled = _compile_lemma(lem)
+            if not isinstance(compiled, str):
+                compiled = _other_run(compiled, engine) or compiled
             if isinstance(compiled, str):
                 mon.not_monitorable.append((lem.name, compiled))
                 continue
@@ -542,6 +552,28 @@ class Monitor:
             raise LemmaViolation(found[0][2])
 
 
+# The beginnings of the reasons _other_run gives (the command line counts them in one line).
+BATCH_ONLY = "about the batch perceptron only"
+SINGLE_ONLY = "about one example per update"
+
+
+def _other_run(compiled, engine: str) -> str | None:
+    """Why a compiled lemma cannot be monitored on this kind of run, or None if it can."""
+    check, hyps = compiled
+    names = slot_names(check.slots).union(*(slot_names(h.slots) for _, h in hyps))
+    if engine == "batch":
+        bad = sorted(names & SINGLE_EXAMPLE_NAMES)
+        if bad:
+            return (f"{SINGLE_ONLY}: it mentions {', '.join(bad)}, and a batch step has no "
+                    f"single example")
+        return None
+    bad = sorted(names & BATCH_NAMES)
+    if bad:
+        return (f"{BATCH_ONLY}: it mentions {', '.join(bad)}, quantities of batch steps "
+                f"(variant='batch')")
+    return None
+
+
 def _check_on_violation(on_violation: str) -> str:
     if on_violation not in ("raise", "collect"):
         raise InvalidArgument(f"on_violation={on_violation!r}")
@@ -588,16 +620,17 @@ _TEMPLATES: dict = {}
 
 
 def monitor_of(lemmas, *, include_unverified: bool = False,
-               on_violation: str = "raise") -> Monitor:
+               on_violation: str = "raise", engine: str = "single") -> Monitor:
     """A fresh Monitor of these lemmas (load_lemmas objects or Lemma).
 
     The compiled template, with its programs, is kept per list of lemma objects: a run or an
     audit with the same lemmas then costs no compiling (the fuzzer makes thousands).
     """
-    key = (SameObjects(lemmas), bool(include_unverified))
+    key = (SameObjects(lemmas), bool(include_unverified), engine)
     template = _TEMPLATES.get(key)
     if template is None:
-        template = Monitor.from_lemmas(key[0].objects, include_unverified=include_unverified)
+        template = Monitor.from_lemmas(key[0].objects, include_unverified=include_unverified,
+                                       engine=engine)
         if len(_TEMPLATES) > 64:
             _TEMPLATES.clear()
         _TEMPLATES[key] = template

@@ -30,8 +30,11 @@ def register(subparsers) -> None:
     p.add_argument("data", help="DATA.npz, DATA.csv, iris or breast_cancer")
     p.add_argument("--w-star", metavar="W.npy", help="the separator w* (default: a max-margin "
                                                      "separator, certified)")
-    p.add_argument("--variant", choices=("classic", "margin", "kernel"), default="classic",
-                   help="the perceptron to run (kernel: the kernel perceptron, see --kernel)")
+    p.add_argument("--variant", choices=("classic", "margin", "kernel", "batch"),
+                   default="classic",
+                   help="the perceptron to run (kernel: the kernel perceptron, see --kernel; "
+                        "batch: each step adds ETA times the sum of y*x over the misclassified "
+                        "examples, --max-epochs bounding the steps)")
     p.add_argument("--kernel", metavar="SPEC",
                    help="the kernel of --variant kernel: linear, poly:DEGREE[:C] "
                         "((<a, b> + C)^DEGREE, C = 1 by default) or rbf:G (exp(-G||a - b||^2))")
@@ -229,6 +232,16 @@ def run_command(args) -> int:
     from ._monitor import LemmaViolation
 
     kernel = args.variant == "kernel"
+    if args.variant == "batch":
+        refused = [flag for flag, on in (("--exact", args.exact), ("--save", args.save),
+                                         ("--plot", args.plot), ("--w0", args.w0),
+                                         ("--order", args.order), ("--online", args.online),
+                                         ("--non-separable", args.non_separable),
+                                         ("--all-examples", args.all_examples),
+                                         ("--kernel", args.kernel)) if on]
+        if refused:
+            return _fail(f"{refused[0]}: not available for the batch perceptron (a step visits "
+                         f"every example, from w = 0, in floating point, on separable data)")
     if kernel and (args.save or args.exact or args.plot):
         # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
         flag = "--save" if args.save else "--exact" if args.exact else "--plot"
@@ -274,7 +287,7 @@ def run_command(args) -> int:
     finally:
         progress.done()
     saved = None
-    if args.save or (violation is not None and not kernel):
+    if args.save or (violation is not None and args.variant not in ("kernel", "batch")):
         outcome = {"mistakes": result.mistakes if result else None,
                    "violation": violation.as_dict() if violation else None}
         saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
@@ -322,7 +335,9 @@ def _json_default(o):
 # this engine (quantities no engine keeps, or a proof that did not verify): counted in one line
 # unless --verbose.  Any other reason (an index, a kind, a per-update name) is listed.
 _SUMMARISED = (("no run quantity is bound to", "whose symbols are not run quantities"),
-               ("not verified", "not verified"))
+               ("not verified", "not verified"),
+               ("about the batch perceptron only", "about batch steps (--variant batch)"),
+               ("about one example per update", "about one example per update"))
 
 
 def _not_monitored_lines(entries, verbose: bool) -> list:
@@ -344,14 +359,22 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
     applied = [m for m in monitored if m["applies"]]
     mode = "cyclic" if res.cyclic else "online"
     print(f"data       {name}: {X.shape[0]} examples, d = {X.shape[1]}")
+    if res.variant == "batch":
+        mode = "a step over every example"
     print(f"run        {res.variant} perceptron, {mode}, {res.epochs} epoch(s), "
           f"{res.visits:,} visits, {'converged' if res.converged else 'not converged'}"
           f"{' (exact arithmetic)' if res.exact else ''}")
-    if getattr(res, "eta", 1.0) != 1.0 or getattr(res, "w0", None) is not None:
+    if res.variant == "batch":
+        print(f"rule       w <- w + {res.eta!r}*sum(y*x over the misclassified examples) from 0")
+    elif getattr(res, "eta", 1.0) != 1.0 or getattr(res, "w0", None) is not None:
         start = "0" if res.w0 is None else f"w0 (||w0|| = {_fmt(float(np.linalg.norm(res.w0)))})"
         print(f"rule       w <- w + {res.eta!r}*y*x from {start}")
     bound_by = min(res.bounds, key=res.bounds.get) if res.bounds else None
-    print(f"mistakes   {res.mistakes}")
+    if res.variant == "batch":
+        print(f"steps      {res.mistakes}  ({(res.monitor or {}).get('corrections', '-')} "
+              f"corrections)")
+    else:
+        print(f"mistakes   {res.mistakes}")
     print(f"bound      {_fmt(res.bound)}" + (f"  ({bound_by})" if bound_by else ""))
     print(f"ratio      {_fmt(res.ratio, 4)}")
     print(f"gamma      {_fmt(res.gamma)}   R {_fmt(res.R)}" +

@@ -1,0 +1,318 @@
+"""The batch perceptron, monitored: the lemmas of proofs/batch.proof (setting batch_run) checked
+at every batch step.
+
+A step: the predictions p = X @ w of every example, the misclassified set Y_k = {t : y_t*p_t <= 0}
+(empty: stop), u = sum_{t in Y_k} y_t*x_t, w <- w + eta*u.  In the run vocabulary an update is a
+step: ``k`` counts the steps, ``u`` is the step's sum, ``m[k] = |Y_k|``, ``C[k]`` and ``Q[k]`` the
+running totals of m and m^2 before step k, ``n`` the number of examples.  Plain numpy.
+
+Honest floats (u = 2^-53, gamma_n = n*u/(1 - n*u), ``_bounds.gam``).  The *mathematical run* is
+the exact batch perceptron making the same steps (the same sets Y_k): w[0] = 0, w[k+1] = w[k] +
+eta*u_k with u_k the exact sum and eta the exact value of the float.  Every slot is a float with
+a bound on its distance to the mathematical value:
+
+* norms: ||v|| <= sqrt(fl(<v, v>) + d*2^-1074)*(1 + gamma_d)*(1 + 4u) (``_norm_up``);
+* the step's sum u~ = fl(y_Y @ X_Y), a dot product of length m per coordinate:
+  ||u~ - u|| <= e_U = gamma_m * sum_{t in Y} ||x_t||;
+* the weights: the engine's w~[k] drifts from w[k] by at most D_k, D_0 = 0 and
+  D_{k+1} = D_k + eta*e_U + [eta != 1: u*eta*||u~|| + d*2^-1074] + 2u*||w~[k+1]|| (each
+  coordinate of fl(w~ + fl(eta*u~)) rounds once, by at most u|result|/(1 - u));
+* an inner product <a, b> computed as fl(<a~, b~>) with ||a~ - a|| <= e_a, ||b~ - b|| <= e_b:
+  within gamma_d*||a~||*||b~|| + d*2^-1074 + e_a*||b~|| + e_b*||a~|| + e_a*e_b (``_dot_err``);
+  <w_star, w[k]>, ||w[k]||^2, <w[k], w[k+1]>, <u, u>, <w_star, u>, <u, w[k]>, <u, w[k+1]> are
+  each computed so from the vectors the engine holds (nothing accumulates but D);
+* m[k], C[k], Q[k], n are integers, exact in floats (below 2^53).
+
+Ties.  The steps are decided as a plain float batch perceptron decides them (y_t*fl(p_t) <= 0),
+so an example whose exact margin is slightly positive may be counted misclassified.  Of the
+setting's assumptions only ``obtuse`` (<w[k], u> <= 0) can then be false in the mathematical run
+(``some``, ``at_most``, ``C``, ``Q`` are exact; ``progress`` and ``size`` hold because gamma and R
+are certified bounds over every example; ``update`` is the definition of the mathematical run),
+and a verified lemma whose assumptions all hold is true.  So where the float <u, w[k]> is not
+certainly <= 0 within its bound, the engine computes it exactly (``_Exact``: w[k] = eta * sum_i
+alpha_i*y_i*x_i with alpha the corrections of each example so far, in integers) and gives the
+monitor the exact value: ``obtuse`` is then certainly true, or certainly false and the lemmas
+stop applying (reported), never a violation caused by rounding.  Above ``_EXACT_BUDGET`` entries
+the exact value is not attempted and the assumption stays undetermined (the report names it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InvalidArgument, NovikoffError
+from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, start_slots
+from ._validate import check_choice, check_data, check_gamma, check_positive, \
+    check_positive_int, check_w_star
+
+__all__ = ["run_batch", "UPDATE_RULES"]
+
+# Testing hooks (update_rule): the textbook step, and two bugs the monitor must catch: the sum u
+# is not reset between steps (it accumulates), or the step adds eta*u twice.
+UPDATE_RULES = ("textbook", "accumulate", "twice")
+_EXACT_BUDGET = 4_000_000  # n*d entries converted to integers for an exact <u, w[k]>
+_CHUNK = 256  # steps judged at once
+
+
+def _norm_up(v, d: int) -> float:
+    """A certified upper bound of ||v|| for the float vector v."""
+    with np.errstate(under="ignore"):
+        q = float(v @ v)
+    return math.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)
+
+
+def _dot_err(d: int, na: float, ea: float, nb: float, eb: float) -> float:
+    """|fl(<a~, b~>) - <a, b>| for ||a~|| <= na, ||a~ - a|| <= ea (and b alike)."""
+    return (gam(d) * na * nb + d * TINY + ea * nb + eb * na + ea * eb) * SAFETY
+
+
+class _Exact:
+    """Exact <u, w[k]> of the mathematical run, on demand: X as integers times 2^low."""
+
+    def __init__(self, X, y, eta):
+        self.X, self.y, self.eta = X, y, Fraction(eta)
+        self.rows = None
+
+    def _integers(self):
+        mant, ex = np.frexp(self.X)
+        low = int(ex[mant != 0].min()) - 53 if np.any(mant != 0) else 0
+        ints = (mant * 2.0 ** 53).astype(np.int64)
+        shift = np.where(mant != 0, ex - 53 - low, 0).astype(np.int64)
+        n, d = self.X.shape
+        self.rows = [[int(ints[i, j]) << int(shift[i, j]) for j in range(d)] for i in range(n)]
+        self.low = low
+
+    def inner(self, alpha, Y) -> Fraction:
+        """eta * <sum_i alpha_i*y_i*x_i, sum_{t in Y} y_t*x_t>, exactly."""
+        if self.rows is None:
+            self._integers()
+        d = self.X.shape[1]
+        A = [0] * d
+        for i in np.flatnonzero(alpha):
+            c = int(alpha[i]) * int(self.y[i])
+            A = [a + c * v for a, v in zip(A, self.rows[i])]
+        B = [0] * d
+        for t in Y:
+            c = int(self.y[t])
+            B = [b + c * v for b, v in zip(B, self.rows[t])]
+        total = sum(a * b for a, b in zip(A, B))
+        return self.eta * Fraction(total) * Fraction(2) ** (2 * self.low)
+
+
+def _exact_slot(v: Fraction):
+    """(float, error bound) of an exact value."""
+    f = float(v)
+    return f, (0.0 if Fraction(f) == v else float(abs(Fraction(f) - v)) * 2.0)
+
+
+class _Watch:
+    """The slots of every step, gathered per chunk and judged by the monitor."""
+
+    NAMES = ("k", "M", "gamma", "R", "n", "<w_star, w_star>", "<w_star, w[k]>", "<w[k], w[k]>",
+             "<w_star, w[k+1]>", "<w[k+1], w[k+1]>", "<w[k], w[k+1]>", "<w_star, u>", "<u, u>",
+             "<u, w[k]>", "<u, w[k+1]>", "m[k]", "C[k]", "C[k+1]", "Q[k]", "Q[k+1]")
+    ROWS = NAMES[5:]  # per-step (value, error) rows, "<w_star, w_star>" excluded below
+
+    def __init__(self, monitor, n, d, w_star, gamma, R, eta, stats):
+        self.monitor, self.n, self.d, self.eta = monitor, n, d, eta
+        self.const = {"gamma": (np.array([gamma]), None), "R": (np.array([R]), None),
+                      "n": (np.array([float(n)]), None),
+                      "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
+                      **start_slots(None, None, eta)}
+        missing = monitor.slots - set(self.NAMES) - set(self.const)
+        if missing:
+            raise NovikoffError(f"the batch run cannot supply the slots {sorted(missing)} that "
+                                f"the monitored lemmas need")
+        self.rows = {name: ([], []) for name in self.ROWS[1:]}
+        self.j0 = 0
+        self.k = 0
+        monitor.check_constants(self.const)
+
+    def add(self, slots: dict) -> None:
+        for name, (v, e) in slots.items():
+            self.rows[name][0].append(v)
+            self.rows[name][1].append(e)
+        self.k += 1
+        if self.k - self.j0 >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        L = self.k - self.j0
+        if L == 0:
+            return
+        js = np.arange(self.j0, self.k, dtype=float)
+        env = {"k": (js, None), "M": (js, None), **self.const}
+        for name, (v, e) in self.rows.items():
+            env[name] = (np.array(v), np.array(e) * SAFETY)
+            v.clear()
+            e.clear()
+        j0, self.j0 = self.j0, self.k
+        self.monitor.check_chunk(env, j0, L, visits=None)
+
+    def finish(self, a, C, Q) -> None:
+        self.flush()
+        kk = np.array([float(self.k)])
+        env = {"k": (kk, None), "M": (kk, None), **self.const,
+               "<w_star, w[k]>": (np.array([a[0]]), np.array([a[1] * SAFETY])),
+               "<w[k], w[k]>": (np.array([a[2]]), np.array([a[3] * SAFETY])),
+               "C[k]": (np.array([C]), None), "Q[k]": (np.array([Q]), None)}
+        self.monitor.check_final_state(env, self.k)
+
+
+def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=None,
+              lemmas=None, proofs=None, include_unverified: bool = False, checks: bool = True,
+              on_violation: str = "raise", progress=None, update_rule: str = "textbook"):
+    """The batch perceptron with the constant step eta on (X, y), every monitored lemma checked
+    at every step (see the module docstring for the error bounds).
+
+    max_epochs: the number of batch steps allowed (None: until a step finds no mistake).
+    The result's ``mistakes`` is the number of steps K (what the bound of batch_step_bound
+    bounds); ``monitor['corrections']`` is the total sum m[k]; ``updates`` is m[k] per step.
+    update_rule (testing hook): 'textbook', or the bugs 'accumulate' (u is not reset between
+    steps) and 'twice' (the step adds 2*eta*u); a mutated rule is judged by the lemmas that
+    apply to the textbook run on the same data, gated by their assumptions about the data and
+    the step's sum only (as ``run_kernel`` judges its bugs).
+    """
+    from ._engine import RunResult, make_monitor
+    from ._kernel_run import _data_gated
+    from ._separator import max_margin_separator
+
+    t_start = time.perf_counter()
+    check_choice("update_rule", update_rule, UPDATE_RULES)
+    X, y = check_data(X, y)
+    n, d = X.shape
+    eta = check_positive(eta, "eta")
+    gamma = check_gamma(gamma)
+    max_epochs = check_positive_int("max_epochs", max_epochs)
+    if w_star is not None:
+        w_star = check_w_star(w_star, d)
+    monitor = watch = exact = None
+    if checks:
+        if update_rule != "textbook":
+            base = lemmas if lemmas is not None else None
+            ref = run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
+                            lemmas=base, proofs=proofs, include_unverified=include_unverified,
+                            on_violation="collect")
+            from ._lemmas import load_lemmas
+            from ._monitor import as_lemma
+            applies = {(s["lemma"], s["source"]) for s in ref.monitor["monitored"]
+                       if s["applies"]}
+            lemmas = [_data_gated(lem) for lem in map(as_lemma, load_lemmas(proofs)
+                                                      if base is None else base)
+                      if (lem.name, lem.where) in applies]
+            w_star = ref.w_star
+        monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                               on_violation=on_violation, engine="batch")
+        monitor.example_scope = "updates"
+        if w_star is None:
+            w_star = max_margin_separator(X, y, progress=getattr(progress, "phase", None))
+        stats = data_stats(X, y, w_star)
+        gamma = certify_margin(X, y, w_star, stats, gamma)
+        nxu = stats.nx_up()  # ||x_t|| <= nxu[t]
+        ws_up = stats.ws_up
+        watch = _Watch(monitor, n, d, w_star, gamma, stats.R, eta, stats)
+        if update_rule == "textbook" and n * d <= _EXACT_BUDGET:
+            exact = _Exact(X, y, eta)
+    w = np.zeros(d)
+    acc = np.zeros(d)  # the 'accumulate' bug's running sum
+    e_acc = 0.0  # and its distance to the exact running sum
+    alpha = np.zeros(n)  # corrections of each example so far (the mathematical w[k])
+    counts = []
+    K = 0
+    C = Q = 0.0
+    D = 0.0  # ||w~[k] - w[k]||
+    converged = False
+    # state k's <w_star, w[k]>, ||w[k]||^2 with bounds: (a, e_a, q, e_q)
+    state = (0.0, 0.0, 0.0, 0.0)
+    g = gam(d)
+    while True:
+        p = X @ w
+        mis = y * p <= 0
+        Y = np.flatnonzero(mis)
+        mk = Y.size
+        if mk == 0:
+            converged = True
+            break
+        if max_epochs is not None and K >= max_epochs:
+            break
+        u = y[Y] @ X[Y]
+        if update_rule == "accumulate":
+            acc = acc + u
+            s = acc
+        elif update_rule == "twice":
+            s = u + u
+        else:
+            s = u
+        w_new = w + eta * s
+        if watch is not None:
+            W0 = _norm_up(w, d)
+            W1 = _norm_up(w_new, d)
+            nu = _norm_up(u, d)
+            e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
+            # the step actually taken: s = u (textbook), 2u (exact doubling) or the running sum
+            if update_rule == "accumulate":  # acc~ = fl(acc~ + u~): one rounding per entry
+                e_acc = e_S = (e_acc + e_U + 2 * U * _norm_up(acc, d)) * SAFETY
+            elif update_rule == "twice":
+                e_S = 2 * e_U
+            else:
+                e_S = e_U
+            nS = _norm_up(s, d)
+            step_r = 0.0 if eta == 1.0 else U * eta * nS + d * TINY
+            D1 = (D + eta * e_S + step_r + 2 * U * W1) * SAFETY
+            a, e_a, q, e_q = state
+            a1 = float(w_star @ w_new)
+            e_a1 = _dot_err(d, ws_up, 0.0, W1, D1)
+            q1 = float(w_new @ w_new)
+            e_q1 = _dot_err(d, W1, D1, W1, D1)
+            cross = float(w @ w_new)
+            e_cross = _dot_err(d, W0, D, W1, D1)
+            su = float(w_star @ u)
+            e_su = _dot_err(d, ws_up, 0.0, nu, e_U)
+            uu = float(u @ u)
+            e_uu = _dot_err(d, nu, e_U, nu, e_U)
+            uw = float(u @ w)
+            e_uw = _dot_err(d, nu, e_U, W0, D)
+            if uw + e_uw > 0 and exact is not None:  # a tie: decide <u, w[k]> exactly
+                uw, e_uw = _exact_slot(exact.inner(alpha, Y))
+            uw1 = float(u @ w_new)
+            e_uw1 = _dot_err(d, nu, e_U, W1, D1)
+            m = float(mk)
+            watch.add({"<w_star, w[k]>": (a, e_a), "<w[k], w[k]>": (q, e_q),
+                       "<w_star, w[k+1]>": (a1, e_a1), "<w[k+1], w[k+1]>": (q1, e_q1),
+                       "<w[k], w[k+1]>": (cross, e_cross), "<w_star, u>": (su, e_su),
+                       "<u, u>": (uu, e_uu), "<u, w[k]>": (uw, e_uw),
+                       "<u, w[k+1]>": (uw1, e_uw1), "m[k]": (m, 0.0), "C[k]": (C, 0.0),
+                       "C[k+1]": (C + m, 0.0), "Q[k]": (Q, 0.0), "Q[k+1]": (Q + m * m, 0.0)})
+            state = (a1, e_a1, q1, e_q1)
+            D = D1
+        alpha[Y] += 1.0
+        counts.append(mk)
+        C += mk
+        Q += float(mk) * mk
+        w = w_new
+        K += 1
+        if progress is not None and K % 64 == 0:
+            progress((K + 1) * n, K, K + 1)
+    bounds = {}
+    summary = None
+    if watch is not None:
+        watch.finish(state, C, Q)
+        # k <= C[k] bounds k by the run itself: report only bounds in the data's terms
+        run_made = {inv.name for inv in monitor.invariants
+                    if inv.check.slots & {"C[k]", "Q[k]"}}
+        bounds = {k: v for k, v in monitor.bounds().items() if k not in run_made}
+        summary = monitor.summary()
+        summary["corrections"] = int(C)
+        summary["update_rule"] = update_rule
+    epochs = K + (1 if converged else 0)
+    return RunResult(
+        variant="batch", cyclic=True, n=n, d=d, mistakes=K, epochs=epochs,
+        visits=epochs * n, converged=converged, w=w, w_star=w_star, gamma=gamma,
+        R=watch.const["R"][0][0].item() if watch else None, separable=True, exact=False,
+        checks=monitor.checks if monitor else 0, monitor=summary, bounds=bounds,
+        updates=np.array(counts, np.int64) if checks else None, td=None,
+        seconds=time.perf_counter() - t_start, eta=eta)
