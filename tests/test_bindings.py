@@ -186,3 +186,11 @@ def test_audit_uses_the_bindings(tmp_path):
     report = audit(X, y, np.array(order), np.array(rows), proofs=[path])
     assert report.ok
     assert {m["lemma"] for m in report.monitor["monitored"]} >= {"progress", "norm_growth"}
+
+
+def test_a_lemma_with_a_sum_is_not_monitored_and_says_why():
+    lemmas = [l for l in load_lemmas([str(Path(__file__).resolve().parents[1] / "proofs" /
+                                          "batch.proof")]) if l.name == "batch_progress"]
+    mon = Monitor.from_lemmas(lemmas)
+    (name, reason), = mon.not_monitorable
+    assert name == "batch_progress" and "it has a sum" in reason and "#" not in reason

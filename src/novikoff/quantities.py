@@ -190,6 +190,9 @@ class _Translator:
         return symbol(name, self.kinds[s.name])
 
     def term(self, e):
+        if isinstance(e, sp.Sum):
+            raise Unbindable("it has a sum, which the runtime does not evaluate (a running "
+                             "total can state it: see batch.proof's batch_run)")
         if isinstance(e, sp.Symbol):
             return self.symbol(e)
         if isinstance(e, sp.core.function.AppliedUndef):

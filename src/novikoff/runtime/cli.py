@@ -336,6 +336,7 @@ def _json_default(o):
 # unless --verbose.  Any other reason (an index, a kind, a per-update name) is listed.
 _SUMMARISED = (("no run quantity is bound to", "whose symbols are not run quantities"),
                ("not verified", "not verified"),
+               ("it has a sum", "with a sum (sum(i < n, ...))"),
                ("about the batch perceptron only", "about batch steps (--variant batch)"),
                ("about one example per update", "about one example per update"))
 
