@@ -803,6 +803,15 @@ def _shown_eq(f) -> str:
     return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
+def judged_like_a_trace(lemmas, reference) -> list:
+    """The lemmas that apply to a reference run of the textbook rule (same data and order),
+    each gated by its assumptions about the data only: how the audit judges a trace, and how
+    the kernel and batch engines judge a run made with a testing hook's bug."""
+    applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
+               if s["applies"]}
+    return [g for g in _data_gated(lemmas) if (g.name, g.where) in applies]
+
+
 _GATED: dict = {}  # SameObjects(lemma objects) -> their data-gated Lemmas
 
 

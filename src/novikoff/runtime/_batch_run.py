@@ -178,7 +178,6 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
     the step's sum only (as ``run_kernel`` judges its bugs).
     """
     from ._engine import RunResult, make_monitor
-    from ._kernel_run import _data_gated
     from ._separator import max_margin_separator
 
     t_start = time.perf_counter()
@@ -197,13 +196,9 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
             ref = run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
                             lemmas=base, proofs=proofs, include_unverified=include_unverified,
                             on_violation="collect")
+            from ._audit import judged_like_a_trace
             from ._lemmas import load_lemmas
-            from ._monitor import as_lemma
-            applies = {(s["lemma"], s["source"]) for s in ref.monitor["monitored"]
-                       if s["applies"]}
-            lemmas = [_data_gated(lem) for lem in map(as_lemma, load_lemmas(proofs)
-                                                      if base is None else base)
-                      if (lem.name, lem.where) in applies]
+            lemmas = judged_like_a_trace(load_lemmas(proofs) if base is None else base, ref)
             w_star = ref.w_star
         monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
                                on_violation=on_violation, engine="batch")

@@ -642,43 +642,11 @@ def _judging_lemmas(X, y, kern, beta, gamma, order, cyclic, max_epochs, lemmas, 
                     include_unverified):
     """For a mutated rule: the lemmas that apply to the textbook run (same data, order,
     separator), each gated by its assumptions about the data only (as the audit judges)."""
+    from ._audit import judged_like_a_trace
     from ._lemmas import load_lemmas
-    from ._monitor import as_lemma
 
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
     ref = run_kernel(X, y, kernel=kern, w_star=beta, gamma=gamma, order=order, cyclic=cyclic,
                      max_epochs=max_epochs, lemmas=base, include_unverified=include_unverified,
                      on_violation="collect")
-    applies = {(s["lemma"], s["source"]) for s in ref.monitor["monitored"] if s["applies"]}
-    out = []
-    for lem in map(as_lemma, base):
-        if (lem.name, lem.where) in applies:
-            out.append(_data_gated(lem))
-    return out
-
-
-def _data_gated(lem):
-    """The lemma with only its assumptions about constants and examples (as the audit gates a
-    trace), decided in the run vocabulary: the kernel setting's phi is bound to the example."""
-    from dataclasses import replace
-
-    from ..quantities import Unbindable as _Unbindable
-    from ..quantities import in_run_vocabulary
-    from ._compile import Unbindable, compile_formula
-
-    try:
-        _, hyps, kinds, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
-                                              lem.per_update, lem.bindings)
-    except _Unbindable:
-        return lem  # not monitorable anyway: the monitor says why
-    translated = dict(hyps)
-    keep = []
-    for name, formula in lem.hypotheses:
-        f = translated.get(name)
-        try:
-            data = f is None or compile_formula(f, kinds).where in ("constant", "example")
-        except Unbindable:
-            data = True  # a definition (z0 := ...): the monitor uses it as in a run
-        if data:
-            keep.append((name, formula))
-    return replace(lem, hypotheses=tuple(keep))
+    return judged_like_a_trace(base, ref)
