@@ -94,12 +94,9 @@ DEFAULT_NAMES = {"k": "updates", "M": "updates", "w": "weights", "w_star": "sepa
                  "m": "corrections", "C": "corrections_total",
                  "Q": "corrections_squared_total", "n": "examples"}
 _RUN_NAME = {q: n for n, q in DEFAULT_NAMES.items() if n != "M"}  # quantity -> its name
-# What the compiler checks the run-vocabulary names against.
-KINDS = {"k": ("nat",), "M": ("nat", "real"), "d": ("real",), "gamma": ("real",),
-         "R": ("real",), "y": ("label", "real"), "x": ("vector",), "w_star": ("vector",),
-         "w": ("vector_sequence",), "TD": ("real_sequence",), "eta": ("real",),
-         "w0": ("vector",), "u": ("vector",), "m": ("real_sequence",),
-         "C": ("real_sequence",), "Q": ("real_sequence",), "n": ("real", "nat")}
+# What the compiler checks the run-vocabulary names against: each quantity's kinds, but k, the
+# index of the sequences, must be a nat (M, the same count, may be a real).
+KINDS = {n: QUANTITIES[q].kinds for n, q in DEFAULT_NAMES.items()} | {"k": ("nat",)}
 PER_UPDATE = frozenset(n for n, q in DEFAULT_NAMES.items() if QUANTITIES[q].per_update)
 
 
@@ -127,6 +124,11 @@ def check_binding(binding: Binding, kind: str) -> str | None:
         return (f"{binding.symbol} is declared {kind.replace('_', ' ')} but {q.name} is a "
                 f"{' or '.join(k.replace('_', ' ') for k in q.kinds)}")
     return None
+
+
+def _run_name(b: Binding) -> str:
+    """The run-vocabulary name a bound symbol becomes (M stays M: the count may be a real)."""
+    return "M" if b.symbol == "M" and b.quantity == "updates" else _RUN_NAME[b.quantity]
 
 
 def default_bindings(kinds: dict, explicit=()) -> dict:
@@ -186,7 +188,7 @@ class _Translator:
         b = self.bindings.get(s.name)
         if b is None:
             raise Unbindable(f"no run quantity is bound to {s.name!r}")
-        name = "M" if s.name == "M" and b.quantity == "updates" else _RUN_NAME[b.quantity]
+        name = _run_name(b)
         return symbol(name, self.kinds[s.name])
 
     def term(self, e):
@@ -254,8 +256,7 @@ def in_run_vocabulary(statement, hypotheses: tuple, kinds: dict | None, per_upda
             out.append((name, translate.formula(f)))
         except Unbindable as err:
             raise Unbindable(f"assumption {name}: {err}") from None
-    run_kinds = {("M" if b.symbol == "M" and b.quantity == "updates" else
-                  _RUN_NAME[b.quantity]): kinds[b.symbol] for b in bindings.values()}
+    run_kinds = {_run_name(b): kinds[b.symbol] for b in bindings.values()}
     run_per_update = None if per_update is None else frozenset(
-        _RUN_NAME[bindings[n].quantity] for n in per_update if n in bindings)
+        _run_name(bindings[n]) for n in per_update if n in bindings)
     return statement, tuple(out), run_kinds, run_per_update

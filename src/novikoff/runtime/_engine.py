@@ -156,6 +156,15 @@ def _unvisited(order, n: int, default: bool) -> np.ndarray:
     return np.flatnonzero(~seen)
 
 
+def _refuse_options(variant: str, why: str, options) -> None:
+    """InvalidArgument naming every (name, value, default) of options not at its default: what
+    an engine of its own does not take."""
+    refused = [f"{name}={value!r}" for name, value, default in options
+               if (value is not default if default is None else value != default)]
+    if refused:
+        raise InvalidArgument(f"variant={variant!r}: {', '.join(refused)}: {why}")
+
+
 def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
         include_unverified: bool = False, separable: bool = True, checks: bool = True,
@@ -180,29 +189,23 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     benchmark's bare engine); with checks on they are always checked.  chunk_visits: the visits
     between two looks at the update log (and progress reports).
     """
-    if variant == "kernel" and (eta != 1.0 or w0 is not None):
-        raise InvalidArgument(f"eta={eta!r}, w0: the kernel perceptron runs from 0 with the "
-                              f"step y*phi(x) (eta = 1, no w0)")
     if variant == "kernel":  # its own engine: inner products through the kernel
-        if not separable or all_examples:
-            raise InvalidArgument(f"variant='kernel': separable={separable!r}, "
-                                  f"all_examples={all_examples!r}: the kernel perceptron is "
-                                  f"monitored on separable data, at its updates")
+        _refuse_options("kernel", "the kernel perceptron runs from 0 with the step y*phi(x) "
+                        "(eta = 1, no w0), on separable data, at its updates",
+                        (("eta", eta, 1.0), ("w0", w0, None), ("separable", separable, True),
+                         ("all_examples", all_examples, False)))
         from ._kernel_run import run_kernel
         return run_kernel(X, y, kernel=kernel or "linear", w_star=w_star, gamma=gamma,
                           order=order, cyclic=cyclic, max_epochs=max_epochs, lemmas=lemmas,
                           proofs=proofs, include_unverified=include_unverified, checks=checks,
                           on_violation=on_violation, progress=progress, exact=exact)
     if variant == "batch":  # its own engine: a step corrects every misclassified example
-        refused = [f"{name}={value!r}" for name, value, default in (
-            ("order", order, None), ("cyclic", cyclic, True), ("separable", separable, True),
-            ("exact", exact, False), ("all_examples", all_examples, False),
-            ("kernel", kernel, None), ("w0", w0, None)) if
-            (value is not default if default is None else value != default)]
-        if refused:
-            raise InvalidArgument(f"variant='batch': {', '.join(refused)}: a batch step visits "
-                                  f"every example, from w = 0, in floating point, on "
-                                  f"separable data")
+        _refuse_options("batch", "a batch step visits every example, from w = 0, in floating "
+                        "point, on separable data",
+                        (("order", order, None), ("cyclic", cyclic, True),
+                         ("separable", separable, True), ("exact", exact, False),
+                         ("all_examples", all_examples, False), ("kernel", kernel, None),
+                         ("w0", w0, None)))
         from ._batch_run import run_batch
         return run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
                          lemmas=lemmas, proofs=proofs, include_unverified=include_unverified,

@@ -224,6 +224,17 @@ def _fmt(v, digits: int = 6) -> str:
 
 # ------------------------------------------------------------------------------- run
 
+# The options an engine of its own does not take, and why.
+_NOT_FOR = {
+    "batch": (("--exact", "--save", "--plot", "--w0", "--order", "--online", "--non-separable",
+               "--all-examples", "--kernel"),
+              "a step visits every example, from w = 0, in floating point, on separable data"),
+    # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
+    "kernel": (("--save", "--exact", "--plot"),
+               "its weights live in the kernel's feature space"),
+}
+
+
 @_guard
 def run_command(args) -> int:
     """novikoff run DATA ..."""
@@ -232,21 +243,10 @@ def run_command(args) -> int:
     from ._monitor import LemmaViolation
 
     kernel = args.variant == "kernel"
-    if args.variant == "batch":
-        refused = [flag for flag, on in (("--exact", args.exact), ("--save", args.save),
-                                         ("--plot", args.plot), ("--w0", args.w0),
-                                         ("--order", args.order), ("--online", args.online),
-                                         ("--non-separable", args.non_separable),
-                                         ("--all-examples", args.all_examples),
-                                         ("--kernel", args.kernel)) if on]
-        if refused:
-            return _fail(f"{refused[0]}: not available for the batch perceptron (a step visits "
-                         f"every example, from w = 0, in floating point, on separable data)")
-    if kernel and (args.save or args.exact or args.plot):
-        # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
-        flag = "--save" if args.save else "--exact" if args.exact else "--plot"
-        return _fail(f"{flag}: not available for the kernel perceptron (its weights live in "
-                     f"the kernel's feature space)")
+    flags, reason = _NOT_FOR.get(args.variant, ((), ""))
+    refused = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_"))]
+    if refused:
+        return _fail(f"{refused[0]}: not available for the {args.variant} perceptron ({reason})")
     if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
         from ..report.run_plots import FORMATS
         if Path(args.plot).suffix.lower() not in FORMATS:
