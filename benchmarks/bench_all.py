@@ -20,14 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_kernel import HEADER as KERNEL_HEAD, kernel_rows, planted  # noqa: E402
-from bench_runtime import FULL, GAMMAS, HEAD, SMALL, measure  # noqa: E402
+from bench_runtime import FULL, GAMMAS, HEAD, SMALL, best_of, measure  # noqa: E402
 
 
 def rate_start_rows(repeat: int) -> list:
     """A learning rate and a start: the monitored run against checks off, best of `repeat`
     interleaved runs of each."""
-    import time
-
     import numpy as np
 
     from novikoff.runtime import max_margin_separator, run
@@ -39,13 +37,11 @@ def rate_start_rows(repeat: int) -> list:
     for label, options in (("eta = 0.5", {"eta": 0.5}), ("w0 random", {"w0": w0}),
                            ("eta = 3, w0", {"eta": 3.0, "w0": w0})):
         on_t = off_t = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            res = run(X, y, w_star=w_star, **options)
-            on_t = min(on_t, time.perf_counter() - t)
-            t = time.perf_counter()
-            run(X, y, w_star=w_star, checks=False, **options)
-            off_t = min(off_t, time.perf_counter() - t)
+        for _ in range(repeat):  # interleaved, best of each
+            t, res = best_of(lambda: run(X, y, w_star=w_star, **options), 1)
+            on_t = min(on_t, t)
+            off_t = min(off_t, best_of(lambda: run(X, y, w_star=w_star, checks=False,
+                                                    **options), 1)[0])
         rows.append(f"{'1M x 20':>16} {label:>12} {res.mistakes:>6} {res.checks:>7} "
                     f"{on_t * 1e3:>9.2f} {off_t * 1e3:>9.2f} {on_t / off_t:>7.2f}")
     return rows

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from bench_runtime import best_of  # the same timing as the runtime's benchmark (this directory)
 from novikoff.runtime import load_dataset, run
 from novikoff.runtime._kernel_run import _default_beta, gram, parse_kernel
 
@@ -33,15 +34,6 @@ def planted(n=2000, d=10, margin=0.05, seed=0):
     X = rng.normal(size=(4 * n, d))
     X = X[np.abs(X @ w) >= margin * np.linalg.norm(X, axis=1)][:n]
     return X, np.where(X @ w > 0, 1.0, -1.0)
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times) * 1e3, out
 
 
 HEADER = (f"{'data':>16} {'kernel':>8} {'M':>6} {'epochs':>6} {'checks':>7} {'bound':>10} "
@@ -64,9 +56,9 @@ def kernel_rows(repeat: int) -> list:
             run(X, y, variant="kernel", kernel=spec, w_star=beta)  # warm-up (lemmas loaded)
             on_t = off_t = np.inf
             for _ in range(repeat):  # interleaved, best of each
-                a, res = best(lambda: run(X, y, variant="kernel", kernel=spec, w_star=beta), 1)
-                b, off = best(lambda: run(X, y, variant="kernel", kernel=spec, checks=False), 1)
-                on_t, off_t = min(on_t, a), min(off_t, b)
+                a, res = best_of(lambda: run(X, y, variant="kernel", kernel=spec, w_star=beta), 1)
+                b, off = best_of(lambda: run(X, y, variant="kernel", kernel=spec, checks=False), 1)
+                on_t, off_t = min(on_t, a * 1e3), min(off_t, b * 1e3)
             assert off.mistakes == res.mistakes
             rows.append(f"{name:>16} {spec:>8} {res.mistakes:>6} {res.epochs:>6} "
                         f"{res.checks:>7} {res.bound:>10.4g} {t_sep:>8.1f} {t_gram:>8.1f} "
