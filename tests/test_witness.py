@@ -173,7 +173,13 @@ BAD = [
     # Within the visit cap but 300-dimensional: exact dot products for minutes, once a hang.
     ("run too wide", dict(NORM, X=[[1] + [0] * 299, [1] + [0] * 299], y=[1, -1],
                           max_epochs=100_000, order=[0, 1] * 5),
-     "at most 2,000,000 visits x dimension"),
+     "at most 2,000,000 visits x words"),
+    # Two examples, two dimensions, but distinct 200-digit denominators: the weights' entries have
+    # the lcm of the column's denominators, and every visit was a gcd of thousands of digits.
+    ("run of huge fractions", dict(NORM, X=[[f"1/{10**199 + 7}", "0"], [f"1/{10**199 + 9}", "0"],
+                                            [f"1/{10**199 + 11}", "0"]], y=[1, -1, 1],
+                                   max_epochs=100_000, order=[0, 1, 2]),
+     "whose entries take 33 64-bit words"),
 ]
 
 

@@ -9,13 +9,79 @@ expanded quadratic form ``<v, v>`` of some vector, so ``Norm(q) = sqrt(q)`` with
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import sympy as sp
 
+from ..errors import KernelError
+
 __all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
-           "same_term", "exact_subs", "has_irrational_number"]
+           "same_term", "exact_subs", "has_irrational_number", "MAX_MONOMIALS", "MAX_DIGITS",
+           "capped_monomials", "power_monomials", "decimal_digits", "expansion_size",
+           "too_large", "LIMITS_TEXT"]
+
+# Bounds on what a term may make SymPy and Z3 build: expanding (a+b+c+d)^16^16 has millions of
+# monomials and takes SymPy hours; numbers of more than 4,300 digits cannot even be written out for
+# Z3.  Nothing in the theory comes near either bound.  written.py applies them to the terms as
+# written, exact_subs to the terms a substitution makes (k := (j+m)^16 in k^16 is (j+m)^256), and
+# normal_form to the numerator it is about to expand (a sum of reciprocals of quartics puts
+# products of quartics over one denominator).
+MAX_MONOMIALS = 10_000
+MAX_DIGITS = 1_000
+
+
+def capped_monomials(n: int) -> int:
+    return min(n, 10 * MAX_MONOMIALS + 1)
+
+
+def power_monomials(variables: int, degree: int) -> int:
+    """The monomials of degree `degree` in `variables` variables, C(degree + variables - 1,
+    variables - 1), capped (computed factor by factor: the degree may be a huge number)."""
+    count = 1
+    for i in range(1, variables if degree > 0 else 1):  # C(n + i, i) = C(n + i - 1, i - 1)(n + i)/i
+        count = count * (degree + i) // i
+        if count > 10 * MAX_MONOMIALS:
+            break
+    return capped_monomials(count)
+
+
+def decimal_digits(n: int) -> int:
+    """Decimal digits of |n| (at most one too many), from its bits: str() refuses numbers of more
+    than 4,300 digits."""
+    return abs(n).bit_length() * 30103 // 100000 + 1
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def expansion_size(expr: sp.Basic) -> tuple:
+    """(monomials, digits): upper bounds on the monomials of the SymPy term expanded, and on the
+    digits of the numbers it makes (the SymPy counterpart of written.written_size)."""
+    if expr.is_Rational:
+        return 1, decimal_digits(expr.p) + decimal_digits(expr.q)
+    if expr.is_Atom or not expr.args:
+        return 1, 1
+    if expr.is_Pow and expr.exp.is_Integer:
+        m, d = expansion_size(expr.base)
+        n = abs(int(expr.exp))
+        return power_monomials(m, n), d * n
+    parts = [expansion_size(a) for a in expr.args]
+    if expr.is_Add:
+        return capped_monomials(sum(m for m, _ in parts)), max(d for _, d in parts) + 1
+    if expr.is_Mul:
+        return capped_monomials(math.prod(m for m, _ in parts)), sum(d for _, d in parts)
+    # a function (Inner, Norm, sqrt, floor, a sequence element...): its arguments are expanded
+    return max(m for m, _ in parts), max(d for _, d in parts)
+
+
+def too_large(expr: sp.Basic) -> bool:
+    monomials, digits = expansion_size(expr)
+    return monomials > MAX_MONOMIALS or digits > MAX_DIGITS
+
+
+LIMITS_TEXT = (f"expanded, it could have more than {MAX_MONOMIALS:,} monomials or numbers of "
+               f"more than {MAX_DIGITS:,} digits")
 
 
 class Inner(sp.Function):
@@ -178,7 +244,10 @@ def exact_subs(expr: sp.Expr, old, new) -> sp.Expr:
         for a in arguments:
             if has_irrational_number(a.subs(old, new)):
                 raise ValueError(f"{e} at {old} = {new} would be evaluated in floating point")
-    return expr.subs(old, new)
+    out = expr.subs(old, new)
+    if too_large(out):  # before anything expands it (Vec keeps its coefficients expanded)
+        raise ValueError(f"at {old} = {new} the term is too large to check: {LIMITS_TEXT}")
+    return out
 
 
 def ip(u: Vec, v: Vec) -> sp.Expr:
@@ -217,6 +286,8 @@ def normal_form(expr: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> sp.Expr:
 
     expr = normal_sums(label_reduce(sp.expand(expr), labels))
     num, den = sp.fraction(sp.together(expr))
+    if too_large(num):
+        raise KernelError(f"this term is too large to check: over one denominator, {LIMITS_TEXT}")
     num = label_reduce(sp.expand(num), labels)
     if num == 0:
         return sp.Integer(0)

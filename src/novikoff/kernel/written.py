@@ -19,7 +19,8 @@ import sympy as sp
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
 from .sums import BOUND, make_sum
-from .terms import Vec, has_irrational_number, ip, norm
+from .terms import (LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Vec, capped_monomials,
+                    decimal_digits, has_irrational_number, ip, norm, power_monomials)
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
@@ -192,23 +193,12 @@ def _nonzero(den: sp.Expr, what: str) -> Relation:
     return Relation("!=", den, sp.Integer(0))
 
 
-# Bounds on what a term may make SymPy and Z3 build: expanding (a+b+c+d)^16^16 has millions of
-# monomials and takes SymPy hours; numbers of more than 4,300 digits cannot even be written out for
-# Z3.  Nothing in the theory comes near either bound.
-MAX_MONOMIALS = 10_000
-MAX_DIGITS = 1_000
-
-
-def _capped(n: int) -> int:
-    return min(n, 10 * MAX_MONOMIALS + 1)
-
-
 @functools.lru_cache(maxsize=1 << 14)
 def written_size(term) -> tuple:
     """(monomials, digits): upper bounds on the number of monomials of the term expanded, and on
     the number of digits of the numbers it makes."""
     if isinstance(term, Num):
-        return 1, len(str(abs(term.value.numerator))) + len(str(term.value.denominator))
+        return 1, decimal_digits(term.value.numerator) + decimal_digits(term.value.denominator)
     if isinstance(term, (Sym, ZeroVector)):
         return 1, 1
     if isinstance(term, Elem):
@@ -216,17 +206,17 @@ def written_size(term) -> tuple:
     if isinstance(term, Pow):
         m, d = written_size(term.base)
         n = max(1, abs(term.exp.numerator))
-        return _capped(math.comb(n + m - 1, m - 1)), d * n  # the monomials of degree n in m
+        return power_monomials(m, n), d * n
     if isinstance(term, SumOf):
         (mc, dc), (mt, dt) = written_size(term.count), written_size(term.terms)
-        return _capped(mc + 16 * mt), dc + dt  # a numeric count up to 16 is written out
+        return capped_monomials(mc + 16 * mt), dc + dt  # a numeric count up to 16 is written out
     parts = [written_size(getattr(term, f.name)) for f in fields(term)]
     if isinstance(term, (Add, Sub, Max, Min)):
-        return _capped(sum(m for m, _ in parts)), max(d for _, d in parts) + 1
+        return capped_monomials(sum(m for m, _ in parts)), max(d for _, d in parts) + 1
     if isinstance(term, (Mul, Div, InnerOf)):
-        return _capped(parts[0][0] * parts[1][0]), parts[0][1] + parts[1][1]
+        return capped_monomials(parts[0][0] * parts[1][0]), parts[0][1] + parts[1][1]
     if isinstance(term, NormOf):
-        return _capped(parts[0][0] ** 2), 2 * parts[0][1]
+        return capped_monomials(parts[0][0] ** 2), 2 * parts[0][1]
     return parts[0]  # Neg, Sqrt, Abs, Floor, Ceil
 
 
@@ -235,9 +225,7 @@ def interpret(term) -> Meaning:       # building SymPy terms is slow: measured 1
     """The meaning of a written term, with the obligations collected before any simplification."""
     monomials, digits = written_size(term)
     if monomials > MAX_MONOMIALS or digits > MAX_DIGITS:
-        raise KernelError(f"this term is too large to check: expanded, it could have more than "
-                          f"{MAX_MONOMIALS:,} monomials or numbers of more than {MAX_DIGITS:,} "
-                          f"digits")
+        raise KernelError(f"this term is too large to check: {LIMITS_TEXT}")
     try:
         return _interpret(term)
     except (ValueError, TypeError, ArithmeticError) as exc:  # SymPy gave up on the term

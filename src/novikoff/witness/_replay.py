@@ -63,24 +63,44 @@ def _sqrt(q: Fraction) -> Fraction | None:
     return Fraction(rn, rd) if rn * rn == q.numerator and rd * rd == q.denominator else None
 
 
+def _show(q) -> str:
+    """A number of a summary: exact when it is short, else its value to 6 digits and its size.
+    A witness's fractions may have thousands of digits, which Python refuses to write out."""
+    q = Fraction(q)
+    if q.numerator.bit_length() + q.denominator.bit_length() <= 256:
+        return str(q)
+    try:
+        value = f"{float(q):.6g}"
+    except OverflowError:
+        value = "-huge" if q < 0 else "huge"
+    bits = q.numerator.bit_length() + q.denominator.bit_length()
+    return f"{value} (a fraction of about {bits * 30103 // 100000 + 1} digits)"
+
+
 def _vec(v) -> str:
-    return "(" + ", ".join(str(a) for a in v) + ")"
+    return "(" + ", ".join(_show(a) for a in v) + ")"
 
 
 def _nums(v, limit: int = 24) -> str:
-    v = [str(a) for a in v]
+    v = [_show(a) for a in v]
     return "[" + ", ".join(v[:limit] + (["..."] if len(v) > limit else [])) + "]"
 
 
-def _visits(epochs: int, length: int, dimension: int) -> None:
-    """Refuse a replay too long to check: each visit is an exact dot product of `dimension`
-    rationals, so the work is visits x dimension (a witness is a small run)."""
+def _visits(epochs: int, length: int, X) -> None:
+    """Refuse a replay too long to check (a witness is a small run).  Each visit is an exact dot
+    product with the weights, a sum of examples: a weight's entry has the lcm of its column's
+    denominators, so the work is visits x the 64-bit words of those entries (distinct 200-digit
+    denominators would make every visit a gcd of numbers of thousands of digits)."""
     if epochs * length > MAX_VISITS:
         raise WitnessError(f"the run would visit {epochs} x {length} examples (at most "
                            f"{MAX_VISITS})")
-    if epochs * length * dimension > MAX_WORK:
+    words = sum(1 + (math.lcm(*(q.denominator for q in column)).bit_length()
+                     + max(q.numerator.bit_length() for q in column)) // 64
+                for column in zip(*X))
+    if epochs * length * words > MAX_WORK:
         raise WitnessError(f"the run would visit {epochs} x {length} examples of dimension "
-                           f"{dimension} (at most {MAX_WORK:,} visits x dimension)")
+                           f"{len(X[0])} whose entries take {words} 64-bit words (at most "
+                           f"{MAX_WORK:,} visits x words)")
 
 
 # -- the classic perceptron, cycling over an order ---------------------------------------------
@@ -119,7 +139,7 @@ def _normalising(f: Fields) -> tuple[bool, str]:
     X, y = f.data()
     n = len(X)
     order, epochs = f.order(n), f.count("max_epochs")
-    _visits(epochs, len(order), len(X[0]))
+    _visits(epochs, len(order), X)
     if f.has("scales"):
         scales = f.positives("scales", n)
         how = f"scaled by {_nums(scales)}"
@@ -128,7 +148,7 @@ def _normalising(f: Fields) -> tuple[bool, str]:
         for i, x in enumerate(X):
             r = _sqrt(_dot(x, x))
             if r is None:
-                raise WitnessError(f"||X[{i}]||^2 = {_dot(x, x)} is not the square of a "
+                raise WitnessError(f"||X[{i}]||^2 = {_show(_dot(x, x))} is not the square of a "
                                    f"rational, so X[{i}] cannot be normalised exactly (use rows "
                                    f"such as (3, 4)), or give 'scales'")
             scales.append(1 / r)
@@ -157,12 +177,12 @@ def _batch(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star = f.vector("w_star", d)
     alpha, eps, T = f.positive("alpha"), f.positive("epsilon"), f.count("max_iterations")
-    _visits(T, n, d)
+    _visits(T, n, X)
     margins = [y[i] * _dot(w_star, X[i]) for i in range(n)]
     for i, m in enumerate(margins):
         if m <= 0:
             raise WitnessError(f"w_star does not separate the data: y[{i}]*<w_star, X[{i}]> = "
-                               f"{m} <= 0")
+                               f"{_show(m)} <= 0")
     theta, stopped = _zero(d), 0
     for k in range(1, T + 1):
         delta = _zero(d)
@@ -180,7 +200,7 @@ def _batch(f: Fields) -> tuple[bool, str]:
     if not stopped:
         return False, text + f"the loop did not stop within {T} iterations"
     text += (f"the loop stopped after {stopped} iteration{'s' * (stopped > 1)} with "
-             f"||Delta||^2 = {_dot(delta, delta)} < epsilon^2 = {eps * eps}, at theta = "
+             f"||Delta||^2 = {_show(_dot(delta, delta))} < epsilon^2 = {_show(eps * eps)}, at theta = "
              f"{_vec(theta)}, ")
     if wrong:
         return True, text + (f"which misclassifies example{'s' * (len(wrong) > 1)} {wrong} "
@@ -195,13 +215,13 @@ def _hinge(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star, gamma = f.vector("w_star", d), f.positive("gamma")
     order, epochs = f.order(n), f.count("epochs")
-    _visits(epochs, len(order), len(X[0]))
+    _visits(epochs, len(order), X)
     if _dot(w_star, w_star) != 1:
-        raise WitnessError(f"||w_star||^2 = {_dot(w_star, w_star)}: the bound needs a unit "
+        raise WitnessError(f"||w_star||^2 = {_show(_dot(w_star, w_star))}: the bound needs a unit "
                            f"w_star, exactly (e.g. [\"3/5\", \"4/5\"])")
     for i, x in enumerate(X):
         if _dot(x, x) > 1:
-            raise WitnessError(f"||X[{i}]||^2 = {_dot(x, x)} > 1: the bound needs |x_i| <= 1")
+            raise WitnessError(f"||X[{i}]||^2 = {_show(_dot(x, x))} > 1: the bound needs |x_i| <= 1")
     run = _cyclic(X, y, order, epochs, stop_when_clean=False)
     M = len(run.mistakes)
     hinge = [max(Fraction(0), gamma - y[i] * _dot(w_star, X[i])) for i in range(n)]
@@ -212,9 +232,9 @@ def _hinge(f: Fields) -> tuple[bool, str]:
     refuted = M > bound_data
     return refuted, (
         f"M = {M} mistakes in {epochs} epochs (examples {_nums(i for _, i in run.mistakes)}); "
-        f"TD over the data set = {td_data}, bound 1/gamma^2 + 2 TD/gamma = {bound_data} "
-        f"{'<' if refuted else '>='} M; TD over the presented sequence = {td_seq}, bound "
-        f"{bound_seq} {'>= M holds' if M <= bound_seq else '< M: VIOLATED, a bug'}")
+        f"TD over the data set = {_show(td_data)}, bound 1/gamma^2 + 2 TD/gamma = {_show(bound_data)} "
+        f"{'<' if refuted else '>='} M; TD over the presented sequence = {_show(td_seq)}, bound "
+        f"{_show(bound_seq)} {'>= M holds' if M <= bound_seq else '< M: VIOLATED, a bug'}")
 
 
 # -- 4. converges-without-margin ----------------------------------------------------------------
@@ -224,17 +244,17 @@ def _no_margin(f: Fields) -> tuple[bool, str]:
     n, d = len(X), len(X[0])
     w_star = f.vector("w_star", d)
     order, epochs = f.order(n), f.count("max_epochs")
-    _visits(epochs, len(order), len(X[0]))
+    _visits(epochs, len(order), X)
     if not any(w_star):
         raise WitnessError("w_star is the zero vector")
     margins = [y[i] * _dot(w_star, X[i]) for i in range(n)]
     for i, m in enumerate(margins):
         if m < 0:
             raise WitnessError(f"w_star does not separate the data: y[{i}]*<w_star, X[{i}]> = "
-                               f"{m} < 0")
+                               f"{_show(m)} < 0")
     boundary = [i for i in range(n) if margins[i] == 0]
     if not boundary:
-        raise WitnessError(f"w_star separates with positive margin {min(margins)}: this claim "
+        raise WitnessError(f"w_star separates with positive margin {_show(min(margins))}: this claim "
                            f"needs data separable with margin 0 (some y_i<w_star, x_i> = 0)")
     for i in boundary:
         if y[i] != 1:
