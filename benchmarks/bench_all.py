@@ -4,8 +4,9 @@
 
 Rows 1-8: bench_runtime.py's rows at the targets' sizes (on/off: target <= 1.1 for runs of 10 ms
 or more; on/skl: <= 1; on/strm: <= 3 at d <= 100).  Then the variants, each monitored run beside
-the same run with checks off: a learning rate and a start (1M x 20 planted data), and the kernel
-perceptron (bench_kernel.py's rows).  Last rows: runs per second of the fuzz property (generate,
+the same run with checks off: a learning rate and a start (1M x 20 planted data), the batch,
+voted and averaged perceptrons (variant_rows: `run(..., variant=V)` against the same engine with
+`checks=False`), and the kernel perceptron (bench_kernel.py's rows).  Last rows: runs per second of the fuzz property (generate,
 run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it (200 runs per worker,
 forked workers on every core; target >= 300), and on one core.
 """
@@ -47,6 +48,58 @@ def rate_start_rows(repeat: int) -> list:
     return rows
 
 
+def _variant_data():
+    """The data sets of the variant rows: (label, X, y, max_epochs)."""
+    from bench_runtime import separable_unit_rows
+
+    from novikoff.runtime import load_dataset
+    X_iris, y_iris = load_dataset("iris")[:2]
+    X_bc, y_bc = load_dataset("breast_cancer")[:2]
+    X_u, y_u, _ = separable_unit_rows(10_000, 20, 0.01)
+    X_p, y_p = planted(n=1_000_000, d=20, margin=0.02)
+    return [("iris 150x4", X_iris, y_iris, None),
+            # not separable through the origin within 1000 passes: the cap ends the run
+            ("breast 569x30", X_bc, y_bc, 1000),
+            ("unit 10k x 20", X_u, y_u, None),
+            ("planted 1M x 20", X_p, y_p, None)]
+
+
+def _on_off(X, y, repeat: int, **options):
+    """(monitored result, best on seconds, best off seconds), interleaved runs of each."""
+    from novikoff.runtime import run
+    on_t = off_t = float("inf")
+    res = None
+    for _ in range(repeat):
+        t, res = best_of(lambda: run(X, y, **options), 1)
+        on_t = min(on_t, t)
+        off_t = min(off_t, best_of(lambda: run(X, y, checks=False, **options), 1)[0])
+    return res, on_t, off_t
+
+
+def variant_rows(repeat: int) -> list:
+    """The batch, voted and averaged perceptrons: each monitored run against the same engine
+    with checks off (``checks=False``), best of `repeat` interleaved runs, the separator given
+    to both (the checks, not the solve).  M: batch steps for the batch perceptron, updates
+    otherwise; the batch perceptron's steps are capped at 1000 (--max-epochs' default)."""
+    from novikoff.runtime import VARIANTS, max_margin_separator
+    rows = []
+    variants = ["batch", "voted"]
+    # The averaged perceptron is built alongside: its row appears once the engine exists.
+    if "averaged" in VARIANTS:
+        variants.append("averaged")
+    for label, X, y, max_epochs in _variant_data():
+        w_star = max_margin_separator(X, y)
+        for variant in variants:
+            if variant == "batch" and X.shape[0] > 100_000:
+                continue  # a batch step is a pass over the data: the smaller sets show it
+            cap = 1000 if variant == "batch" else max_epochs
+            res, on_t, off_t = _on_off(X, y, repeat, w_star=w_star, variant=variant,
+                                       max_epochs=cap)
+            rows.append(f"{label:>16} {variant:>12} {res.mistakes:>6} {res.checks:>7} "
+                        f"{on_t * 1e3:>9.2f} {off_t * 1e3:>9.2f} {on_t / off_t:>7.2f}")
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
@@ -78,6 +131,8 @@ def main(argv=None) -> int:
     print(f"\n{'data':>16} {'variant':>12} {'M':>6} {'checks':>7} {'on ms':>9} {'off ms':>9} "
           f"{'on/off':>7}")
     for row in rate_start_rows(args.repeat):
+        print(row, flush=True)
+    for row in variant_rows(args.repeat):
         print(row, flush=True)
     print("\n" + KERNEL_HEAD)
     for row in kernel_rows(max(1, args.repeat // 2)):

@@ -40,7 +40,7 @@ CASES = [
     ("gamma negative", dict(gamma=-1.0), r"gamma=-1.0 is not a positive"),
     ("order range", dict(order=[0, 1, 25]), r"order\[2\]=25 is not an example index"),
     ("order empty", dict(order=[]), r"order: shape \(0,\) is empty"),
-    ("variant", dict(variant="voted"), r"variant='voted' is not one of"),
+    ("variant", dict(variant="winnow"), r"variant='winnow' is not one of"),
     ("max_epochs", dict(max_epochs=0), r"max_epochs=0 is not a positive integer"),
 ]
 

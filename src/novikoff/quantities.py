@@ -30,13 +30,40 @@ total[j]``                                              batch steps before step 
 ``corrections_     ``Q``           real sequence        sum(i < j, m[i]^2)
 squared_total[j]``
 ``examples``       ``n``           real, nat            the number of examples of the data
+``votes[j]``       ``votes``       real sequence        voted runs: how many vectors the vote
+                                                        holds after j updates
+``vote_counts[j]`` ``vote_counts`` real sequence        voted runs: the visits at which w[j] was
+                                                        the weights in use (its count in the
+                                                        vote), known at update j
+``vote_counts_     ``vote_counts_  real sequence        voted runs: the counts of w[0], ...,
+total[j]``         total``                              w[j-1], added up
+``visits_          ``visits_       real sequence        voted runs: the visits made before w[j]
+before[j]``        before``                             came into use (T[0] = 0)
+``visits``         ``t``           nat                  averaged runs: the visits made so far
+                                                        (bound only by ``bind t to visits``)
+``visit_weights``  ``wv``          vector sequence      averaged runs: wv[j], the weights in use
+                                                        at visit j (before its update)
+``weight_sum[j]``  ``s``           vector sequence      averaged runs: wv[0] + ... + wv[j-1]
+``average[j]``     ``a``           vector sequence      averaged runs: the run's average after
+                                                        j >= 1 visits (s[j]/j in exact terms)
+``visit_updates    ``kt``          real sequence        averaged runs: the updates made before
+[j]``                                                   visit j
+``visit_updates_   ``KT``          real sequence        averaged runs: sum(i < j, kt[i])
+total[j]``
+``visit_roots_     ``RT``          real sequence        averaged runs: sum(i < j, sqrt(kt[i]))
+total[j]``
 =================  ==============  ===================  =========================================
 
 In a batch run (``--variant batch``) an "update" is a batch step: ``k`` counts the steps,
 ``w[k]`` is the weights after k steps and the step adds ``eta*u``; ``x``, ``y``, ``d`` and ``TD``
 (one example per update) are not quantities of a batch run, and ``u``, ``m``, ``C``, ``Q``, ``n``
 are quantities of a batch run only (the runtime lists a lemma that needs the other kind of run
-as not monitored).
+as not monitored).  ``votes``, ``vote_counts``, ``vote_counts_total`` and ``visits_before`` are
+quantities of a voted run only (``--variant voted``: the classic run keeping every weight vector
+with its count); voted.proof binds its short names to them.  ``t``, ``wv``, ``s``, ``a``,
+``kt``, ``KT`` and ``RT`` are quantities of an averaged run only (``--variant averaged``, whose
+points are *visits*: its lemmas are indexed by ``t``, checked at every visit, while the classic
+lemmas of its training run are checked at its updates as in a classic run).
 
 ``weights[0]`` is the start too: a run from zero has w0 = 0, so ``w[0] = 0`` holds on it and
 ``w[0] = w0`` on every run.  Of the start the engines keep <w0, w0> and <w_star, w0> only.
@@ -85,6 +112,17 @@ QUANTITIES = {q.name: q for q in (
     Quantity("corrections_total", ("real_sequence",), False),
     Quantity("corrections_squared_total", ("real_sequence",), False),
     Quantity("examples", ("real", "nat"), False),
+    Quantity("votes", ("real_sequence",), False),
+    Quantity("vote_counts", ("real_sequence",), False),
+    Quantity("vote_counts_total", ("real_sequence",), False),
+    Quantity("visits_before", ("real_sequence",), False),
+    Quantity("visits", ("nat",), False),
+    Quantity("visit_weights", ("vector_sequence",), False),
+    Quantity("weight_sum", ("vector_sequence",), False),
+    Quantity("average", ("vector_sequence",), False),
+    Quantity("visit_updates", ("real_sequence",), False),
+    Quantity("visit_updates_total", ("real_sequence",), False),
+    Quantity("visit_roots_total", ("real_sequence",), False),
 )}
 
 # The run vocabulary: default name -> quantity.  The compiler reads these names only.
@@ -92,7 +130,11 @@ DEFAULT_NAMES = {"k": "updates", "M": "updates", "w": "weights", "w_star": "sepa
                  "x": "example", "y": "label", "gamma": "margin", "R": "radius", "d": "hinge",
                  "TD": "hinge_total", "eta": "learning_rate", "w0": "start", "u": "batch_sum",
                  "m": "corrections", "C": "corrections_total",
-                 "Q": "corrections_squared_total", "n": "examples"}
+                 "Q": "corrections_squared_total", "n": "examples",
+                 "votes": "votes", "vote_counts": "vote_counts",
+                 "vote_counts_total": "vote_counts_total", "visits_before": "visits_before",
+                 "t": "visits", "wv": "visit_weights", "s": "weight_sum", "a": "average",
+                 "kt": "visit_updates", "KT": "visit_updates_total", "RT": "visit_roots_total"}
 _RUN_NAME = {q: n for n, q in DEFAULT_NAMES.items() if n != "M"}  # quantity -> its name
 # What the compiler checks the run-vocabulary names against: each quantity's kinds, but k, the
 # index of the sequences, must be a nat (M, the same count, may be a real).
@@ -131,12 +173,19 @@ def _run_name(b: Binding) -> str:
     return "M" if b.symbol == "M" and b.quantity == "updates" else _RUN_NAME[b.quantity]
 
 
+# Run names that bind only by a `bind` line: t is any setting's time or count (a nat t meaning
+# updates must not silently become an averaged run's visits).
+EXPLICIT_ONLY = frozenset({"t"})
+
+
 def default_bindings(kinds: dict, explicit=()) -> dict:
     """symbol name -> Binding: the explicit ones, then each default name not yet bound whose
-    declared kind fits its quantity."""
+    declared kind fits its quantity (except EXPLICIT_ONLY)."""
     out = {b.symbol: b for b in explicit}
     taken = {b.quantity for b in explicit}
     for name, quantity in DEFAULT_NAMES.items():
+        if name in EXPLICIT_ONLY:
+            continue
         if name in kinds and name not in out and (quantity not in taken or quantity == "updates") \
                 and check_binding(Binding(name, quantity), kinds[name]) is None:
             out[name] = Binding(name, quantity, 0)
@@ -148,7 +197,8 @@ def default_bindings(kinds: dict, explicit=()) -> dict:
 def _bound_vector(atom, bindings: dict) -> bool:
     b = bindings.get(_name(atom))
     return b is not None and b.quantity in ("separator", "example", "weights", "start",
-                                                "batch_sum")
+                                                "batch_sum", "visit_weights", "weight_sum",
+                                                "average")
 
 
 def _name(atom) -> str:

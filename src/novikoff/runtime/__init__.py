@@ -1,11 +1,18 @@
 """Instrumented perceptrons whose invariants are the lemma statements of the library.
 
 The same statements that ``proofs/`` proves are compiled (never restated in Python) into checks
-that run at every update: ``run`` (classic online/cyclic, margin, non-separable), ``audit`` (a
-trace of any external implementation), ``save_run``/``replay`` (exact rational re-run).
+that run at every update: ``run`` (classic online/cyclic, margin, non-separable, and the kernel,
+batch, averaged and voted perceptrons), ``audit`` and ``audit_batch``, ``audit_kernel``,
+``audit_averaged``, ``audit_voted`` (a trace of any external implementation),
+``save_run``/``replay`` (exact rational re-run).
 """
 
 from ._audit import AuditReport, audit, audit_files
+from ._audit_averaged import audit_averaged, audit_averaged_files
+from ._audit_batch import audit_batch, audit_batch_files, batch_trace
+from ._audit_kernel import audit_kernel, audit_kernel_files, kernel_trace
+from ._audit_voted import audit_voted
+from ._averaged_run import run_averaged
 from ._bounds import certify_margin, data_stats
 from ._compile import Check, Unbindable, compile_formula
 from ._engine import VARIANTS, RunResult, make_monitor, run
@@ -14,9 +21,12 @@ from ._kernels import HAVE_NUMBA
 from ._lemmas import default_proof_paths, load_lemmas
 from ._monitor import Lemma, LemmaViolation, Monitor, Violation
 from ._separator import max_margin_separator, soft_margin_separator
+from ._voted_run import run_voted
 
 __all__ = [
-    "AuditReport", "audit", "audit_files", "certify_margin", "data_stats", "Check",
+    "AuditReport", "audit", "audit_files", "audit_batch", "audit_batch_files", "batch_trace",
+    "audit_kernel", "audit_kernel_files", "kernel_trace", "audit_averaged",
+    "audit_averaged_files", "audit_voted", "run_averaged", "run_voted", "certify_margin", "data_stats", "Check",
     "Unbindable", "compile_formula", "VARIANTS", "RunResult", "make_monitor", "run",
     "load_dataset", "load_run", "replay", "save_run", "HAVE_NUMBA", "default_proof_paths",
     "load_lemmas", "Lemma", "LemmaViolation", "Monitor", "Violation", "max_margin_separator",

@@ -165,7 +165,8 @@ class _Watch:
 
 def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=None,
               lemmas=None, proofs=None, include_unverified: bool = False, checks: bool = True,
-              on_violation: str = "raise", progress=None, update_rule: str = "textbook"):
+              on_violation: str = "raise", progress=None, update_rule: str = "textbook",
+              keep_trace: bool = False):
     """The batch perceptron with the constant step eta on (X, y), every monitored lemma checked
     at every step (see the module docstring for the error bounds).
 
@@ -176,6 +177,8 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
     steps) and 'twice' (the step adds 2*eta*u); a mutated rule is judged by the lemmas that
     apply to the textbook run on the same data, gated by their assumptions about the data and
     the step's sum only (as ``run_kernel`` judges its bugs).
+    keep_trace: keep the weights after each step in the result's ``steps`` (K, d), the trace
+    ``novikoff audit --variant batch`` reads (``_audit_batch.batch_trace``).
     """
     from ._engine import RunResult, make_monitor
     from ._separator import max_margin_separator
@@ -217,6 +220,7 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
     e_acc = 0.0  # and its distance to the exact running sum
     alpha = np.zeros(n)  # corrections of each example so far (the mathematical w[k])
     counts = []
+    steps = [] if keep_trace else None
     K = 0
     C = Q = 0.0
     D = 0.0  # ||w~[k] - w[k]||
@@ -271,6 +275,8 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
             e_uu = _dot_err(d, nu, e_U, nu, e_U)
             uw = float(u @ w)
             e_uw = _dot_err(d, nu, e_U, W0, D)
+            if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
+                uw, e_uw = 0.0, 0.0
             if uw + e_uw > 0 and exact is not None:  # a tie: decide <u, w[k]> exactly
                 uw, e_uw = _exact_slot(exact.inner(alpha, Y))
             uw1 = float(u @ w_new)
@@ -289,6 +295,8 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
         C += mk
         Q += float(mk) * mk
         w = w_new
+        if steps is not None:
+            steps.append(w)
         K += 1
         if progress is not None and K % 64 == 0:
             progress((K + 1) * n, K, K + 1)
@@ -310,4 +318,5 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
         R=watch.const["R"][0][0].item() if watch else None, separable=True, exact=False,
         checks=monitor.checks if monitor else 0, monitor=summary, bounds=bounds,
         updates=np.array(counts, np.int64) if checks else None, td=None,
-        seconds=time.perf_counter() - t_start, eta=eta)
+        seconds=time.perf_counter() - t_start, eta=eta,
+        steps=None if steps is None else np.array(steps).reshape(len(steps), d))

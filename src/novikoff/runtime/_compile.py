@@ -21,6 +21,13 @@ slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
 ``C[k]``, ``C[k+1]``   batch runs: sum(i < k, m[i]) before/after step k (C[0] = 0)
 ``Q[k]``, ``Q[k+1]``   batch runs: sum(i < k, m[i]^2) before/after step k (Q[0] = 0)
 ``n``                  the number of examples
+``votes[k]``, ...      voted runs: the vote's size after k updates (``votes``), the count of
+                       w[k] (``vote_counts[k]``, at update k only), the counts of w[0..k-1]
+                       added up (``vote_counts_total``) and the visits made before w[k] came
+                       into use (``visits_before``; both 0 at index 0)
+``t``, ``kt[t]``, ...   averaged runs, whose points are visits: t the visits so far, the inner
+                       products of w_star, wv[t], s[0] (= 0), s[t], s[t+1], a[t+1], kt[t] (the
+                       updates before visit t), KT[t], RT[t] and their [t+1] (0 at index 0)
 =====================  ===================================================================
 
 In a batch run an update is a batch step and ``u`` its sum of y_t*x_t over the misclassified
@@ -51,19 +58,30 @@ from ..quantities import KINDS, PER_UPDATE, Unbindable
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 
-VECTOR_ATOMS = ("w_star", "w0", "x", "u", "w[k]", "w[k+1]")
+VECTOR_ATOMS = ("w_star", "w0", "x", "u", "w[k]", "w[k+1]",
+                "wv[t]", "s[0]", "s[t]", "s[t+1]", "a[t+1]")  # the last five: averaged runs
 # Real sequences of the run, and which of them are 0 at index 0 (sums over no update).
-SEQUENCES = ("TD", "m", "C", "Q")
-ZERO_AT_START = ("TD", "C", "Q")
+SEQUENCES = ("TD", "m", "C", "Q", "votes", "vote_counts", "vote_counts_total", "visits_before")
+ZERO_AT_START = ("TD", "C", "Q", "vote_counts_total", "visits_before")
+# The sequences known only at the update of their index (m[k], the count of w[k] in the vote).
+AT_UPDATE_ONLY = ("m", "vote_counts")
 # The setting names only a batch run gives values, and those only a run with one example per
 # update gives (the monitor tells a lemma that needs the other kind of run apart).
 BATCH_NAMES = frozenset({"u", "m", "C", "Q", "n"})
 SINGLE_EXAMPLE_NAMES = frozenset({"x", "y", "d", "TD"})
+# The names only a voted run gives values (variant='voted': the vote it keeps).
+VOTED_NAMES = frozenset({"votes", "vote_counts", "vote_counts_total", "visits_before"})
+# The names only an averaged run gives values: its points are visits, indexed by t (t, t+1; s at
+# 0), and kt is known at the visit being checked only.
+AVERAGED_NAMES = frozenset({"t", "wv", "s", "a", "kt", "KT", "RT"})
+VISIT_SEQUENCES = ("kt", "KT", "RT")
+VISIT_VECTORS = ("wv", "s", "a")
 # The inner products of the start vector that every engine supplies (start_slots in _bounds):
 # constants of the run.  A product with the example or the weights would cost every engine a
 # dot product per update for no lemma of the library.
 START_SLOTS = frozenset({"<w0, w0>", "<w_star, w0>"})
-STATE_SLOTS = frozenset({"k", "M", "TD[k]", "C[k]", "Q[k]", "<w_star, w[k]>", "<w[k], w[k]>"})
+STATE_SLOTS = frozenset({"k", "M", "TD[k]", "C[k]", "Q[k]", "<w_star, w[k]>", "<w[k], w[k]>",
+                         "votes[k]", "vote_counts_total[k]", "visits_before[k]"})
 
 
 def inner_slot(a: str, b: str) -> str:
@@ -169,22 +187,23 @@ class _Walker:
             raise Unbindable(f"{name} is declared {self.kinds[name]!r} but the run binds it "
                              f"as {' or '.join(KINDS[name])}")
 
-    def _index(self, idx: sp.Expr) -> str | None:
-        """'k', 'k+1' or '0'."""
+    def _index(self, idx: sp.Expr, var: str = "k") -> str | None:
+        """'k', 'k+1' or '0' (var 't', an averaged run's visits: 't', 't+1' or '0')."""
+        bound = f"only 0, {var} and {var}+1 are bound"
         if idx.is_Integer:
             if idx == 0:
                 return "0"
-            raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+            raise Unbindable(f"index {idx}: {bound}")
         names = {s.name for s in idx.free_symbols}
-        if names != {"k"}:
-            raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+        if names != {var}:
+            raise Unbindable(f"index {idx}: {bound}")
         k = next(iter(idx.free_symbols))
         off = sp.expand(idx - k)
         if off == 0:
-            return "k"
+            return var
         if off == 1:
-            return "k+1"
-        raise Unbindable(f"index {idx}: only 0, k and k+1 are bound")
+            return f"{var}+1"
+        raise Unbindable(f"index {idx}: {bound}")
 
     def vector(self, a) -> str:
         """The vector atom's name in VECTOR_ATOMS (w[0] is the start, w0)."""
@@ -196,6 +215,12 @@ class _Walker:
         if isinstance(a, sp.core.function.AppliedUndef):
             name = a.func.__name__
             self._check_kind(name)
+            if name in VISIT_VECTORS:
+                atom = f"{name}[{self._index(a.args[0], 't')}]"
+                if atom not in VECTOR_ATOMS:
+                    raise Unbindable(f"{atom}: of {name} the run keeps only "
+                                     f"{', '.join(v for v in VECTOR_ATOMS if v.startswith(name + '['))}")
+                return atom
             if name != "w":
                 raise Unbindable(f"{name} is not a vector sequence of the run")
             i = self._index(a.args[0])
@@ -228,19 +253,23 @@ class _Walker:
             return ("sqrt", self.expr(e.gram()), True)
         if isinstance(e, sp.Symbol):
             self._check_kind(e.name)
-            if e.name in ("x", "w_star", "w", "u") + SEQUENCES:
+            if e.name in ("x", "w_star", "w", "u") + SEQUENCES + VISIT_SEQUENCES + VISIT_VECTORS:
                 raise Unbindable(f"{e.name} is used as a scalar")
             return ("slot", self.slot(e.name))
         if isinstance(e, sp.core.function.AppliedUndef):
             name = e.func.__name__
             self._check_kind(name)
-            if name not in SEQUENCES:
+            if name not in SEQUENCES + VISIT_SEQUENCES:
                 raise Unbindable(f"{name}[...] is not a real sequence of the run")
-            i = self._index(e.args[0])
+            i = self._index(e.args[0], "t" if name in VISIT_SEQUENCES else "k")
+            if name == "kt" and i != "t":  # known at the visit being checked only
+                raise Unbindable(f"index {e.args[0]} of kt: only kt[t] is bound")
+            if i == "0" and name in ("KT", "RT"):  # sums over no visit
+                return ("const", Fraction(0))
             if i == "0" and name in ZERO_AT_START:
                 return ("const", Fraction(0))
-            if name == "m" and i != "k":  # only the count of the step being checked is known
-                raise Unbindable(f"index {e.args[0]} of m: only m[k] is bound")
+            if name in AT_UPDATE_ONLY and i != "k":  # known at the update being checked only
+                raise Unbindable(f"index {e.args[0]} of {name}: only {name}[k] is bound")
             return ("slot", self.slot(f"{name}[{i}]"))
         if isinstance(e, sp.Add):
             return ("add", tuple(self.expr(a) for a in e.args))
@@ -473,9 +502,10 @@ def slot_names(slots) -> set:
 def classify(slots) -> str:
     """Where a formula reading these slots is evaluated (see the module docstring)."""
     per_update = "y" in slots or "d" in slots or "m[k]" in slots or \
-        any(a in ("x", "u") for s in slots for a in _slot_atoms(s))
-    next_index = any("k+1" in s for s in slots)
-    state = any(s in STATE_SLOTS for s in slots) or any("w[k]" in s for s in slots)
+        "vote_counts[k]" in slots or any(a in ("x", "u") for s in slots for a in _slot_atoms(s))
+    next_index = any("k+1" in s or "t+1" in s for s in slots)
+    state = any(s in STATE_SLOTS for s in slots) or any("w[k]" in s or "[t]" in s or s == "t"
+                                                        for s in slots)
     if next_index or (per_update and state):
         return "update"
     if per_update:

@@ -25,7 +25,7 @@ from ._validate import (check_choice, check_data, check_gamma, check_order, chec
 
 __all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
 
-VARIANTS = ("classic", "margin", "kernel", "batch")
+VARIANTS = ("classic", "margin", "kernel", "batch", "voted", "averaged")
 _LOG = 1 << 16
 
 
@@ -55,6 +55,10 @@ class RunResult:
     seconds: float = 0.0
     eta: float = 1.0  # the learning rate: an update added eta*y*x
     w0: np.ndarray | None = None  # the start (None: 0)
+    # the trace an audit reads: batch, the weights after each step (run_batch keep_trace=True);
+    # kernel, the visit of each update (with checks on)
+    steps: np.ndarray | None = None
+    update_visits: np.ndarray | None = None
 
     @property
     def bound(self) -> float | None:
@@ -210,6 +214,28 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         return run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
                          lemmas=lemmas, proofs=proofs, include_unverified=include_unverified,
                          checks=checks, on_violation=on_violation, progress=progress)
+    if variant == "averaged":  # the classic run returning the average over its visits
+        _refuse_options("averaged", "the averaged perceptron is the classic run from 0 with the "
+                        "step y*x, in floating point, on separable data",
+                        (("eta", eta, 1.0), ("w0", w0, None), ("separable", separable, True),
+                         ("exact", exact, False), ("all_examples", all_examples, False),
+                         ("kernel", kernel, None)))
+        from ._averaged_run import run_averaged
+        return run_averaged(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
+                            max_epochs=max_epochs, lemmas=lemmas, proofs=proofs,
+                            include_unverified=include_unverified, checks=checks,
+                            on_violation=on_violation, progress=progress)
+    if variant == "voted":  # the classic run keeping its vote (w[0..K] with their counts)
+        _refuse_options("voted", "the voted perceptron is the classic run in floating point, "
+                        "its vote's counts checked at its updates",
+                        (("exact", exact, False), ("all_examples", all_examples, False),
+                         ("kernel", kernel, None)))
+        from ._voted_run import run_voted
+        return run_voted(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
+                         max_epochs=max_epochs, lemmas=lemmas, proofs=proofs,
+                         include_unverified=include_unverified, separable=separable,
+                         checks=checks, on_violation=on_violation, progress=progress,
+                         backend=backend, chunk_visits=chunk_visits, eta=eta, w0=w0)
     if kernel is not None:
         raise InvalidArgument(f"kernel={kernel!r}: only the kernel variant takes a kernel")
     t_start = time.perf_counter()

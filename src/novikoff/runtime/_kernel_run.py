@@ -458,6 +458,7 @@ class _Watch:
         self.k = 0
         self.a = self.e_a = self.q = self.e_q = 0.0
         self.chunks = []
+        self.visit_chunks = []  # the visit of each update, for the trace (audit)
         self.last_visit = None
         self.const = {"gamma": (np.array([sep.gamma]), None), "R": (np.array([sep.R]), None),
                       "<w_star, w_star>": (np.array([sep.s]), np.array([sep.e_s]))}
@@ -534,6 +535,7 @@ class _Watch:
             float(e_q1[-1])
         np.add.at(self.alpha, idx, 1.0)
         self.chunks.append(idx)
+        self.visit_chunks.append(visits)
         self.last_visit = int(visits[-1])
         self.monitor.check_chunk(env, j0, L, examples=idx, visits=visits)
 
@@ -635,7 +637,9 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
         R=sep.R if sep else None, separable=True, exact=False,
         checks=monitor.checks if monitor else 0, monitor=summary, bounds=bounds,
         updates=watch.updates() if watch else None, td=None,
-        seconds=time.perf_counter() - t_start)
+        seconds=time.perf_counter() - t_start,
+        update_visits=(np.concatenate(watch.visit_chunks) if watch and watch.visit_chunks
+                       else np.zeros(0, np.int64)) if watch else None)
 
 
 def _judging_lemmas(X, y, kern, beta, gamma, order, cyclic, max_epochs, lemmas, proofs,

@@ -24,8 +24,8 @@ import sympy as sp
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import Implication, Relation, VectorEq
 from ..quantities import in_run_vocabulary
-from ._compile import (BATCH_NAMES, PER_UPDATE, SINGLE_EXAMPLE_NAMES, Check, Unbindable,
-                       compile_formula, slot_names)
+from ._compile import (AVERAGED_NAMES, BATCH_NAMES, PER_UPDATE, SINGLE_EXAMPLE_NAMES,
+                       VOTED_NAMES, Check, Unbindable, compile_formula, slot_names)
 from ._program import Program
 
 __all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma",
@@ -289,10 +289,12 @@ class Monitor:
         """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped.
 
         engine: 'single' (a run with one example per update: classic, margin, kernel, audits)
-        or 'batch' (a batch step per update); a lemma that mentions quantities only the other
-        kind of run has is listed as not monitorable, with the reason (``_other_run``).
+        or 'batch' (a batch step per update), or 'voted' (a classic run keeping its vote), or
+        'averaged' (the visits of an averaged run: its lemmas indexed by t only); a
+        lemma that mentions quantities only another kind of run has is listed as not
+        monitorable, with the reason (``_other_run``).
         """
-        if engine not in ("single", "batch"):
+        if engine not in ("single", "batch", "voted", "averaged"):
             raise InvalidArgument(f"engine={engine!r}")
         mon = cls(on_violation=_check_on_violation(on_violation))
         for obj in lemmas:
@@ -555,12 +557,29 @@ class Monitor:
 # The beginnings of the reasons _other_run gives (the command line counts them in one line).
 BATCH_ONLY = "about the batch perceptron only"
 SINGLE_ONLY = "about one example per update"
+VOTED_ONLY = "about the voted perceptron only"
+AVERAGED_ONLY = "about the averaged perceptron only"
+NOT_AT_VISITS = "not about an averaged run's visits"
 
 
 def _other_run(compiled, engine: str) -> str | None:
     """Why a compiled lemma cannot be monitored on this kind of run, or None if it can."""
     check, hyps = compiled
     names = slot_names(check.slots).union(*(slot_names(h.slots) for _, h in hyps))
+    averaged = sorted(names & AVERAGED_NAMES)
+    if averaged and engine != "averaged":
+        return (f"{AVERAGED_ONLY}: it mentions {', '.join(averaged)}, quantities of the visits "
+                f"of an averaged run (variant='averaged')")
+    if engine == "averaged":  # the visits' monitor: the training run's lemmas are checked apart
+        other = sorted(names - AVERAGED_NAMES - {"gamma", "R", "w_star"})
+        if not averaged or other:
+            return (f"{NOT_AT_VISITS}: it mentions "
+                    f"{', '.join(other) or 'no quantity of the visits'}")
+        return None
+    voted = sorted(names & VOTED_NAMES)
+    if voted and engine != "voted":
+        return (f"{VOTED_ONLY}: it mentions {', '.join(voted)}, quantities of the vote "
+                f"(variant='voted')")
     if engine == "batch":
         bad = sorted(names & SINGLE_EXAMPLE_NAMES)
         if bad:

@@ -30,11 +30,14 @@ def register(subparsers) -> None:
     p.add_argument("data", help="DATA.npz, DATA.csv, iris or breast_cancer")
     p.add_argument("--w-star", metavar="W.npy", help="the separator w* (default: a max-margin "
                                                      "separator, certified)")
-    p.add_argument("--variant", choices=("classic", "margin", "kernel", "batch"),
+    p.add_argument("--variant", choices=("classic", "margin", "kernel", "batch", "averaged",
+                                         "voted"),
                    default="classic",
                    help="the perceptron to run (kernel: the kernel perceptron, see --kernel; "
                         "batch: each step adds ETA times the sum of y*x over the misclassified "
-                        "examples, --max-epochs bounding the steps)")
+                        "examples, --max-epochs bounding the steps; averaged: the classic run "
+                        "returning the average of the weights in use at every visit; voted: "
+                        "the classic run keeping every weight vector with its count)")
     p.add_argument("--kernel", metavar="SPEC",
                    help="the kernel of --variant kernel: linear, poly:DEGREE[:C] "
                         "((<a, b> + C)^DEGREE, C = 1 by default) or rbf:G (exp(-G||a - b||^2))")
@@ -91,7 +94,22 @@ def register(subparsers) -> None:
     a.add_argument("--data", required=True, metavar="D.npz")
     a.add_argument("--trace", required=True, metavar="T.npz")
     a.add_argument("--w-star", metavar="W.npy")
-    a.add_argument("--variant", choices=("classic", "margin"), default="classic")
+    a.add_argument("--variant", choices=("classic", "margin", "batch", "kernel", "averaged",
+                                         "voted"),
+                   default="classic",
+                   help="batch: the trace has w (K, d), the weights after each batch step "
+                        "(optionally converged: the run stopped with no mistake), judged by "
+                        "batch.proof (setting batch_run); kernel: the trace has order (T,) and "
+                        "alpha (T, n), the dual counts after each visit (alpha_i counts the "
+                        "updates on example i, f(x) = sum_i alpha_i*y_i*K(x_i, x); signed "
+                        "alpha_i*y_i: pass alpha*y), judged by kernel.proof; see --kernel; "
+                        "averaged: order, w and average (T, d), the implementation's average "
+                        "after each visit, judged by averaged.proof (see --average-convention); "
+                        "voted: order, w and optionally the final vote, vectors (K+1, d) and "
+                        "counts (K+1,), judged by voted.proof (see --vote-counts)")
+    a.add_argument("--kernel", metavar="SPEC",
+                   help="the kernel of --variant kernel: linear, poly:DEGREE[:C] or rbf:G "
+                        "(w* is then given as dual coefficients beta, length n)")
     a.add_argument("--gamma", type=float)
     a.add_argument("--non-separable", action="store_true",
                    help="data not separable by w*: judge by the hinge-loss bound (TD for w*, "
@@ -108,6 +126,17 @@ def register(subparsers) -> None:
     a.add_argument("--float32", action="store_true",
                    help="the implementation computes in float32 (rounding bounds with unit "
                         "roundoff 2^-24)")
+    a.add_argument("--average-convention", choices=("after", "in-use"),
+                   help="--variant averaged (the trace also has average (T, d), the "
+                        "implementation's average after each visit): the mean of the weights "
+                        "after each visit (after, the default: scikit-learn's "
+                        "SGDClassifier(average=True)) or of those in use at each visit (in-use: "
+                        "seed 003's, novikoff run --variant averaged)")
+    a.add_argument("--vote-counts", choices=("in-use", "freund-schapire"),
+                   help="--variant voted (the trace may also have the final vote: vectors "
+                        "(K+1, d) and counts (K+1,)): each vector counts the visits at which it "
+                        "was in use (in-use, the default: novikoff run --variant voted), or the "
+                        "visit of an update counts for the new vector (freund-schapire)")
     _common(a)
     a.set_defaults(handler=audit_command)
 
@@ -232,6 +261,13 @@ _NOT_FOR = {
     # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
     "kernel": (("--save", "--exact", "--plot"),
                "its weights live in the kernel's feature space"),
+    "averaged": (("--exact", "--save", "--plot", "--report", "--w0", "--non-separable",
+                  "--all-examples", "--kernel"),
+                 "the classic run from w = 0 in floating point on separable data, its averages "
+                 "checked at every visit"),
+    "voted": (("--exact", "--save", "--plot", "--report", "--all-examples", "--kernel"),
+              "the classic run in floating point keeping its vote, whose counts are checked at "
+              "its updates"),
 }
 
 
@@ -287,7 +323,8 @@ def run_command(args) -> int:
     finally:
         progress.done()
     saved = None
-    if args.save or (violation is not None and args.variant not in ("kernel", "batch")):
+    if args.save or (violation is not None and
+                     args.variant not in ("kernel", "batch", "averaged", "voted")):
         outcome = {"mistakes": result.mistakes if result else None,
                    "violation": violation.as_dict() if violation else None}
         saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
@@ -338,6 +375,9 @@ _SUMMARISED = (("no run quantity is bound to", "whose symbols are not run quanti
                ("not verified", "not verified"),
                ("it has a sum", "with a sum (sum(i < n, ...))"),
                ("about the batch perceptron only", "about batch steps (--variant batch)"),
+               ("about the averaged perceptron only",
+                "about an averaged run's visits (--variant averaged)"),
+               ("about the voted perceptron only", "about the vote (--variant voted)"),
                ("about one example per update", "about one example per update"))
 
 
@@ -367,6 +407,10 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
           f"{' (exact arithmetic)' if res.exact else ''}")
     if res.variant == "batch":
         print(f"rule       w <- w + {res.eta!r}*sum(y*x over the misclassified examples) from 0")
+    elif res.variant == "averaged":
+        print(f"average    of the weights in use at the {res.visits:,} visits: ||a|| = "
+              f"{_fmt(float(np.linalg.norm(res.w)))} (res.w; the last weights: "
+              f"||w|| = {_fmt(float(np.linalg.norm((res.monitor or {}).get('weights', []))))})")
     elif getattr(res, "eta", 1.0) != 1.0 or getattr(res, "w0", None) is not None:
         start = "0" if res.w0 is None else f"w0 (||w0|| = {_fmt(float(np.linalg.norm(res.w0)))})"
         print(f"rule       w <- w + {res.eta!r}*y*x from {start}")
@@ -376,6 +420,10 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
               f"corrections)")
     else:
         print(f"mistakes   {res.mistakes}")
+    if res.variant == "voted":
+        counts = res.vote.counts
+        shown = " ".join(str(c) for c in counts[:8]) + (" ..." if len(counts) > 8 else "")
+        print(f"vote       {len(counts):,} vectors, counts {shown} (sum {int(counts.sum()):,})")
     print(f"bound      {_fmt(res.bound)}" + (f"  ({bound_by})" if bound_by else ""))
     print(f"ratio      {_fmt(res.ratio, 4)}")
     print(f"gamma      {_fmt(res.gamma)}   R {_fmt(res.R)}" +
@@ -399,6 +447,19 @@ def audit_command(args) -> int:
     from ._audit import audit
     from ._io import _in_file, load_dataset, read_npz
 
+    if args.variant == "averaged":
+        return _audit_averaged(args)
+    if args.average_convention:
+        return _fail(f"--average-convention: only for --variant averaged (not {args.variant})")
+    if args.variant in ("batch", "kernel"):
+        return _audit_batch_or_kernel(args)
+    if args.kernel:
+        return _fail(f"--kernel: only for --variant kernel (not {args.variant})")
+    if args.vote_counts and args.variant != "voted":
+        return _fail(f"--vote-counts: only for --variant voted (not {args.variant})")
+    if args.variant == "voted" and args.non_separable:
+        return _fail("--non-separable: not available for --variant voted (the vote's lemmas "
+                     "are judged on separable data)")
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
     trace = read_npz(args.trace, "trace", ("order", "w"))
@@ -409,11 +470,20 @@ def audit_command(args) -> int:
               if args.w_star else None)
     w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, d, nonzero=False))
           if args.w0 else None)
-    report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
-                   variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
-                   proofs=args.proofs, include_unverified=args.include_unverified,
-                   w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
-                   float32=args.float32)
+    if args.variant == "voted":
+        from ._audit_voted import audit_voted
+        report = audit_voted(X, y, order, trace["w"], vectors=trace.get("vectors"),
+                             counts=trace.get("counts"), convention=args.vote_counts or "in-use",
+                             w_star=w_star, td=trace.get("td"), gamma=args.gamma,
+                             proofs=args.proofs, include_unverified=args.include_unverified,
+                             w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
+                             float32=args.float32)
+    else:
+        report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
+                       variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
+                       proofs=args.proofs, include_unverified=args.include_unverified,
+                       w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
+                       float32=args.float32)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
     else:
@@ -431,6 +501,12 @@ def audit_command(args) -> int:
         print(f"checks     {report.checks:,} invariant checks")
         print(f"rule       {report.rule_violations} violation(s) of the update rule")
         print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+        vote = getattr(report, "vote", None)
+        if vote is not None:
+            held = (f"{vote['vectors']} vectors" if "vectors" in vote else
+                    "not in the trace (no vectors, counts)")
+            print(f"vote       {held} for {vote['updates']} update(s), {vote['convention']} "
+                  f"counts: {report.vote_violations} entry(ies) not the vote's definition")
         if report.td_violations:
             print(f"td         {report.td_violations} visit(s) report a TD that is not its "
                   f"definition")
@@ -447,6 +523,130 @@ def audit_command(args) -> int:
         for m in report.monitor.get("monitored", []):
             if not m["applies"]:
                 print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
+    return 1 if report.violations else 0
+
+
+def _audit_averaged(args) -> int:
+    """novikoff audit --variant averaged: the weights as the classic audit, the averages against
+    the declared convention's mean, averaged.proof's lemmas at every visit."""
+    from ._audit_averaged import _check_average, audit_averaged
+    from ._io import _in_file, load_dataset, read_npz
+
+    refused = [f for f in ("--w0", "--bias", "--float32", "--non-separable", "--kernel")
+               if getattr(args, f[2:].replace("-", "_"))]
+    if refused:
+        return _fail(f"{refused[0]}: not available for --variant averaged (the averaged "
+                     f"perceptron starts from w = 0, in float64, on separable data)")
+    if check_positive(args.eta, "eta") != 1.0:
+        return _fail(f"--eta {args.eta}: not available for --variant averaged (its updates add "
+                     f"y*x)")
+    X, y, _ = load_dataset(args.data)
+    trace = read_npz(args.trace, "trace", ("order", "w", "average"))
+    with _in_file("trace", args.trace):
+        order = check_order(trace["order"], X.shape[0])
+    w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+              if args.w_star else None)
+    convention = (args.average_convention or "after").replace("-", "_")
+    with _in_file("trace", args.trace):  # the trace's own errors name its file
+        _check_average(trace["average"], order.shape[0], X.shape[1])
+    report = audit_averaged(X, y, order, trace["w"], trace["average"], w_star=w_star,
+                            convention=convention, gamma=args.gamma, proofs=args.proofs,
+                            include_unverified=args.include_unverified)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=_json_default))
+        return 1 if report.violations else 0
+    print(f"trace      {report.visits} visits, {report.updates} updates, averages of the "
+          f"weights {'after' if convention == 'after' else 'in use at'} each visit")
+    for note in report.notes:
+        print(f"note       {note}")
+    print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
+    print(f"checks     {report.checks:,} invariant checks")
+    print(f"rule       {report.rule_violations} violation(s) of the update rule")
+    print(f"average    {report.average_violations} visit(s) whose average is not the mean")
+    print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+    if report.undetermined:
+        print(f"undecided  {report.undetermined} visit(s) within the rounding bound of the "
+              f"prediction (not violations: a correct float implementation may decide "
+              f"either way)")
+    for p in report.patterns:
+        print(f"  [pattern] {p['message']}")
+    for v in report.violations:
+        print(f"  [{v['kind']}] {v['message']}")
+    for m in report.monitor.get("monitored", []):
+        if not m["applies"]:
+            print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
+    return 1 if report.violations else 0
+
+
+# The audit options of the classic trace that a batch or kernel trace does not take, and why.
+_AUDIT_NOT_FOR = {
+    "batch": (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
+              "a batch step starts from w = 0, in float64, on separable data"),
+    "kernel": (("--w0", "--bias", "--float32", "--non-separable", "--vote-counts"),
+               "the kernel perceptron starts from alpha = 0, in float64, on separable data"),
+}
+
+
+def _audit_batch_or_kernel(args) -> int:
+    """novikoff audit --variant batch|kernel: read the files, audit, print as the classic audit."""
+    from ._audit_batch import _check_steps, _flag, audit_batch
+    from ._audit_kernel import _check_alpha, audit_kernel
+    from ._kernel_run import parse_kernel
+    from ._io import _in_file, load_dataset, read_npz
+
+    flags, reason = _AUDIT_NOT_FOR[args.variant]
+    refused = [f for f in flags if getattr(args, f[2:].replace("-", "_"), None)]
+    if refused:
+        return _fail(f"{refused[0]}: not available for --variant {args.variant} ({reason})")
+    eta = check_positive(args.eta, "eta")
+    X, y, _ = load_dataset(args.data)
+    common = dict(gamma=args.gamma, proofs=args.proofs,
+                  include_unverified=args.include_unverified)
+    if args.variant == "batch":
+        trace = read_npz(args.trace, "trace", ("w",))
+        with _in_file("trace", args.trace):  # the trace's own errors name its file
+            W = _check_steps(trace["w"], X.shape[1])
+            converged = _flag(trace["converged"], "converged") if "converged" in trace else False
+        w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
+                  if args.w_star else None)
+        report = audit_batch(X, y, W, eta=eta, w_star=w_star, converged=converged, **common)
+        head = (f"trace      {report.visits} batch steps, {report.rule['corrections']} "
+                f"corrections{' (converged)' if converged else ''}")
+    else:
+        if eta != 1.0:
+            return _fail(f"--eta {args.eta}: not available for --variant kernel (an update adds "
+                         f"1 to alpha_i)")
+        if not args.kernel:
+            return _fail("--kernel: required with --variant kernel (linear, poly:DEGREE[:C] or "
+                         "rbf:G)")
+        kern = parse_kernel(args.kernel)
+        trace = read_npz(args.trace, "trace", ("order", "alpha"))
+        with _in_file("trace", args.trace):
+            order = check_order(trace["order"], X.shape[0])
+            alpha = _check_alpha(trace["alpha"], order.shape[0], X.shape[0], y)
+        w_star = _vector_file(args.w_star, "w_star", lambda v: v) if args.w_star else None
+        report = audit_kernel(X, y, order, alpha, kernel=kern, w_star=w_star, **common)
+        head = (f"trace      {report.visits} visits, {report.updates} updates, kernel "
+                f"{report.rule['kernel']} (alpha: unsigned counts)")
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=_json_default))
+        return 1 if report.violations else 0
+    print(head)
+    print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
+    print(f"checks     {report.checks:,} invariant checks")
+    print(f"rule       {report.rule_violations} violation(s) of the update rule")
+    print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+    if report.undetermined:
+        print(f"undecided  {report.undetermined} decision(s) within the rounding bound of the "
+              f"prediction (not violations: a correct float implementation may decide either "
+              f"way)")
+    for v in report.violations:
+        print(f"  [{v['kind']}] {v['message']}")
+    for v in report.undetermined_visits:
+        print(f"  [undetermined] {v['message']}")
+    for m in report.monitor.get("monitored", []):
+        if not m["applies"]:
+            print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
     return 1 if report.violations else 0
 
 

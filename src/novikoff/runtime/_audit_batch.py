@@ -1,0 +1,400 @@
+"""Audit a batch perceptron's trace, made by any implementation.
+
+Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``w`` (K, d), the weights after each batch step
+(w before the first step is 0); optionally ``converged``: the implementation stopped because
+its last weights misclassify no example.
+
+The rule (proofs/batch.proof): step k takes the set Y_k of the examples that w[k] misclassifies
+(y_t<w[k], x_t> <= 0), and w[k+1] = w[k] + eta*u_k with u_k = sum over Y_k of y_t*x_t; a step is
+taken only when Y_k is not empty.  Floats are judged honestly:
+
+* The set.  E_t bounds the distance between the exact y_t<w, x_t> and any correct float
+  evaluation of it (any summation order, gamma_d*|w|.|x_t|).  An example is certainly in Y_k
+  (every correct implementation counts it) when the exact value is <= -E_t, certainly out when
+  it is > E_t; where every float evaluation is exact (``_audit._exact_rows``: w = 0, integer or
+  small dyadic data and weights) the tie y<w, x> = 0 is decided exactly (counted).  Otherwise
+  the example *may go either way*: the audit looks for the sets between the certain ones that
+  explain the step (at most 2^_FLEXIBLE candidates).
+* The step.  A correct implementation sums u in any order (gamma_m per coordinate), scales by
+  eta and adds: the step is accepted when it is within those roundings (and the audit's own)
+  of w[k] + eta*u for an admissible set.
+
+Findings (``kind``):
+
+* ``rule``: step k is not w[k] + eta*sum(y*x) over any admissible set of misclassified
+  examples (the message names the exact set, the coordinate that differs and, when it fits, what
+  the step is instead: twice the step, the sum not reset, divided by m or n); a step where no
+  example can be misclassified (the rule stops); with ``converged``, final weights that still
+  misclassify an example.
+* ``undetermined`` (not a violation): the step is explained only by counting (or not) an example
+  whose y<w, x> is within rounding of 0, against the exact rule; or too many such examples to
+  try every set.
+* ``lemma``: a statement of the setting batch_run (proofs/batch.proof), evaluated on the trace's
+  weights, with m[k] = |Y_k| (the set that explains the step, else the exact rule's set), C[k],
+  Q[k] its running totals and n the number of examples, is certainly false.  The trace's weights
+  are allowed the drift of a correct implementation from the exact batch run (the bounds of
+  ``_batch_run``); the lemmas that judge are those that apply to the textbook batch run on the
+  same data (``_audit.judged_like_a_trace``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ._audit import AuditReport, _exact_rows, _lemma_findings, _show, judged_like_a_trace
+from ._batch_run import _dot_err, _exact_slot, _norm_up, run_batch
+from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, start_slots
+from ._engine import make_monitor
+from ._lemmas import load_lemmas
+from ._separator import max_margin_separator
+from ._validate import check_data, check_gamma, check_positive, check_w_star
+
+__all__ = ["audit_batch", "audit_batch_files", "batch_trace"]
+
+_FLEXIBLE = 10  # examples within rounding of 0 in one step: every set of them is tried
+_EXACT_TIE_BUDGET = 200_000  # |Y|*d Fraction products for an exact <u, w[k]> at a tie
+
+
+def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
+                converged: bool = False, lemmas=None, proofs=None,
+                include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
+    """Check a batch perceptron's trace against the batch rule and the batch_run lemmas.
+
+    w: (K, d) the weights after each step (from w = 0).  converged: the implementation
+    stopped because w[K] misclassifies nothing (checked).  The report counts steps in
+    ``visits`` and ``updates`` (each step is an update), the corrections sum m[k] in
+    ``rule['corrections']``; each finding's ``visit`` and ``k`` are the step.
+    """
+    X, y = check_data(X, y)
+    n, d = X.shape
+    eta = check_positive(eta, "eta")
+    W = _check_steps(w, d)
+    gamma = check_gamma(gamma)
+    if not isinstance(converged, (bool, np.bool_)):
+        raise InvalidArgument(f"converged={converged!r} is not a boolean")
+    ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+    stats = data_stats(X, y, ws)
+    gamma = certify_margin(X, y, ws, stats, gamma)
+    K = W.shape[0]
+    Wb = np.vstack([np.zeros((1, d)), W[:-1]])
+    sets, findings, unsure = _rule(X, y, Wb, W, eta, max_rule)
+    if converged:
+        end = _convergence(X, y, W[-1] if K else np.zeros(d), K)
+        if end is not None:
+            (findings if end[0] == "rule" else unsure).append(end[1])
+    rule_count = len(findings)
+    findings = findings[:max_rule]
+    # ---------------------------------------------------------------- the lemmas
+    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    reference = run_batch(X, y, eta=eta, w_star=ws, gamma=gamma, max_epochs=max(K, 1),
+                          lemmas=base, include_unverified=include_unverified,
+                          on_violation="collect")
+    judged = judged_like_a_trace(base, reference)
+    monitor = make_monitor(judged, include_unverified=include_unverified,
+                           on_violation="collect", engine="batch")
+    monitor.example_scope = "updates"
+    C = _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats)
+    lemma_found = _lemma_findings(monitor.violations)
+    for f in lemma_found:  # a batch monitor counts steps, not visits
+        f["visit"] = f["k"]
+    violations = sorted(findings + lemma_found,
+                        key=lambda f: f["visit"] if f["visit"] is not None else -1)
+    return AuditReport(visits=K, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
+                       rule_violations=rule_count, lemma_violations=len(lemma_found),
+                       violations=violations, monitor=monitor.summary(),
+                       undetermined=len(unsure), undetermined_visits=unsure[:max_rule],
+                       rule={"variant": "batch", "eta": eta, "steps": K, "corrections": C,
+                             "converged": bool(converged)})
+
+
+def _check_steps(w, d: int) -> np.ndarray:
+    try:
+        W = np.asarray(w)
+    except Exception:  # noqa: BLE001
+        raise InvalidArgument(f"w={w!r} is not an array") from None
+    if W.dtype == object or W.dtype.kind not in "biuf":
+        raise InvalidArgument(f"w: dtype {W.dtype} is not numeric (the weights after each "
+                              f"batch step, shape (K, {d}))")
+    if W.ndim != 2 or W.shape[1] != d:
+        raise InvalidArgument(f"w: shape {W.shape} does not match X: expected (K, {d}), the "
+                              f"weights after each of the K batch steps")
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(W))
+    if bad.size:
+        k, j = (int(v) for v in bad[0])
+        raise InvalidArgument(f"w[{k}, {j}]={W[k, j].item()!r} is not finite")
+    return W
+
+
+# -------------------------------------------------------------------- the rule
+
+
+def _decisions(X, y, w):
+    """(forced, possible, rule, values): the examples every correct implementation counts as
+    misclassified by w, those some correct implementation may count, those the exact rule
+    counts, and an exact value (Fraction) of y<w, x> for the examples near 0."""
+    n, d = X.shape
+    p = X @ w
+    s = y * p
+    E = (gam(d) * SAFETY * (np.abs(X) @ np.abs(w)) + d * TINY) * SAFETY
+    forced = s <= -2 * E
+    possible = s <= 2 * E
+    rule = forced.copy()
+    values = {}
+    band = np.flatnonzero(possible & ~forced)
+    if band.size:
+        exact = _exact_rows(np.broadcast_to(w, (band.size, d)), X[band])
+        for i, ex in zip(band.tolist(), exact.tolist()):
+            if ex:  # every float evaluation is the exact value: a tie is a tie
+                forced[i] = possible[i] = rule[i] = s[i] <= 0
+                values[i] = Fraction(float(s[i]))
+                continue
+            a = int(y[i]) * exact_dot(w, X[i])
+            e = Fraction(float(E[i]))
+            values[i] = a
+            rule[i] = a <= 0
+            forced[i] = a + e <= 0
+            possible[i] = a - e <= 0
+    return forced, possible, rule, values
+
+
+def _step_tolerance(Wb, Wa, ref, XY, u, eta):
+    """How far a correct implementation's w + fl(eta*fl(sum y*x)) may be from the audit's own
+    float ref, per coordinate: both sum m terms in some order (gamma_m of sum |x|, plus the
+    scaling by eta), round the product and the sum."""
+    m = XY.shape[0]
+    A = np.abs(XY).sum(axis=0)
+    return ((2 * eta * gam(m + 1) * A + 2 * U * eta * np.abs(u)
+             + U * (np.abs(Wa) + np.abs(ref)) + 4 * TINY) * (1 + 4 * U) * SAFETY)
+
+
+def _matches(X, y, Wb, Wa, Y, eta):
+    if Y.size == 0:
+        return False, None
+    XY = X[Y]
+    u = y[Y] @ XY
+    ref = Wb + eta * u
+    dev = np.abs(Wa - ref)
+    tol = _step_tolerance(Wb, Wa, ref, XY, u, eta)
+    return bool((dev <= tol).all()), (dev - tol, ref)
+
+
+def _rule(X, y, Wb, W, eta, limit):
+    """(sets, rule findings, undetermined findings): the set Y_k that explains each step (the
+    exact rule's set where none does)."""
+    K = W.shape[0]
+    sets, found, unsure = [], [], []
+    acc = np.zeros(X.shape[1])  # the running sum of the u's, for the 'not reset' hint
+    for k in range(K):
+        forced, possible, rule, values = _decisions(X, y, Wb[k])
+        Y_rule = np.flatnonzero(rule)
+        flexible = np.flatnonzero(possible & ~forced)
+        step = W[k] - Wb[k]
+        ok, info = _matches(X, y, Wb[k], W[k], Y_rule, eta)
+        if Y_rule.size:
+            acc = acc + y[Y_rule] @ X[Y_rule]
+        if ok:
+            sets.append(Y_rule)
+            continue
+        if flexible.size > _FLEXIBLE:
+            sets.append(Y_rule)
+            unsure.append(_finding("undetermined", k, (
+                f"{flexible.size} examples have y<w,x> within the rounding bound of 0: "
+                f"the audit does not try every set of them (at most {_FLEXIBLE})")))
+            continue
+        chosen = None
+        base = np.flatnonzero(forced)
+        for pick in product((False, True), repeat=flexible.size):
+            Y = np.sort(np.concatenate([base, flexible[np.array(pick, dtype=bool)]]))
+            if _matches(X, y, Wb[k], W[k], Y, eta)[0]:
+                chosen = Y
+                break
+        if chosen is not None:
+            sets.append(chosen)
+            differ = sorted(set(chosen.tolist()) ^ set(Y_rule.tolist()))
+            shown = ", ".join(f"example {i}: y<w,x> = {_show(values[i])}" for i in differ[:5])
+            unsure.append(_finding("undetermined", k, (
+                f"the step is w[k] + {_eta(eta)}sum(y*x) over a set that differs from the exact "
+                f"rule's at examples within the rounding bound of 0 ({shown}): a correct float "
+                f"implementation may count them either way"), example=differ[0]))
+            continue
+        sets.append(Y_rule)
+        if limit and len(found) >= limit:
+            found.append(_finding("rule", k, None))
+            continue
+        if not Y_rule.size and not flexible.size:
+            msg = (f"no example is misclassified by w[k] (every y<w,x> > 0): the batch "
+                   f"perceptron stops here, but the trace takes step {k}"
+                   + ("" if step.any() else " (w does not change)"))
+        else:
+            (excess, ref) = info if info is not None else (None, Wb[k])
+            j = int(np.argmax(excess)) if excess is not None else int(np.argmax(np.abs(step)))
+            shown = _members(Y_rule)
+            msg = (f"w[k+1] - w[k] is not {_eta(eta)}sum(y*x) over the misclassified examples "
+                   f"(m = {Y_rule.size}: {shown}): coordinate {j} is {float(W[k, j])!r} instead "
+                   f"of {float(ref[j])!r}")
+            hint = _hint(step, X, y, Y_rule, eta, acc, X.shape[0])
+            if hint:
+                msg += f"; {hint}"
+        found.append(_finding("rule", k, msg))
+    return sets, found, unsure
+
+
+def _hint(step, X, y, Y, eta, acc, n) -> str | None:
+    """What the step is instead, when it is a recognisable mistake (a multiple of the right
+    step, or the sums of all steps so far)."""
+    if not Y.size:
+        return None
+    u = eta * (y[Y] @ X[Y])
+    m = Y.size
+    for what, v in (("twice the step: added two times?", 2 * u),
+                    (f"the step divided by m = {m}: a mean over the mistakes?", u / m),
+                    (f"the step divided by n = {n}: a mean over the examples?", u / n),
+                    (f"the step divided by n*m = {n * m}: averaged twice?", u / (n * m)),
+                    ("the sum of every step's sum so far: u not reset between steps?",
+                     eta * acc)):
+        scale = np.abs(v).max()
+        if scale > 0 and np.abs(step - v).max() <= 1e-9 * scale and \
+                np.abs(v - u).max() > 1e-9 * scale:
+            return f"it is {what}"
+    return None
+
+
+def _convergence(X, y, w, K):
+    """A trace that says it converged: w[K] must misclassify no example."""
+    forced, possible, rule, values = _decisions(X, y, w)
+    wrong = np.flatnonzero(forced)
+    if wrong.size:
+        i = int(wrong[0])
+        value = _show(values[i]) if i in values else repr(float(y[i] * (X[i] @ w)))
+        return "rule", _finding("rule", K, (
+            f"the trace stops as converged, but w[{K}] misclassifies {wrong.size} example(s) "
+            f"({_members(wrong)}; example {i}: y<w,x> = {value}): the batch perceptron stops "
+            f"only when no example is misclassified"), example=i)
+    near = np.flatnonzero(rule)
+    if near.size:
+        i = int(near[0])
+        return "undetermined", _finding("undetermined", K, (
+            f"the trace stops as converged; w[{K}] misclassifies example {i} in exact "
+            f"arithmetic (y<w,x> = {_show(values[i])}) within the rounding bound of 0: a correct "
+            f"float implementation may stop"), example=i)
+    return None
+
+
+def _members(Y) -> str:
+    shown = ", ".join(str(int(i)) for i in Y[:8])
+    return f"examples {shown}{', ...' if Y.size > 8 else ''}" if Y.size else "none"
+
+
+def _eta(eta: float) -> str:
+    return "" if eta == 1.0 else f"{eta!r}*"
+
+
+def _finding(kind, k, msg, example=None) -> dict:
+    return {"kind": kind, "lemma": None, "visit": k, "k": k, "example": example,
+            "message": None if msg is None else f"step {k}: {msg}"}
+
+
+# -------------------------------------------------------------------- the lemmas
+
+
+def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
+    """Feed the monitor the slots of every step (as ``_batch_run._Watch`` does for the engine,
+    from the trace's weights with the drift of a correct implementation); the total m."""
+    n, d = X.shape
+    K = W.shape[0]
+    const = {"gamma": (np.array([gamma]), None), "R": (np.array([stats.R]), None),
+             "n": (np.array([float(n)]), None),
+             "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
+             **start_slots(None, None, eta)}
+    monitor.check_constants(const)
+    nxu = stats.nx_up()
+    ws_up = stats.ws_up
+    names = ("<w_star, w[k]>", "<w[k], w[k]>", "<w_star, w[k+1]>", "<w[k+1], w[k+1]>",
+             "<w[k], w[k+1]>", "<w_star, u>", "<u, u>", "<u, w[k]>", "<u, w[k+1]>", "m[k]",
+             "C[k]", "C[k+1]", "Q[k]", "Q[k+1]")
+    rows = {name: ([], []) for name in names}
+    C = Q = 0.0
+    D = 0.0  # ||w~[k] - w[k]||: a correct implementation's drift from the exact batch run
+    a, e_a, q, e_q = 0.0, 0.0, 0.0, 0.0
+    for k in range(K):
+        w, w1, Y = Wb[k], W[k], sets[k]
+        mk = Y.size
+        u = y[Y] @ X[Y] if mk else np.zeros(d)
+        W0, W1, nu = _norm_up(w, d), _norm_up(w1, d), _norm_up(u, d)
+        e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
+        step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
+        D1 = (D + eta * e_U + step_r + 2 * U * W1) * SAFETY
+        a1, e_a1 = float(ws @ w1), _dot_err(d, ws_up, 0.0, W1, D1)
+        q1, e_q1 = float(w1 @ w1), _dot_err(d, W1, D1, W1, D1)
+        uw, e_uw = float(u @ w), _dot_err(d, nu, e_U, W0, D)
+        if uw + e_uw > 0 and mk * d <= _EXACT_TIE_BUDGET:
+            # obtuse at a tie (always at w = 0): <u, w~[k]> exactly, plus the drift of w~[k]
+            exact = sum((int(y[t]) * exact_dot(X[t], w) for t in Y.tolist()), Fraction(0))
+            uw, e_x = _exact_slot(exact)
+            e_uw = e_x + (nu + e_U) * D * SAFETY
+        m = float(mk)
+        for name, pair in (("<w_star, w[k]>", (a, e_a)), ("<w[k], w[k]>", (q, e_q)),
+                           ("<w_star, w[k+1]>", (a1, e_a1)), ("<w[k+1], w[k+1]>", (q1, e_q1)),
+                           ("<w[k], w[k+1]>", (float(w @ w1), _dot_err(d, W0, D, W1, D1))),
+                           ("<w_star, u>", (float(ws @ u), _dot_err(d, ws_up, 0.0, nu, e_U))),
+                           ("<u, u>", (float(u @ u), _dot_err(d, nu, e_U, nu, e_U))),
+                           ("<u, w[k]>", (uw, e_uw)),
+                           ("<u, w[k+1]>", (float(u @ w1), _dot_err(d, nu, e_U, W1, D1))),
+                           ("m[k]", (m, 0.0)), ("C[k]", (C, 0.0)), ("C[k+1]", (C + m, 0.0)),
+                           ("Q[k]", (Q, 0.0)), ("Q[k+1]", (Q + m * m, 0.0))):
+            rows[name][0].append(pair[0])
+            rows[name][1].append(pair[1])
+        a, e_a, q, e_q = a1, e_a1, q1, e_q1
+        C += m
+        Q += m * m
+        D = D1
+    if K:
+        ks = np.arange(K, dtype=float)
+        env = {"k": (ks, None), "M": (ks, None), **const}
+        for name, (v, e) in rows.items():
+            env[name] = (np.array(v), np.array(e) * SAFETY)
+        monitor.check_chunk(env, 0, K, visits=None)
+    kk = np.array([float(K)])
+    monitor.check_final_state({"k": (kk, None), "M": (kk, None), **const,
+                               "<w_star, w[k]>": (np.array([a]), np.array([e_a * SAFETY])),
+                               "<w[k], w[k]>": (np.array([q]), np.array([e_q * SAFETY])),
+                               "C[k]": (np.array([C]), None), "Q[k]": (np.array([Q]), None)}, K)
+    return int(C)
+
+
+# -------------------------------------------------------------------- files and engine runs
+
+
+def batch_trace(result) -> dict:
+    """The trace of a ``run_batch(..., keep_trace=True)`` result, as ``audit_batch`` reads it
+    (and ``np.savez(path, **batch_trace(result))`` writes it): w (K, d), converged."""
+    steps = getattr(result, "steps", None)
+    if steps is None:
+        raise InvalidArgument("result: no step weights recorded (run_batch(..., "
+                              "keep_trace=True))")
+    return {"w": np.asarray(steps, dtype=np.float64), "converged": np.array(result.converged)}
+
+
+def audit_batch_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
+    """audit_batch() on files: data .npz (X, y), trace .npz (w, optionally converged),
+    optional w_star .npy/.npz."""
+    from ._io import read_array, read_npz
+
+    f = read_npz(data, "data", ("X", "y"))
+    t = read_npz(trace, "trace", ("w",))
+    if "converged" in t and "converged" not in kwargs:
+        kwargs["converged"] = _flag(t["converged"], "converged")
+    ws = None if w_star is None else read_array(w_star, "w_star")
+    return audit_batch(f["X"], f["y"], t["w"], w_star=ws, **kwargs)
+
+
+def _flag(value, name: str) -> bool:
+    arr = np.asarray(value)
+    if arr.shape != () or arr.dtype.kind not in "biu" or int(arr) not in (0, 1):
+        raise InvalidArgument(f"{name}={arr.tolist()!r} is not a boolean (0/1 or True/False)")
+    return bool(arr)

@@ -1,0 +1,358 @@
+"""The voted perceptron (Freund and Schapire), monitored: the classic run keeping every weight
+vector w[0], ..., w[K] with its count, the lemmas of proofs/voted.proof and the classic ones
+checked at every update.
+
+Training is the classic perceptron's run (cyclic until a clean pass, or one pass over
+``order``), made by the classic engine's loop (``_engine._Loop``: the numba kernel or its numpy
+fallback) and monitored by its bookkeeping (``_engine._Watch``); this module only builds the
+vote from the loop's update log and adds the vote's quantities to the slots of every chunk:
+
+* ``votes[k]``: how many vectors the vote holds after k updates (just after the visit of update
+  k-1; the final state: at the end of the run);
+* ``vote_counts[k]``: the count of w[k] in the vote once update k replaces it: the visits at
+  which w[k] was the weights in use, from the visit after update k-1 to the visit of update k;
+* ``vote_counts_total[k]``: the counts of the vectors before w[k], added up;
+* ``visits_before[k]``: the visits made before w[k] came into use (the visit of update k-1,
+  plus one), taken from the loop's log, not from the vote.
+
+Counts.  The vote gives w[k] one count per visit at which it predicted, so the counts add up to
+the visits made and the last vector's count is the visits since the last update.  Freund and
+Schapire credit the visit of an update to the *new* vector instead; their counts are these with
+one count moved from w[0] to the last vector (from 0, w[0] = 0 votes sign(0) = 0 either way).
+
+Honest floats.  The vote's quantities are integers below 2^53, exact in floats (no error
+bound).  The vectors are the loop's weights: the log gives each update's example, and the vote
+recomputes w[k+1] = fl(w[k] + fl((eta*y)*x)) in the loop's order of operations, the same floats
+(checked against the loop's final weights).  The classic lemmas are checked with the classic
+engine's bounds.
+
+A testing hook, ``update_rule``, keeps the vote with a realistic bug (the run is the classic
+run either way): ``every_visit`` (a vector appended at every visit, not at each mistake),
+``not_reset`` (the new vector's count starts at its predecessor's instead of 0) and
+``survivals_only`` (a vector counts only the visits it predicted correctly: off by one for every
+replaced vector).  Such a run is judged as the audit judges a trace (the lemmas that apply to the
+textbook run on the same data and order, gated by their assumptions about the data only).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidArgument, NovikoffError
+from ._bounds import Bookkeeper, certify_margin, data_stats, start_slots
+from ._engine import CONVERGED, RunResult, _Watch
+from ._validate import check_choice
+
+__all__ = ["run_voted", "Vote", "VotedResult", "UPDATE_RULES", "vote_of_run"]
+
+UPDATE_RULES = ("textbook", "every_visit", "not_reset", "survivals_only")
+# The vote keeps every weight vector: refuse to hold more than this many floats (2 GB), rather
+# than run out of memory on a run that makes millions of updates.
+VOTE_BUDGET = 1 << 28
+
+
+@dataclass
+class Vote:
+    """The voted perceptron's classifier: vectors (K+1, d) and their counts (K+1,)."""
+
+    vectors: np.ndarray
+    counts: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.counts.shape[0])
+
+    def scores(self, X) -> np.ndarray:
+        """sum_k c[k]*sign(<w[k], x>) for every row x of X."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.vectors.shape[1]:
+            raise InvalidArgument(f"X: shape {X.shape} does not match the vote's vectors "
+                                  f"(d = {self.vectors.shape[1]})")
+        return np.sign(X @ self.vectors.T) @ self.counts.astype(float)
+
+    def predict(self, X) -> np.ndarray:
+        """The vote's labels sign(sum_k c[k]*sign(<w[k], x>)), +1 on a tie."""
+        return np.where(self.scores(X) >= 0, 1.0, -1.0)
+
+
+@dataclass
+class VotedResult(RunResult):
+    """A run's result (RunResult) with its vote."""
+
+    vote: Vote | None = None
+
+    def predict(self, X) -> np.ndarray:
+        """The vote's labels for the rows of X."""
+        return self.vote.predict(X)
+
+    def as_dict(self) -> dict:
+        out = super().as_dict()
+        out["vote"] = {"vectors": len(self.vote), "counts": self.vote.counts.tolist()}
+        return out
+
+
+# --------------------------------------------------------------------------- the vote
+
+class _Vote:
+    """The vote of the textbook rule, built a chunk of the update log at a time (vectorised):
+    the new vectors from the logged examples, the counts from the logged visits."""
+
+    def __init__(self, start, X, y, eta):
+        self.X, self.y, self.eta = X, y, eta
+        self.rows = 1
+        self.blocks = [start[None, :].copy()]
+        self.w = start.copy()
+        self.k = 0  # updates so far
+        self.T = 0  # visits made before the vector in use came into use
+        self.V = 0.0  # the counts of the vectors before it, added up
+        self.starts = [np.zeros(1, np.int64)]  # visits_before of every vector, per chunk
+
+    def vectors(self, idx) -> np.ndarray:
+        """The weights after each of these updates, as the loop computed them."""
+        self.rows += idx.size
+        if self.rows * self.w.size > VOTE_BUDGET:
+            raise NovikoffError(f"the vote would hold {self.rows:,} vectors of {self.w.size} "
+                                f"floats, over the budget of {VOTE_BUDGET:,} floats: bound the "
+                                f"run with max_epochs (--max-epochs)")
+        rows = (self.eta * self.y[idx])[:, None] * self.X[idx]  # fl((eta*y)*x)
+        W = np.cumsum(np.vstack([self.w[None, :], rows]), axis=0)[1:]  # fl(w + step), in turn
+        self.blocks.append(W)
+        self.w = W[-1].copy()
+        return W
+
+    def add(self, idx, visits) -> dict:
+        """The voted slots of these updates and of the states before them: the vote's size
+        and its counts' running total as the vote holds them (one vector per update, the counts
+        from the logged visits)."""
+        held = float(self.rows)  # vectors held before these updates
+        self.vectors(idx)
+        L = idx.size
+        T1 = visits.astype(np.int64) + 1
+        T0 = np.concatenate(([self.T], T1[:-1]))
+        self.starts.append(T1)
+        counts = (T1 - T0).astype(float)  # the replaced vectors' counts
+        V1 = self.V + np.cumsum(counts)
+        V0 = np.concatenate(([self.V], V1[:-1]))
+        self.k += L
+        self.T = int(T1[-1])
+        self.V = float(V1[-1])
+        size0 = held + np.arange(L, dtype=float)
+        return {"votes[k]": size0, "votes[k+1]": size0 + 1.0, "vote_counts[k]": counts,
+                "vote_counts_total[k]": V0, "vote_counts_total[k+1]": V1}
+
+    def final(self, visits: int):
+        """The vote after `visits` visits, and its size and counts total in the final state."""
+        starts = np.concatenate(self.starts + [np.array([visits], np.int64)])
+        vote = Vote(np.vstack(self.blocks), np.diff(starts))
+        return vote, float(self.rows), self.V
+
+
+class _BuggyVote(_Vote):
+    """The vote kept visit by visit with one of the bugs of UPDATE_RULES (Python: a testing
+    hook).  Each entry is [vector, count]; at a visit the vector in use is the last entry's."""
+
+    def __init__(self, start, X, y, eta, rule):
+        super().__init__(start, X, y, eta)
+        self.rule = rule
+        self.entries = [[start.copy(), 0]]
+        self.closed = 0  # the counts of every entry but the last, added up
+        self.in_use = start.copy()  # the learner's weights
+        self.visited = 0  # visits processed
+
+    def _visit(self, mistake: bool, w_after) -> None:
+        cur = self.entries[-1]
+        if self.rule != "survivals_only" or not mistake:
+            cur[1] += 1
+        if self.rule == "every_visit" or mistake:
+            self.closed += cur[1]
+            self.entries.append([w_after.copy(), cur[1] if self.rule == "not_reset" and
+                                 mistake else 0])
+
+    def _correct_until(self, visit: int) -> None:
+        """The visits before `visit` that made no update."""
+        for _ in range(self.visited, visit):
+            self._visit(False, self.in_use)
+        self.visited = max(self.visited, visit)
+
+    def _size_and_total(self):
+        return float(len(self.entries)), float(self.closed)
+
+    def add(self, idx, visits) -> dict:
+        W = self.vectors(idx)
+        L = idx.size
+        out = {name: np.empty(L) for name in ("votes[k]", "votes[k+1]", "vote_counts[k]",
+                                              "vote_counts_total[k]", "vote_counts_total[k+1]")}
+        size, total = self._size_and_total()
+        for j in range(L):
+            out["votes[k]"][j], out["vote_counts_total[k]"][j] = size, total
+            self._correct_until(int(visits[j]))
+            self.in_use = W[j]
+            self._visit(True, W[j])
+            self.visited += 1
+            size, total = self._size_and_total()
+            out["votes[k+1]"][j], out["vote_counts_total[k+1]"][j] = size, total
+            out["vote_counts[k]"][j] = float(self.entries[-2][1])
+        self.k += L
+        self.T = int(visits[-1]) + 1
+        return out
+
+    def final(self, visits: int):
+        self._correct_until(visits)
+        vote = Vote(np.array([v for v, _ in self.entries]),
+                    np.array([c for _, c in self.entries], np.int64))
+        size, total = self._size_and_total()
+        return vote, size, total
+
+
+# --------------------------------------------------------------------------- the monitoring
+
+class _VotedWatch(_Watch):
+    """The classic engine's watch, with the vote's slots added to every chunk and state."""
+
+    def __init__(self, monitor, loop, stats, separable, vote):
+        self.vote = vote
+        super().__init__(monitor, loop, stats, separable)
+
+    def start(self) -> None:  # as _Watch.start, with the vote's constant votes[0] = 1
+        loop, monitor = self.loop, self.monitor
+        if self.stats is None:
+            self.stats = loop.first_pass_statistics()
+            self.gamma = certify_margin(loop.X, loop.y, loop.ws, self.stats, self.gamma)
+        self.keeper = Bookkeeper(self.stats, loop.y, loop.X.shape[1], order=loop.order,
+                                 gamma=self.gamma, n=loop.n,
+                                 need_td=monitor.needs("TD[k]", "TD[k+1]"),
+                                 zero_loss=self.separable,
+                                 start={**start_slots(loop.w0, loop.ws, loop.eta),
+                                        "votes[0]": (np.array([1.0]), None)})
+        monitor.check_constants(self.keeper.constants())
+
+    def flush(self, log) -> None:
+        idx, visits, p, m, nx2 = log
+        if idx.size == 0:
+            return
+        j0 = self.keeper.k
+        T0 = float(self.vote.T)
+        env = self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+        for name, v in self.vote.add(idx, visits).items():
+            env[name] = (v, None)
+        T1 = visits.astype(float) + 1.0  # from the loop's log, not from the vote
+        env["visits_before[k]"] = (np.concatenate(([T0], T1[:-1])), None)
+        env["visits_before[k+1]"] = (T1, None)
+        self.chunks.append(idx)
+        self.last_visit = int(visits[-1])
+        self.monitor.check_chunk(env, j0, idx.size, examples=idx, visits=visits)
+
+    def finish(self):
+        self.result = self.vote.final(self.loop.visits)
+        vote, size, total = self.result
+        final = self.keeper.final_state(self.loop.visits)
+        final.update({"votes[k]": (np.array([size]), None),
+                      "vote_counts_total[k]": (np.array([total]), None),
+                      "visits_before[k]": (np.array([float(self.vote.T)]), None)})
+        self.monitor.check_final_state(final, self.keeper.k, visit=self.last_visit)
+        return float(final["TD[k]"][0][0]) if "TD[k]" in final else None
+
+
+class _VoteOnly:
+    """The update log's reader of an unmonitored run: it builds the vote, nothing else."""
+
+    started = True
+
+    def __init__(self, vote):
+        self.vote = vote
+
+    def flush(self, log) -> None:
+        if log[0].size:
+            self.vote.add(log[0], log[1])
+
+
+def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
+              max_epochs=None, lemmas=None, proofs=None, include_unverified: bool = False,
+              separable: bool = True, checks: bool = True, on_violation: str = "raise",
+              progress=None, backend: str = "auto", chunk_visits: int = 1 << 22,
+              eta: float = 1.0, w0=None, update_rule: str = "textbook") -> VotedResult:
+    """The voted perceptron on (X, y): the classic run (``run``'s arguments), keeping every
+    weight vector with its count; the lemmas of voted.proof and the classic ones checked at
+    every update (see the module docstring).  The result is the run's, with ``vote`` (a Vote:
+    ``vectors``, ``counts``, ``predict``); ``mistakes`` is K, the vote holds K + 1 vectors.
+
+    update_rule (testing hook): 'textbook', or the bugs 'every_visit', 'not_reset' and
+    'survivals_only' in the keeping of the vote (the training run is the classic one).
+    """
+    from ._engine import _hinge_gamma, _Loop, _prepare, check_rate_and_start, make_monitor
+    from ._separator import max_margin_separator, soft_margin_separator
+
+    t_start = time.perf_counter()
+    check_choice("update_rule", update_rule, UPDATE_RULES)
+    default_order = order is None
+    X, y, n, d, _, order, gamma, max_epochs, w_star = _prepare(
+        X, y, w_star, gamma, "classic", order, cyclic, max_epochs, separable, backend)
+    eta, w0 = check_rate_and_start(eta, w0, d)
+    monitor = None
+    if checks:
+        if update_rule != "textbook":
+            base = lemmas
+            ref = run_voted(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
+                            max_epochs=max_epochs, lemmas=base, proofs=proofs,
+                            include_unverified=include_unverified, separable=separable,
+                            on_violation="collect", backend=backend, eta=eta, w0=w0)
+            from ._audit import judged_like_a_trace
+            from ._lemmas import load_lemmas
+            lemmas = judged_like_a_trace(load_lemmas(proofs) if base is None else base, ref)
+            w_star, gamma = ref.w_star, ref.gamma
+        monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                               on_violation=on_violation, engine="voted")
+        monitor.example_scope = "updates"
+    if w_star is None and (checks or not separable):
+        w_star = (max_margin_separator(X, y, progress=getattr(progress, "phase", None))
+                  if separable else soft_margin_separator(X, y))
+    stats = None
+    if w_star is not None and not separable:  # gamma is needed before the run
+        stats = data_stats(X, y, w_star)
+        stats.gamma = gamma = (gamma if gamma is not None else
+                               _hinge_gamma(monitor, stats, y, order, n, d))
+    if not cyclic:
+        t_end = order.shape[0]
+    elif max_epochs is None and separable:
+        t_end = np.iinfo(np.int64).max // 2
+    else:
+        t_end = (max_epochs or 100) * order.shape[0]
+    # The update log is the vote's source: kept with checks off too.
+    loop = _Loop(X, y, order, w_star, gamma, "classic", t_end, cyclic, backend, default_order,
+                 log=True, first_pass_stats=checks and stats is None, keep_all=False, eta=eta,
+                 w0=w0)
+    start = np.zeros(d) if w0 is None else w0
+    vote = (_Vote(start, X, y, eta) if update_rule == "textbook" else
+            _BuggyVote(start, X, y, eta, update_rule))
+    watch = _VotedWatch(monitor, loop, stats, separable, vote) if checks else _VoteOnly(vote)
+    status = loop.run(watch, chunk_visits, progress)
+    bounds, td_total = {}, None
+    if checks:
+        td_total = watch.finish()
+        bounds = monitor.bounds()
+        the_vote = watch.result[0]
+    else:
+        the_vote = vote.final(loop.visits)[0]
+    if update_rule == "textbook" and not np.array_equal(the_vote.vectors[-1], loop.w):
+        raise NovikoffError("the vote's last vector is not the loop's final weights")
+    visits = loop.visits
+    summary = monitor.summary() if monitor else None
+    if summary is not None:
+        summary["update_rule"] = update_rule
+        summary["votes"] = len(the_vote)
+    return VotedResult(
+        variant="voted", cyclic=cyclic, n=n, d=d, mistakes=loop.mistakes,
+        epochs=-(-visits // order.shape[0]), visits=visits, converged=status == CONVERGED,
+        w=loop.w, w_star=w_star, gamma=watch.gamma if checks else gamma,
+        R=(watch.stats.R if checks else stats.R if stats is not None else None),
+        separable=separable, exact=False, checks=monitor.checks if monitor else 0,
+        monitor=summary, bounds=bounds,
+        updates=watch.updates() if checks else None, td=td_total,
+        seconds=time.perf_counter() - t_start, eta=eta, w0=w0, vote=the_vote)
+
+
+def vote_of_run(X, y, **kwargs) -> Vote:
+    """The vote of an unmonitored voted run (``run_voted(..., checks=False).vote``)."""
+    return run_voted(X, y, checks=False, **kwargs).vote
