@@ -414,7 +414,10 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
     elif getattr(res, "eta", 1.0) != 1.0 or getattr(res, "w0", None) is not None:
         start = "0" if res.w0 is None else f"w0 (||w0|| = {_fmt(float(np.linalg.norm(res.w0)))})"
         print(f"rule       w <- w + {res.eta!r}*y*x from {start}")
-    bound_by = min(res.bounds, key=res.bounds.get) if res.bounds else None
+    # every lemma giving the tightest bound (on separable data the hinge bound, with TD = 0, is
+    # the mistake bound: naming one of them would depend on the order the files load)
+    bound_by = ", ".join(sorted(name for name, b in res.bounds.items()
+                                if res.bound is not None and b <= res.bound * (1 + 1e-12)))
     if res.variant == "batch":
         print(f"steps      {res.mistakes}  ({(res.monitor or {}).get('corrections', '-')} "
               f"corrections)")
@@ -484,45 +487,54 @@ def audit_command(args) -> int:
                        proofs=args.proofs, include_unverified=args.include_unverified,
                        w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
                        float32=args.float32)
+    head = [f"trace      {report.visits} visits, {report.updates} updates"]
+    r = report.rule
+    if r.get("w0") is not None or r.get("eta", 1.0) != 1.0 or r.get("bias") or \
+            r.get("arithmetic", "float64") != "float64":
+        head.append(f"declared   w <- w + {r['eta']!r}*y*x from "
+                    f"{'w0' if r['w0'] is not None else '0'}"
+                    f"{', x with a bias column 1' if r['bias'] else ''}, {r['arithmetic']}")
+    return _print_audit(args, report, head)
+
+
+def _print_audit(args, report, head: list) -> int:
+    """Print an audit report of any variant (JSON with --json); the exit code."""
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=_json_default))
-    else:
-        print(f"trace      {report.visits} visits, {report.updates} updates")
-        r = report.rule
-        if r.get("w0") is not None or r.get("eta", 1.0) != 1.0 or r.get("bias") or \
-                r.get("arithmetic", "float64") != "float64":
-            print(f"declared   w <- w + {r['eta']!r}*y*x from "
-                  f"{'w0' if r['w0'] is not None else '0'}"
-                  f"{', x with a bias column 1' if r['bias'] else ''}, {r['arithmetic']}")
-        for note in report.notes:
-            print(f"note       {note}")
-        # gamma in full: auditing again with --gamma must judge by the same TD
-        print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
-        print(f"checks     {report.checks:,} invariant checks")
-        print(f"rule       {report.rule_violations} violation(s) of the update rule")
-        print(f"lemmas     {report.lemma_violations} lemma(s) violated")
-        vote = getattr(report, "vote", None)
-        if vote is not None:
-            held = (f"{vote['vectors']} vectors" if "vectors" in vote else
-                    "not in the trace (no vectors, counts)")
-            print(f"vote       {held} for {vote['updates']} update(s), {vote['convention']} "
-                  f"counts: {report.vote_violations} entry(ies) not the vote's definition")
-        if report.td_violations:
-            print(f"td         {report.td_violations} visit(s) report a TD that is not its "
-                  f"definition")
-        if report.undetermined:
-            print(f"undecided  {report.undetermined} visit(s) within the rounding bound of the "
-                  f"prediction (not violations: a correct float implementation may decide "
-                  f"either way)")
-        for p in report.patterns:
-            print(f"  [pattern] {p['message']}")
-        for v in report.violations:
-            print(f"  [{v['kind']}] {v['message']}")
-        for v in report.undetermined_visits:
-            print(f"  [undetermined] {v['message']}")
-        for m in report.monitor.get("monitored", []):
-            if not m["applies"]:
-                print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
+        return 1 if report.violations else 0
+    for line in head:
+        print(line)
+    for note in getattr(report, "notes", ()):
+        print(f"note       {note}")
+    # gamma in full: auditing again with --gamma must judge by the same TD
+    print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
+    print(f"checks     {report.checks:,} invariant checks")
+    print(f"rule       {report.rule_violations} violation(s) of the update rule")
+    if hasattr(report, "average_violations"):
+        print(f"average    {report.average_violations} visit(s) whose average is not the mean")
+    print(f"lemmas     {report.lemma_violations} lemma(s) violated")
+    vote = getattr(report, "vote", None)
+    if vote is not None:
+        held = (f"{vote['vectors']} vectors" if "vectors" in vote else
+                "not in the trace (no vectors, counts)")
+        print(f"vote       {held} for {vote['updates']} update(s), {vote['convention']} "
+              f"counts: {report.vote_violations} entry(ies) not the vote's definition")
+    if report.td_violations:
+        print(f"td         {report.td_violations} visit(s) report a TD that is not its "
+              f"definition")
+    if report.undetermined:
+        print(f"undecided  {report.undetermined} {'step' if args.variant == 'batch' else 'visit'}"
+              f"(s) within the rounding bound of the prediction (not violations: a correct "
+              f"float implementation may decide either way)")
+    for p in report.patterns:
+        print(f"  [pattern] {p['message']}")
+    for v in report.violations:
+        print(f"  [{v['kind']}] {v['message']}")
+    for v in report.undetermined_visits:
+        print(f"  [undetermined] {v['message']}")
+    for m in report.monitor.get("monitored", []):
+        if not m["applies"]:
+            print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
     return 1 if report.violations else 0
 
 
@@ -532,11 +544,9 @@ def _audit_averaged(args) -> int:
     from ._audit_averaged import _check_average, audit_averaged
     from ._io import _in_file, load_dataset, read_npz
 
-    refused = [f for f in ("--w0", "--bias", "--float32", "--non-separable", "--kernel")
-               if getattr(args, f[2:].replace("-", "_"))]
+    refused = _refused_audit_option(args)
     if refused:
-        return _fail(f"{refused[0]}: not available for --variant averaged (the averaged "
-                     f"perceptron starts from w = 0, in float64, on separable data)")
+        return _fail(refused)
     if check_positive(args.eta, "eta") != 1.0:
         return _fail(f"--eta {args.eta}: not available for --variant averaged (its updates add "
                      f"y*x)")
@@ -552,39 +562,28 @@ def _audit_averaged(args) -> int:
     report = audit_averaged(X, y, order, trace["w"], trace["average"], w_star=w_star,
                             convention=convention, gamma=args.gamma, proofs=args.proofs,
                             include_unverified=args.include_unverified)
-    if args.json:
-        print(json.dumps(report.as_dict(), indent=2, default=_json_default))
-        return 1 if report.violations else 0
-    print(f"trace      {report.visits} visits, {report.updates} updates, averages of the "
-          f"weights {'after' if convention == 'after' else 'in use at'} each visit")
-    for note in report.notes:
-        print(f"note       {note}")
-    print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
-    print(f"checks     {report.checks:,} invariant checks")
-    print(f"rule       {report.rule_violations} violation(s) of the update rule")
-    print(f"average    {report.average_violations} visit(s) whose average is not the mean")
-    print(f"lemmas     {report.lemma_violations} lemma(s) violated")
-    if report.undetermined:
-        print(f"undecided  {report.undetermined} visit(s) within the rounding bound of the "
-              f"prediction (not violations: a correct float implementation may decide "
-              f"either way)")
-    for p in report.patterns:
-        print(f"  [pattern] {p['message']}")
-    for v in report.violations:
-        print(f"  [{v['kind']}] {v['message']}")
-    for m in report.monitor.get("monitored", []):
-        if not m["applies"]:
-            print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
-    return 1 if report.violations else 0
+    return _print_audit(args, report, [
+        f"trace      {report.visits} visits, {report.updates} updates, averages of the weights "
+        f"{'after' if convention == 'after' else 'in use at'} each visit"])
 
 
-# The audit options of the classic trace that a batch or kernel trace does not take, and why.
+# The audit options of the classic trace that another variant's trace does not take, and why.
 _AUDIT_NOT_FOR = {
+    "averaged": (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
+                 "the averaged perceptron starts from w = 0, in float64, on separable data"),
     "batch": (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
               "a batch step starts from w = 0, in float64, on separable data"),
     "kernel": (("--w0", "--bias", "--float32", "--non-separable", "--vote-counts"),
                "the kernel perceptron starts from alpha = 0, in float64, on separable data"),
 }
+
+
+def _refused_audit_option(args) -> str | None:
+    """The error for the first option the variant's audit does not take, or None."""
+    flags, reason = _AUDIT_NOT_FOR[args.variant]
+    refused = [f for f in flags if getattr(args, f[2:].replace("-", "_"), None)]
+    return (f"{refused[0]}: not available for --variant {args.variant} ({reason})"
+            if refused else None)
 
 
 def _audit_batch_or_kernel(args) -> int:
@@ -594,10 +593,9 @@ def _audit_batch_or_kernel(args) -> int:
     from ._kernel_run import parse_kernel
     from ._io import _in_file, load_dataset, read_npz
 
-    flags, reason = _AUDIT_NOT_FOR[args.variant]
-    refused = [f for f in flags if getattr(args, f[2:].replace("-", "_"), None)]
+    refused = _refused_audit_option(args)
     if refused:
-        return _fail(f"{refused[0]}: not available for --variant {args.variant} ({reason})")
+        return _fail(refused)
     eta = check_positive(args.eta, "eta")
     X, y, _ = load_dataset(args.data)
     common = dict(gamma=args.gamma, proofs=args.proofs,
@@ -628,26 +626,7 @@ def _audit_batch_or_kernel(args) -> int:
         report = audit_kernel(X, y, order, alpha, kernel=kern, w_star=w_star, **common)
         head = (f"trace      {report.visits} visits, {report.updates} updates, kernel "
                 f"{report.rule['kernel']} (alpha: unsigned counts)")
-    if args.json:
-        print(json.dumps(report.as_dict(), indent=2, default=_json_default))
-        return 1 if report.violations else 0
-    print(head)
-    print(f"gamma      {_fmt(report.gamma, 17)}   R {_fmt(report.R)}")
-    print(f"checks     {report.checks:,} invariant checks")
-    print(f"rule       {report.rule_violations} violation(s) of the update rule")
-    print(f"lemmas     {report.lemma_violations} lemma(s) violated")
-    if report.undetermined:
-        print(f"undecided  {report.undetermined} decision(s) within the rounding bound of the "
-              f"prediction (not violations: a correct float implementation may decide either "
-              f"way)")
-    for v in report.violations:
-        print(f"  [{v['kind']}] {v['message']}")
-    for v in report.undetermined_visits:
-        print(f"  [undetermined] {v['message']}")
-    for m in report.monitor.get("monitored", []):
-        if not m["applies"]:
-            print(f"  not applicable  {m['lemma']}: {m['inapplicable']}")
-    return 1 if report.violations else 0
+    return _print_audit(args, report, [head])
 
 
 # ------------------------------------------------------------------------------- replay
