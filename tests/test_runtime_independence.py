@@ -12,8 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from novikoff.kernel import Inner, Relation
 from novikoff.runtime import HAVE_NUMBA, Lemma, LemmaViolation, load_lemmas, run

@@ -19,7 +19,7 @@ from novikoff.runtime import _voted_run
 from novikoff.runtime._audit_voted import audit_voted
 from novikoff.runtime._io import load_dataset
 from novikoff.runtime._monitor import LemmaViolation
-from novikoff.runtime._voted_run import Vote, run_voted
+from novikoff.runtime._voted_run import run_voted
 from novikoff.strategies import orderings, separable_datasets
 
 VOTED_LEMMAS = {"vectors_voted", "voted_size", "replaced_counted", "counts_add_up",

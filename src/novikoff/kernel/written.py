@@ -10,7 +10,6 @@ obligations come from the term as written, SymPy's automatic simplification (``k
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, fields
 from fractions import Fraction
 

@@ -38,10 +38,10 @@ from ..errors import InvalidArgument
 from ._audit import AuditReport, _lemma_findings, _show, judged_like_a_trace
 from ._bounds import SAFETY, TINY, U, exact_dot, gam
 from ._engine import make_monitor
-from ._kernel_run import (MAX_N, _certify, _check_beta, _default_beta, _start_slots, gram,
+from ._kernel_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._lemmas import load_lemmas
-from ._validate import check_data, check_gamma, check_order
+from ._validate import check_gamma, check_order
 
 __all__ = ["audit_kernel", "audit_kernel_files", "kernel_trace", "ALPHA_CONVENTION"]
 
@@ -62,14 +62,8 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     beta of a separator (default: found and certified as ``run_kernel`` does).
     """
     kern = parse_kernel(kernel)
-    X, y = check_data(X, y, rows=False)
+    X, y = check_kernel_data(X, y)
     n, d = X.shape
-    if not np.all(np.isfinite(X)):
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
-        raise InvalidArgument(f"X[{i}, {j}]={X[i, j].item()!r} is not finite")
-    if n > MAX_N:
-        raise InvalidArgument(f"X: n={n} examples: the kernel audit computes the n x n Gram "
-                              f"matrix, refused above n={MAX_N}")
     order = check_order(order, n, "order")
     A = _check_alpha(alpha, order.shape[0], n, y)
     gamma = check_gamma(gamma)

@@ -44,7 +44,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import InvalidArgument, NovikoffError
+from ..errors import NovikoffError
 from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, start_slots
 from ._validate import check_choice, check_data, check_gamma, check_positive, \
     check_positive_int, check_w_star
@@ -227,7 +227,6 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
     converged = False
     # state k's <w_star, w[k]>, ||w[k]||^2 with bounds: (a, e_a, q, e_q)
     state = (0.0, 0.0, 0.0, 0.0)
-    g = gam(d)
     while True:
         p = X @ w
         mis = y * p <= 0

@@ -54,7 +54,7 @@ import sympy as sp
 
 from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
 from ..kernel.terms import Inner, Norm, Vec, expand_norms
-from ..quantities import KINDS, PER_UPDATE, Unbindable
+from ..quantities import KINDS, Unbindable
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 

@@ -429,6 +429,10 @@ class _Watch:
     def started(self) -> bool:
         return self.keeper is not None
 
+    def start_values(self) -> dict:
+        """The slots known before the first update (a subclass's engine may add its own)."""
+        return start_slots(self.loop.w0, self.loop.ws, self.loop.eta)
+
     def start(self) -> None:
         loop, monitor = self.loop, self.monitor
         if self.stats is None:
@@ -438,7 +442,7 @@ class _Watch:
                                  gamma=self.gamma, n=loop.n,
                                  need_td=monitor.needs("TD[k]", "TD[k+1]"),
                                  zero_loss=self.separable,
-                                 start=start_slots(loop.w0, loop.ws, loop.eta))
+                                 start=self.start_values())
         monitor.check_constants(self.keeper.constants())
         if monitor.example_scope == "all":
             monitor.check_examples(self.keeper.examples(), loop.n)

@@ -561,6 +561,21 @@ def _start_slots(monitor) -> dict:
 
 # ------------------------------------------------------------------ run
 
+def check_kernel_data(X, y):
+    """(X, y) checked for a kernel perceptron: finite, and few enough examples for the n x n
+    Gram matrix and its error bounds."""
+    X, y = check_data(X, y, rows=False)
+    if not np.all(np.isfinite(X)):
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
+        raise InvalidArgument(f"X[{i}, {j}]={X[i, j].item()!r} is not finite")
+    n = X.shape[0]
+    if n > MAX_N:
+        raise InvalidArgument(f"X: n={n} examples: a kernel perceptron's Gram matrix and its "
+                              f"error bounds are n x n, refused above n={MAX_N} (12*n^2 bytes: "
+                              f"{12 * n * n / 1e9:.1f} GB)")
+    return X, y
+
+
 def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
                cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
                include_unverified: bool = False, checks: bool = True,
@@ -586,15 +601,8 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
         raise InvalidArgument(f"exact=True: the kernel variant has no exact mode (kernel="
                               f"{str(kern)!r}); run it in floating point, whose every check "
                               f"carries rounding-error bounds")
-    X, y = check_data(X, y, rows=False)
+    X, y = check_kernel_data(X, y)
     n, d = X.shape
-    if not np.all(np.isfinite(X)):
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
-        raise InvalidArgument(f"X[{i}, {j}]={X[i, j].item()!r} is not finite")
-    if n > MAX_N:
-        raise InvalidArgument(f"X: n={n} examples: the kernel variant computes the n x n Gram "
-                              f"matrix and its error bounds, refused above n={MAX_N} "
-                              f"(12*n^2 bytes: {12 * n * n / 1e9:.1f} GB)")
     default_order = order is None
     order = np.arange(n, dtype=np.int64) if default_order else check_order(order, n)
     gamma = check_gamma(gamma)

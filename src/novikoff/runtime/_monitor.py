@@ -23,8 +23,8 @@ import sympy as sp
 
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import Implication, Relation, VectorEq
-from ..quantities import in_run_vocabulary
-from ._compile import (AVERAGED_NAMES, BATCH_NAMES, PER_UPDATE, SINGLE_EXAMPLE_NAMES,
+from ..quantities import PER_UPDATE, in_run_vocabulary
+from ._compile import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES,
                        VOTED_NAMES, Check, Unbindable, compile_formula, slot_names)
 from ._program import Program
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import Bookkeeper, certify_margin, data_stats, start_slots
+from ._bounds import data_stats
 from ._engine import CONVERGED, RunResult, _Watch
 from ._validate import check_choice
 
@@ -215,18 +215,8 @@ class _VotedWatch(_Watch):
         self.vote = vote
         super().__init__(monitor, loop, stats, separable)
 
-    def start(self) -> None:  # as _Watch.start, with the vote's constant votes[0] = 1
-        loop, monitor = self.loop, self.monitor
-        if self.stats is None:
-            self.stats = loop.first_pass_statistics()
-            self.gamma = certify_margin(loop.X, loop.y, loop.ws, self.stats, self.gamma)
-        self.keeper = Bookkeeper(self.stats, loop.y, loop.X.shape[1], order=loop.order,
-                                 gamma=self.gamma, n=loop.n,
-                                 need_td=monitor.needs("TD[k]", "TD[k+1]"),
-                                 zero_loss=self.separable,
-                                 start={**start_slots(loop.w0, loop.ws, loop.eta),
-                                        "votes[0]": (np.array([1.0]), None)})
-        monitor.check_constants(self.keeper.constants())
+    def start_values(self) -> dict:  # the vote's constant votes[0] = 1 too
+        return {**super().start_values(), "votes[0]": (np.array([1.0]), None)}
 
     def flush(self, log) -> None:
         idx, visits, p, m, nx2 = log
