@@ -406,3 +406,13 @@ def test_the_batch_engines_first_step_needs_no_exact_arithmetic(monkeypatch):
     assert res.converged and res.mistakes >= 1 and res.checks > 0
     mon = {m["lemma"]: m for m in res.monitor["monitored"]}
     assert mon["batch_step_bound"]["applies"]
+
+
+def test_a_count_for_a_vector_never_in_use_names_no_empty_range():
+    from novikoff.runtime import audit_voted
+    X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0])
+    report = audit_voted(X, y, np.array([0]), np.array([[1.0, 0.0]]),
+                         vectors=np.array([[0.0, 0.0], [1.0, 0.0]]), counts=np.array([1, 1]))
+    (finding,) = [v for v in report.violations if v["kind"] == "vote"]
+    assert "counts[1] = 1" in finding["message"] and "no visit: it came last" in finding["message"]
+    assert "1..0" not in finding["message"]

@@ -3,9 +3,11 @@
 Every invariant is a lemma statement from ``proofs/``, checked by ``novikoff.runtime``'s audit
 on a weight trace (and on the TD the learner reports, for a learner that reports one): the
 driver never states an inequality of its own.  A mutant is *killed* when the audit reports a
-lemma violation, or a reported TD that is not TD, on some generated run; the number of
-Hypothesis examples it took is reported, the (shrunk) failing run is saved as an npz, and
-Hypothesis's example database (keyed per mutant) replays it first next time.
+lemma violation, or a reported TD that is not TD (batch and kernel runs: or a break of the update
+rule; averaged and voted runs: or an average or a vote that is not its definition; see
+``_variants``, the table from variant to run maker and judge), on some generated run;
+the number of Hypothesis examples it took is reported, the (shrunk) failing run is saved as an
+npz, and Hypothesis's example database (keyed per mutant) replays it first next time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import given, seed, settings, strategies as st
@@ -25,7 +28,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from .. import strategies as ns
 from . import _audit
 from ._cases import Case, save_case
-from ._mutants import CORRECT, CORRECT_TD, MUTANTS, Mutant
+from ._mutants import Mutant
+from ._variants import VARIANTS, Run, all_mutants, case_run, variant_of
 from ._profiles import PROFILES
 
 __all__ = ["MutantResult", "EngineResult", "FuzzReport", "run_fuzz", "hunt_mutant", "replay_case",
@@ -46,13 +50,16 @@ class MutantResult:
     visit: int | None = None
     reason: str | None = None
     case: str | None = None
-    kind: str | None = None  # of the first finding: "lemma", or "td" (lemma is then None)
+    kind: str | None = None  # of the first finding: "lemma", "td", "rule", "average" or "vote"
+    variant: str = "classic"
+    seconds: float = 0.0  # the hunt's wall time
 
     def as_dict(self) -> dict:
         return {"name": self.name, "killed": self.killed, "equivalent": self.equivalent,
                 "lemma": self.lemma, "kind": self.kind, "examples": self.examples,
                 "visit": self.visit, "reason": self.reason, "case": self.case,
-                "description": self.description}
+                "description": self.description, "variant": self.variant,
+                "seconds": round(self.seconds, 3)}
 
 
 @dataclass
@@ -61,6 +68,7 @@ class EngineResult:
     runs: int
     violations: list = field(default_factory=list)  # [(lemma, message)]; lemma None: td
     case: str | None = None
+    seconds: float = 0.0  # the property's wall time
 
     @property
     def ok(self) -> bool:
@@ -69,7 +77,7 @@ class EngineResult:
     def as_dict(self) -> dict:
         return {"variant": self.variant, "runs": self.runs, "ok": self.ok,
                 "violations": [{"lemma": lem, "message": msg} for lem, msg in self.violations],
-                "case": self.case}
+                "case": self.case, "seconds": round(self.seconds, 3)}
 
 
 @dataclass
@@ -137,6 +145,10 @@ def datasets_for(family: str, *, max_n: int = 50, max_dim: int = 8):
                          ns.separable_datasets(max_n=max_n, max_dim=max_dim))
     if family == "nonseparable":
         return ns.nonseparable_datasets(max_n=max_n, max_dim=max_dim)
+    if family == "kernel":
+        # data fitted to a kernel (XOR-like, circles, planted); small: the audit computes the
+        # Gram matrix twice (its own and its reference run's)
+        return ns.kernel_datasets(max_n=min(max_n, 24), max_dim=min(max(max_dim, 2), 4))
     raise ValueError(f"family={family!r}")
 
 
@@ -176,21 +188,9 @@ def _trace(learner, X, y, order, *, gamma=None):
     return trace(learner, X, y, order, gamma=gamma)
 
 
-# --------------------------------------------------------------------------- judging
-
-def _judge(ds, order, W, variant, lemmas, td=None) -> list:
-    """Lemma findings of a generated run, and its first TD finding when it reports a TD,
-    earliest first, from the runtime's audit of the trace.
-
-    Separable runs (classic, margin): ``audit`` with gamma certified.  Non-separable runs
-    (hinge): ``audit(separable=False)`` of the same trace, the hinge-loss lemmas judging W with
-    d the update's hinge loss and TD for (ds.w_star, ds.gamma) over the examples presented;
-    a reported ``td`` is checked against that definition (findings of kind "td").
-    """
-    return _audit.trace_violations(ds, order, W, variant, lemmas, td=td)
-
-
 # --------------------------------------------------------------------------- hunting
+# A run is judged by its variant's entry of the variant table (_variants: the variant's own
+# audit); the driver binds nothing itself.
 
 class _Killed(Exception):
     pass
@@ -257,12 +257,12 @@ def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
                 max_dim: int = 8) -> MutantResult:
     """Fuzz one mutant until a lemma invariant fails (or its reported TD is not TD); save the
     shrunk failing run."""
-    strategy = runs(mutant.data, mutant.variant, mutant.learner, mutant.producer,
-                    td=mutant.td, max_n=max_n, max_dim=max_dim)
+    spec = variant_of(mutant.variant)
+    strategy = spec.runs(mutant.learner, mutant.data, mutant.producer, mutant.td, max_n=max_n,
+                         max_dim=max_dim)
 
-    def check(case):
-        ds, order, W, td = case
-        vs = _judge(ds, order, W, mutant.variant, lemmas, td)
+    def check(run):
+        vs = spec.judge(run, lemmas)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
@@ -270,7 +270,7 @@ def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
     equivalent = mutant.equivalent is not None
     if not first:
         return MutantResult(mutant.name, mutant.description, False, equivalent,
-                            examples=count, reason=mutant.equivalent)
+                            examples=count, reason=mutant.equivalent, variant=mutant.variant)
     n_first, _, v_first = first[0]
     case, v_last = last[0]
     path = None
@@ -280,15 +280,22 @@ def hunt_mutant(mutant: Mutant, lemmas, *, profile: str = "ci",
     return MutantResult(mutant.name, mutant.description, True, False, lemma=v_first.lemma,
                         examples=n_first, visit=v_first.visit,
                         reason=("listed as equivalent but killed: " + mutant.equivalent)
-                        if equivalent else None, case=path, kind=v_first.kind)
+                        if equivalent else None, case=path, kind=v_first.kind,
+                        variant=mutant.variant)
 
 
-def _case(name, variant, case, finding) -> Case:
-    ds, order, W, td = case
+def _case(name, variant, run: Run, finding) -> Case:
+    ds = run.ds
+    kernel = getattr(ds, "kernel", "")
+    gamma = Fraction(ds.gamma) if kernel else ds.gamma_exact
     return Case(name, variant, np.asarray(ds.X), np.asarray(ds.y), np.asarray(ds.w_star),
-                ds.gamma_exact, np.asarray(order), np.asarray(W), finding.lemma or "",
+                gamma, np.asarray(run.order), np.asarray(run.W), finding.lemma or "",
                 finding.visit if finding.visit is not None else -1,
-                td=None if td is None else np.asarray(td, dtype=np.float64), kind=finding.kind)
+                td=None if run.td is None else np.asarray(run.td, dtype=np.float64),
+                kind=finding.kind, kernel=kernel, converged=run.converged,
+                extra=None if run.extra is None else {k: np.asarray(v)
+                                                      for k, v in run.extra.items()},
+                convention=run.convention)
 
 
 def check_engine(variant: str, lemmas, *, profile: str = "ci",
@@ -296,13 +303,12 @@ def check_engine(variant: str, lemmas, *, profile: str = "ci",
                  max_dim: int = 8) -> EngineResult:
     """Every invariant holds on every generated run of a correct engine (and the TD it reports,
     for hinge runs, is TD)."""
-    family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    strategy = runs(family, variant, CORRECT[variant], td=CORRECT_TD.get(variant), max_n=max_n,
-                    max_dim=max_dim)
+    spec = variant_of(variant)
+    strategy = spec.runs(spec.correct, spec.family, None, spec.correct_td, max_n=max_n,
+                         max_dim=max_dim)
 
-    def check(case):
-        ds, order, W, td = case
-        vs = _judge(ds, order, W, variant, lemmas, td)
+    def check(run):
+        vs = spec.judge(run, lemmas)
         return vs[0] if vs else None
 
     count, first, last = _search(strategy, check, profile=profile, directory=directory,
@@ -394,17 +400,16 @@ def measure_throughput(lemmas, *, examples: int = 300, max_n: int = 50, max_dim:
 
 
 def _count_runs(lemmas, examples, max_n, max_dim, variant, seed_) -> int:
-    family = {"classic": "separable", "margin": "unit", "hinge": "nonseparable"}[variant]
-    strategy = runs(family, variant, CORRECT[variant], td=CORRECT_TD.get(variant), max_n=max_n,
-                    max_dim=max_dim)
+    spec = variant_of(variant)
+    strategy = spec.runs(spec.correct, spec.family, None, spec.correct_td, max_n=max_n,
+                         max_dim=max_dim)
     count = [0]
 
     @settings(PROFILES["ci"], max_examples=examples, database=None)
     @given(strategy)
-    def prop(case):
-        ds, order, W, td = case
+    def prop(run):
         count[0] += 1
-        assert not _judge(ds, order, W, variant, lemmas, td)
+        assert not spec.judge(run, lemmas)
 
     if seed_ is not None:
         prop = seed(seed_)(prop)
@@ -417,21 +422,27 @@ def _count_runs(lemmas, examples, max_n, max_dim, variant, seed_) -> int:
 # --------------------------------------------------------------------------- everything
 
 def run_fuzz(profile: str = "ci", *, lemmas=None, directory: str | None = DEFAULT_DIR,
-             mutants=MUTANTS, progress=None) -> FuzzReport:
+             mutants=None, progress=None) -> FuzzReport:
     """The properties on the correct engines, the mutant catalogue, tightness, throughput."""
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r} must be one of {sorted(PROFILES)}")
     if lemmas is None:
         lemmas = _audit.bundled_lemmas()
     say = progress or (lambda msg: None)
+    if mutants is None:
+        mutants = all_mutants()
     engines = []
-    for variant in ("classic", "margin", "hinge"):
+    for variant in VARIANTS:  # every registered variant's correct learner
         say(f"engine {variant}")
+        t0 = time.perf_counter()
         engines.append(check_engine(variant, lemmas, profile=profile, directory=directory))
+        engines[-1].seconds = time.perf_counter() - t0
     results = []
     for m in mutants:
         say(f"mutant {m.name}")
+        t0 = time.perf_counter()
         results.append(hunt_mutant(m, lemmas, profile=profile, directory=directory))
+        results[-1].seconds = time.perf_counter() - t0
     say("tightness")
     tight = measure_tightness(examples=100 if profile == "ci" else 1000)
     say("throughput")
@@ -444,13 +455,8 @@ def run_fuzz(profile: str = "ci", *, lemmas=None, directory: str | None = DEFAUL
 def replay_case(path, lemmas=None) -> list:
     """Re-check a saved case: the lemma violations of its trace, and its first TD finding when
     it carries a reported TD (earliest first)."""
-    from ..strategies import certify
     from ._cases import load_case
     case = load_case(path)
     if lemmas is None:
         lemmas = _audit.bundled_lemmas()
-    separable = case.variant != "hinge"
-    ds = certify(case.X, case.y, case.w_star, gamma=None if separable else case.gamma)
-    if separable and ds.gamma_exact != case.gamma:
-        ds = certify(case.X, case.y, case.w_star, gamma=case.gamma)
-    return _judge(ds, case.order, case.W, case.variant, lemmas, case.td)
+    return variant_of(case.variant).judge(case_run(case), lemmas)

@@ -227,7 +227,9 @@ class Mutant:
     """A buggy perceptron: how it is built and which invariants should catch it.
 
     ``variant`` is the algorithm it claims to be (classic, margin, hinge: the classic perceptron
-    on non-separable data); ``data`` the strategy family it is fuzzed with; ``td`` its TD
+    on non-separable data; batch, kernel, or any variant of the table in ``_variants``, which
+    says what its ``learner`` is and which audit judges its trace); ``data`` the strategy family
+    it is fuzzed with; ``td`` its TD
     reporter (``report(X, y, order, *, w_star, gamma) -> (T,)``, see the module docstring), for
     a mutant that reports the TD of its hinge-loss bookkeeping along with its weights (None: it
     reports no TD); ``equivalent`` the reason why no invariant can fail, for a mutant that is not

@@ -27,24 +27,34 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_fuzz)
 
 
+_FIRST = {"td": "(reported TD)", "rule": "(update rule)", "average": "(average)",
+          "vote": "(vote)"}
+
+
 def _table(report) -> str:
-    rows = [("mutant", "killed", "first lemma violated", "examples")]
+    rows = [("variant", "mutant", "killed", "first lemma violated", "examples")]
     for m in report.mutants:
         killed = "yes" if m.killed else ("equivalent" if m.equivalent else "NO")
-        first = m.lemma or ("(reported TD)" if m.kind == "td" else "-")
-        rows.append((m.name, killed, first, str(m.examples if m.killed else "-")))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        first = m.lemma or _FIRST.get(m.kind, "-")
+        rows.append((m.variant, m.name, killed, first, str(m.examples if m.killed else "-")))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     out = []
     for e in report.engines:
         status = "ok" if e.ok else f"VIOLATED: {e.violations[0][1]}"
-        out.append(f"engine {e.variant}: {e.runs} runs, {status}")
+        out.append(f"engine {e.variant}: {e.runs} runs, {status} ({e.seconds:.1f} s)")
     out.append("")
     out.extend(lines)
     for m in report.mutants:
         if m.equivalent and not m.killed:
             out.append(f"  {m.name} is equivalent: {m.reason}")
+    hunts: dict = {}
+    for m in report.mutants:
+        hunts[m.variant] = hunts.get(m.variant, 0.0) + m.seconds
+    out.append("time: engines " + ", ".join(f"{e.variant} {e.seconds:.1f} s"
+                                            for e in report.engines)
+               + "; mutant hunts " + ", ".join(f"{v} {t:.1f} s" for v, t in hunts.items()))
     t = report.tightness
     out.append("")
     out.append(f"tightness (updates / (R/gamma)^2): orthonormal {t['orthonormal']:.3f}")
@@ -66,21 +76,21 @@ def _table(report) -> str:
 def _fuzz(args) -> int:
     from ..errors import NovikoffError
     from ._driver import DEFAULT_DIR, run_fuzz
-    from ._mutants import MUTANTS
+    from ._variants import all_mutants
     try:
         lemmas = None
         if args.proofs:
             from ..language import load_lemmas
             lemmas = tuple(load_lemmas(args.proofs))
-        mutants = MUTANTS
+        mutants = all_mutants()
         if args.mutant:
-            known = {m.name for m in MUTANTS}
+            known = {m.name for m in mutants}
             bad = [n for n in args.mutant if n not in known]
             if bad:
                 print(f"novikoff fuzz: unknown mutant {bad[0]!r} (known: "
                       f"{', '.join(sorted(known))})", file=sys.stderr)
                 return 2
-            mutants = tuple(m for m in MUTANTS if m.name in args.mutant)
+            mutants = tuple(m for m in mutants if m.name in args.mutant)
         progress = None if args.json else (lambda msg: print(f"... {msg}", file=sys.stderr))
         report = run_fuzz(args.profile, lemmas=lemmas, directory=args.dir or DEFAULT_DIR,
                           mutants=mutants, progress=progress)

@@ -227,8 +227,9 @@ def _vote_findings(V, c, E, c_def, up, order, X, float32: bool, eta: float, conv
             if K2 == K and np.array_equal(c, alt):
                 hint = (f"; these are the {other} counts (audit with --vote-counts {other}, "
                         f"convention={other!r})")
-        span = (f"visits {0 if k == 0 else int(up[k - 1]) + 1}..{int(up[k])}" if k < K else
-                f"visits {0 if k == 0 else int(up[k - 1]) + 1}..{len(order) - 1}")
+        first = 0 if k == 0 else int(up[k - 1]) + 1
+        last = int(up[k]) if k < K else len(order) - 1
+        span = f"visits {first}..{last}" if first <= last else "no visit: it came last"
         out.append(finding(k, f"counts[{k}] = {int(c[k])}, but w[{k}] was the weights in use "
                               f"at {int(c_def[k])} visit(s) ({span}, {convention} counts); "
                               f"{wrong_c.size} count(s) differ{hint}"))
