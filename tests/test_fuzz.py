@@ -490,7 +490,7 @@ def test_an_averaged_run_is_judged_in_the_convention_its_learner_declares(lemmas
     W, A = averaged_trace(averaged_in_use, ds.X, ds.y, order)
     np.testing.assert_array_equal(A, [[0.0, 0.0], [0.5, 0.0]])  # 0, then (0 + w[0])/2
     judge = VARIANTS["averaged"].judge
-    assert not judge(Run(ds, order, W, extra={"average": A}, convention="in_use"), lemmas)
+    assert not judge(Run(ds, order, W, extra={"average": A}, convention="in-use"), lemmas)
     found = judge(Run(ds, order, W, extra={"average": A}, convention="after"), lemmas)
     assert found and (found[0].kind, found[0].visit) == ("average", 0)
 

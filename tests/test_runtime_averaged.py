@@ -298,12 +298,12 @@ def test_a_convention_mismatch_is_named_with_the_option_that_explains_it():
     rep = audit_averaged(X, y, order, W, A)  # the default: scikit-learn's 'after'
     assert not rep.ok and rep.average_violations == len(order)
     assert rep.violations[0]["visit"] == 0
-    assert [p["option"] for p in rep.patterns] == ["in_use"]
+    assert [p["option"] for p in rep.patterns] == ["in-use"]
     assert "--average-convention in-use" in rep.patterns[0]["message"]
-    assert audit_averaged(X, y, order, W, A, convention="in_use").ok
+    assert audit_averaged(X, y, order, W, A, convention="in-use").ok
     X, y, order, W, A = _iris_trace(averaged_after)
-    rep = audit_averaged(X, y, order, W, A, convention="in_use")
-    assert not rep.ok and "convention 'in_use'" in rep.violations[0]["message"]
+    rep = audit_averaged(X, y, order, W, A, convention="in-use")
+    assert not rep.ok and "convention 'in-use'" in rep.violations[0]["message"]
     assert [p["option"] for p in rep.patterns] == ["after"]
 
 
@@ -424,7 +424,7 @@ def test_sklearn_averaged_perceptron_audits_clean(data):
     assert rep.ok, rep.violations[:3]
     assert rep.updates > 0 and rep.checks > len(order)
     # the average is the 'after' mean: the other convention is certainly wrong, and says so
-    rep = audit_averaged(X, y, order, W, A, convention="in_use")
+    rep = audit_averaged(X, y, order, W, A, convention="in-use")
     assert not rep.ok and rep.patterns[0]["option"] == "after"
 
 

@@ -5,7 +5,7 @@ Plain implementations, independent of the runtime's engine (``_averaged_run``): 
 when y<w, x> <= 0) and returns ``(w, average)``: the weights after the visit and the learner's
 average after it, fresh arrays.  Each learner declares the averaging convention it implements
 (``CONVENTION``): 'after', the mean of the weights after every visit so far (scikit-learn's
-``SGDClassifier(average=True)``), or 'in_use', the mean of the weights in use at every visit so
+``SGDClassifier(average=True)``), or 'in-use', the mean of the weights in use at every visit so
 far (seed 003).  ``averaged_trace`` turns a learner and an order into the trace ``novikoff audit
 --variant averaged`` reads: w (T, d) and average (T, d).
 
@@ -88,7 +88,7 @@ average_of_updates.__doc__ = "Mutant: the sum added to only at updates, divided 
 
 # name -> (make, the convention it implements (the audit's option))
 AVERAGED_LEARNERS = {"averaged_after": (averaged_after, "after"),
-                     "averaged_in_use": (averaged_in_use, "in_use"),
+                     "averaged_in_use": (averaged_in_use, "in-use"),
                      "averaged_running_mean": (averaged_running_mean, "after")}
 AVERAGED_MUTANTS = {"average_off_by_one": (average_off_by_one, "after"),
                     "average_undivided": (average_undivided, "after"),

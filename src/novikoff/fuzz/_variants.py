@@ -54,7 +54,7 @@ class Run:
     converged: bool = False
     # averaged and voted runs: the learner's other outputs, by the name its audit's trace file
     # gives them ("average" (T, d); "vectors" (K+1, d) and "counts" (K+1,)), and the
-    # convention the learner declares (averaged: "after" or "in_use"; voted: "in-use")
+    # convention the learner declares (averaged: "after" or "in-use"; voted: "in-use")
     extra: dict | None = None
     convention: str = ""
 
@@ -154,7 +154,7 @@ def _kernel_judge(run: Run, lemmas) -> list:
 # ------------------------------------------------------------------ averaged, voted
 # Each learner declares the convention it implements (``learner.convention``): an averaged
 # perceptron's average is the mean of the weights after each visit ("after") or of those in use
-# at each visit ("in_use"), and the two differ by a visit; a voted perceptron's counts are
+# at each visit ("in-use"), and the two differ by a visit; a voted perceptron's counts are
 # "in-use" (the audit's default).  The run carries it to the judge, which audits the trace in
 # the convention the learner claims: a learner that claims one and computes the other is a bug.
 
@@ -163,7 +163,7 @@ def _declared_convention(learner, default: str | None = None) -> str:
     if convention is None:
         raise ValueError(f"learner={getattr(learner, '__name__', learner)!r} declares no "
                          f"averaging convention (set learner.convention to 'after' or "
-                         f"'in_use')")
+                         f"'in-use')")
     return convention
 
 

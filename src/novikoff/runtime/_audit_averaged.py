@@ -11,10 +11,10 @@ implementation's average after each visit.  Three audits:
 
   - ``'after'`` (the default, scikit-learn's ``SGDClassifier(average=True)``): the weights
     *after* visits 0..t, w[0] + ... + w[t];
-  - ``'in_use'`` (seed 003, ``novikoff run --variant averaged``): the weights *in use at*
+  - ``'in-use'`` (seed 003, ``novikoff run --variant averaged``): the weights *in use at*
     visits 0..t, those before each visit's update: 0 + w[0] + ... + w[t-1].
 
-  From 0 the two differ by one visit: the 'after' sum over t + 1 visits is the 'in_use' sum
+  From 0 the two differ by one visit: the 'after' sum over t + 1 visits is the 'in-use' sum
   over t + 2.  scikit-learn computes its mean with Bottou's scaled-sum trick, which for one
   example per ``partial_fit`` is a running mean a_t = (a_{t-1} + c1*w_t)*c2 with c1 ~ 1/(t-1),
   c2 ~ (t-1)/t rounded coefficients: mathematically the 'after' mean, each step with a few more
@@ -55,7 +55,7 @@ from ._validate import check_choice, check_data, check_order, check_w_star
 __all__ = ["AveragedAuditReport", "audit_averaged", "audit_averaged_files", "CONVENTIONS",
            "AVERAGE_ROUNDINGS"]
 
-CONVENTIONS = ("after", "in_use")
+CONVENTIONS = ("after", "in-use")
 AVERAGE_ROUNDINGS = 32  # u-sized roundings a correct implementation may make per visit
 
 def _said(convention: str, t: int) -> str:
@@ -64,7 +64,7 @@ def _said(convention: str, t: int) -> str:
         return (f"the weights after visits 0..{t} (convention 'after', scikit-learn's "
                 f"SGDClassifier(average=True))")
     used = "0, the start" if t == 0 else f"0 and w[0..{t - 1}]"
-    return f"the weights in use at visits 0..{t}, {used} (convention 'in_use', seed 003's)"
+    return f"the weights in use at visits 0..{t}, {used} (convention 'in-use', seed 003's)"
 
 
 @dataclass
@@ -134,15 +134,14 @@ def _average_findings(A, W, order, ks, convention: str):
                        f"(a correct float64 implementation is within "
                        f"{float(mine[t, j] + allowed[t, j]):.3g})"})
     if bad.size:
-        other = "in_use" if convention == "after" else "after"
+        other = "in-use" if convention == "after" else "after"
         V2, _ = _convention_rows(W, other)
         _, M2, mine2, allowed2 = _means(V2)
         if not (np.abs(A - M2) > mine2 + allowed2).any():
-            flag = "in-use" if other == "in_use" else "after"
             patterns.append({"pattern": "average_convention", "option": other,
                              "message": f"every average is the mean of the convention "
                                         f"{other!r} instead: audit with convention={other!r} "
-                                        f"(--average-convention {flag})"})
+                                        f"(--average-convention {other})"})
     return findings, int(bad.size), patterns
 
 
@@ -162,7 +161,7 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
                    max_rule: int = 100) -> AveragedAuditReport:
     """Check a trace of an averaged perceptron (module docstring): the weights by the classic
     audit, the averages against the mean of the declared ``convention`` ('after': the weights
-    after each visit, scikit-learn's; 'in_use': the weights in use at each visit, seed 003's),
+    after each visit, scikit-learn's; 'in-use': the weights in use at each visit, seed 003's),
     and averaged.proof's lemmas on the trace.  max_rule: the classic audit's (rule findings
     listed); the first average that is certainly wrong is listed, ``average_violations`` counts
     them all."""

@@ -556,7 +556,7 @@ def _audit_averaged(args) -> int:
         order = check_order(trace["order"], X.shape[0])
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
               if args.w_star else None)
-    convention = (args.average_convention or "after").replace("-", "_")
+    convention = args.average_convention or "after"
     with _in_file("trace", args.trace):  # the trace's own errors name its file
         _check_average(trace["average"], order.shape[0], X.shape[1])
     report = audit_averaged(X, y, order, trace["w"], trace["average"], w_star=w_star,
