@@ -750,3 +750,26 @@ def test_each_lemma_is_reported_once(lemmas):
     assert "also violated as proved in" in ng["message"]
     assert rep.patterns and rep.patterns[0]["pattern"] == "learning_rate"
     assert "a learning rate of 2.0?" in rep.patterns[0]["message"]
+
+
+@pytest.mark.parametrize("variant, extra", [("classic", {}), ("voted", {}),
+                                            ("averaged", {"average": "w"})])
+def test_a_bad_weight_array_is_named_with_its_trace_file(tmp_path, capsys, variant, extra):
+    X, y = separable(12, 3, 0.1, seed=4)[:2]
+    np.savez(tmp_path / "D.npz", X=X, y=y)
+    order = np.arange(12)
+    W = np.zeros((12, 3))
+    W[5, 1] = np.nan
+    arrays = {"order": order, "w": W}
+    arrays.update({k: W for k in extra})
+    np.savez(tmp_path / "T.npz", **arrays)
+    import argparse
+
+    from novikoff.runtime.cli import register
+    parser = argparse.ArgumentParser(prog="novikoff")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
+                              "--trace", str(tmp_path / "T.npz")])
+    code = args.handler(args)
+    err = capsys.readouterr().err
+    assert code == 2 and "T.npz" in err and "w[5, 1]=nan is not finite" in err, err

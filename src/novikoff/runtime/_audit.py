@@ -124,6 +124,22 @@ _F64 = _Arith("float64", 2.0 ** -53, 2.0 ** -1074, 53, -1074, 1024, np.float64)
 _F32 = _Arith("float32", 2.0 ** -24, 2.0 ** -149, 24, -149, 128, np.float32)
 
 
+def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
+    """A trace's weights: (T, d) finite numbers, d + 1 columns with a bias column."""
+    dims = f"{d + 1} (d + 1: the bias column)" if bias else f"{d}"
+    W = np.asarray(w)
+    if W.ndim != 2 or W.shape != (T, d + bias) or W.dtype.kind not in "biuf":
+        hint = ("; a bias column? audit with --bias (bias=True)" if not bias and W.ndim == 2
+                and W.shape == (T, d + 1) else "")
+        raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {(T,)} and X: "
+                              f"shape {(n, d)} (expected ({T}, {dims})){hint}")
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    if not np.isfinite(W).all():
+        t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
+        raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
+    return W
+
+
 def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
           separable: bool = True, td=None, lemmas=None, proofs=None,
           include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,
@@ -153,17 +169,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     if w0 is not None:
         w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
             np.shape(w0)[0] == d else _bad_w0(w0, dims)
-    W = np.asarray(w)
-    if W.ndim != 2 or W.shape != (order.shape[0], d) or W.dtype.kind not in "biuf":
-        hint = ("; a bias column? audit with --bias (bias=True)" if not bias and W.ndim == 2
-                and W.shape == (order.shape[0], d + 1) else "")
-        raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {order.shape} "
-                              f"and X: shape {(n, d - 1) if bias else X.shape} (expected "
-                              f"({order.shape[0]}, {dims})){hint}")
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    if not np.isfinite(W).all():
-        t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
-        raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
+    W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
     gamma = check_gamma(gamma)
     T = order.shape[0]
     if td is not None:

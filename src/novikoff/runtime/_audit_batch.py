@@ -172,6 +172,20 @@ def _step_tolerance(Wb, Wa, ref, XY, u, eta):
              + U * (np.abs(Wa) + np.abs(ref)) + 4 * TINY) * (1 + 4 * U) * SAFETY)
 
 
+def _within_every_sum(X, y, Wb, Wa, forced, flexible, eta) -> bool:
+    """Whether the step could be the sum over the forced examples and some set of the flexible
+    ones: each coordinate within the range such sums span (a necessary condition, checked when
+    there are too many flexible examples to try every set)."""
+    base = y[forced] @ X[forced]
+    contrib = y[flexible][:, None] * X[flexible]
+    lo = Wb + eta * (base + np.minimum(contrib, 0).sum(axis=0))
+    hi = Wb + eta * (base + np.maximum(contrib, 0).sum(axis=0))
+    everything = np.flatnonzero(forced | np.isin(np.arange(X.shape[0]), flexible))
+    tol = _step_tolerance(Wb, Wa, np.maximum(np.abs(lo), np.abs(hi)), X[everything],
+                          np.abs(base) + np.abs(contrib).sum(axis=0), eta)
+    return bool(((Wa >= lo - tol) & (Wa <= hi + tol)).all())
+
+
 def _matches(X, y, Wb, Wa, Y, eta):
     if Y.size == 0:
         return False, None
@@ -200,15 +214,18 @@ def _rule(X, y, Wb, W, eta, limit):
         if ok:
             sets.append(Y_rule)
             continue
-        if flexible.size > _FLEXIBLE:
+        if flexible.size > _FLEXIBLE and _within_every_sum(X, y, Wb[k], W[k], forced,
+                                                           flexible, eta):
             sets.append(Y_rule)
             unsure.append(_finding("undetermined", k, (
                 f"{flexible.size} examples have y<w,x> within the rounding bound of 0: "
-                f"the audit does not try every set of them (at most {_FLEXIBLE})")))
+                f"the audit does not try every set of them (at most {_FLEXIBLE}), and the "
+                f"step lies within the sums such sets could make")))
             continue
         chosen = None
         base = np.flatnonzero(forced)
-        for pick in product((False, True), repeat=flexible.size):
+        for pick in (product((False, True), repeat=flexible.size)
+                     if flexible.size <= _FLEXIBLE else ()):
             Y = np.sort(np.concatenate([base, flexible[np.array(pick, dtype=bool)]]))
             if _matches(X, y, Wb[k], W[k], Y, eta)[0]:
                 chosen = Y
@@ -335,7 +352,7 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
         if uw + e_uw > 0 and mk * d <= _EXACT_TIE_BUDGET:
             # obtuse at a tie (always at w = 0): <u, w~[k]> exactly, plus the drift of w~[k]
             exact = sum((int(y[t]) * exact_dot(X[t], w) for t in Y.tolist()), Fraction(0))
-            uw, e_x = _exact_slot(exact)
+            uw, e_x = _exact_slot(exact, eta)
             e_uw = e_x + (nu + e_U) * D * SAFETY
         m = float(mk)
         for name, pair in (("<w_star, w[k]>", (a, e_a)), ("<w[k], w[k]>", (q, e_q)),

@@ -44,7 +44,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import NovikoffError
+from ..errors import InvalidArgument, NovikoffError
 from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, start_slots
 from ._validate import check_choice, check_data, check_gamma, check_positive, \
     check_positive_int, check_w_star
@@ -54,6 +54,7 @@ __all__ = ["run_batch", "UPDATE_RULES"]
 # Testing hooks (update_rule): the textbook step, and two bugs the monitor must catch: the sum u
 # is not reset between steps (it accumulates), or the step adds eta*u twice.
 UPDATE_RULES = ("textbook", "accumulate", "twice")
+_SMALLEST_NORMAL = 2.0 ** -1022
 _EXACT_BUDGET = 4_000_000  # n*d entries converted to integers for an exact <u, w[k]>
 _CHUNK = 256  # steps judged at once
 
@@ -103,10 +104,26 @@ class _Exact:
         return self.eta * Fraction(total) * Fraction(2) ** (2 * self.low)
 
 
-def _exact_slot(v: Fraction):
-    """(float, error bound) of an exact value."""
+def _exact_slot(v: Fraction, eta: float):
+    """(float, error bound) of an exact value, the bound rounded up.  Refused below the normal
+    range: there a float and an error bound cannot carry the value's sign (1e-458 is 0.0 with
+    error 2^-1074), and the sign is what the exact value is computed for."""
     f = float(v)
-    return f, (0.0 if Fraction(f) == v else float(abs(Fraction(f) - v)) * 2.0)
+    if v != 0 and abs(f) < _SMALLEST_NORMAL:
+        raise InvalidArgument(f"eta={eta!r}: on this data the run reaches <u, w[k]> = {f:.3g}, "
+                              f"below the smallest normal float, where its sign cannot be "
+                              f"bounded; rescale the data or eta")
+    err = abs(Fraction(f) - v)
+    return f, (0.0 if err == 0 else math.nextafter(float(err), math.inf) * 2.0)
+
+
+def _finite_step(w_new, slots: dict, eta: float, k: int) -> None:
+    """Refuse a step whose weights or inner products overflow: their checks would mean nothing,
+    and an unmonitored run would go on with infinite weights."""
+    if not np.isfinite(w_new).all() or not all(math.isfinite(v) and math.isfinite(e)
+                                                for v, e in slots.values()):
+        raise InvalidArgument(f"eta={eta!r}: on this data the weights or their inner products "
+                              f"overflow at step {k}; rescale the data or eta")
 
 
 class _Watch:
@@ -163,6 +180,7 @@ class _Watch:
         self.monitor.check_final_state(env, self.k)
 
 
+@np.errstate(over="ignore", invalid="ignore")  # an overflow is refused (_finite_step)
 def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=None,
               lemmas=None, proofs=None, include_unverified: bool = False, checks: bool = True,
               on_violation: str = "raise", progress=None, update_rule: str = "textbook",
@@ -246,6 +264,7 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
         else:
             s = u
         w_new = w + eta * s
+        _finite_step(w_new, {}, eta, K)
         if watch is not None:
             W0 = _norm_up(w, d)
             W1 = _norm_up(w_new, d)
@@ -277,16 +296,18 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
             if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
                 uw, e_uw = 0.0, 0.0
             if uw + e_uw > 0 and exact is not None:  # a tie: decide <u, w[k]> exactly
-                uw, e_uw = _exact_slot(exact.inner(alpha, Y))
+                uw, e_uw = _exact_slot(exact.inner(alpha, Y), eta)
             uw1 = float(u @ w_new)
             e_uw1 = _dot_err(d, nu, e_U, W1, D1)
             m = float(mk)
-            watch.add({"<w_star, w[k]>": (a, e_a), "<w[k], w[k]>": (q, e_q),
-                       "<w_star, w[k+1]>": (a1, e_a1), "<w[k+1], w[k+1]>": (q1, e_q1),
-                       "<w[k], w[k+1]>": (cross, e_cross), "<w_star, u>": (su, e_su),
-                       "<u, u>": (uu, e_uu), "<u, w[k]>": (uw, e_uw),
-                       "<u, w[k+1]>": (uw1, e_uw1), "m[k]": (m, 0.0), "C[k]": (C, 0.0),
-                       "C[k+1]": (C + m, 0.0), "Q[k]": (Q, 0.0), "Q[k+1]": (Q + m * m, 0.0)})
+            slots = {"<w_star, w[k]>": (a, e_a), "<w[k], w[k]>": (q, e_q),
+                     "<w_star, w[k+1]>": (a1, e_a1), "<w[k+1], w[k+1]>": (q1, e_q1),
+                     "<w[k], w[k+1]>": (cross, e_cross), "<w_star, u>": (su, e_su),
+                     "<u, u>": (uu, e_uu), "<u, w[k]>": (uw, e_uw),
+                     "<u, w[k+1]>": (uw1, e_uw1), "m[k]": (m, 0.0), "C[k]": (C, 0.0),
+                     "C[k+1]": (C + m, 0.0), "Q[k]": (Q, 0.0), "Q[k+1]": (Q + m * m, 0.0)}
+            _finite_step(w_new, slots, eta, K)
+            watch.add(slots)
             state = (a1, e_a1, q1, e_q1)
             D = D1
         alpha[Y] += 1.0

@@ -447,7 +447,7 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
 @_guard
 def audit_command(args) -> int:
     """novikoff audit --data D.npz --trace T.npz ..."""
-    from ._audit import audit
+    from ._audit import audit, check_weights
     from ._io import _in_file, load_dataset, read_npz
 
     if args.variant == "averaged":
@@ -466,8 +466,12 @@ def audit_command(args) -> int:
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
     trace = read_npz(args.trace, "trace", ("order", "w"))
-    with _in_file("trace", args.trace):
+    with _in_file("trace", args.trace):  # the trace's own errors name its file
         order = check_order(trace["order"], X.shape[0])
+        check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1], args.bias)
+        if args.variant == "voted":
+            from ._audit_voted import _check_vote
+            _check_vote(trace.get("vectors"), trace.get("counts"), X.shape[1] + bool(args.bias))
     d = X.shape[1] + bool(args.bias)
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, d))
               if args.w_star else None)
@@ -541,6 +545,7 @@ def _print_audit(args, report, head: list) -> int:
 def _audit_averaged(args) -> int:
     """novikoff audit --variant averaged: the weights as the classic audit, the averages against
     the declared convention's mean, averaged.proof's lemmas at every visit."""
+    from ._audit import check_weights
     from ._audit_averaged import _check_average, audit_averaged
     from ._io import _in_file, load_dataset, read_npz
 
@@ -554,6 +559,7 @@ def _audit_averaged(args) -> int:
     trace = read_npz(args.trace, "trace", ("order", "w", "average"))
     with _in_file("trace", args.trace):
         order = check_order(trace["order"], X.shape[0])
+        check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1])
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
               if args.w_star else None)
     convention = args.average_convention or "after"
