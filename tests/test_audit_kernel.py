@@ -222,6 +222,32 @@ def test_bad_arguments_are_refused():
         kernel_trace(run_kernel(X, y, kernel="poly:2", checks=False))
 
 
+@pytest.mark.parametrize("row,spec", [([1e-300, 0.0], "linear"), ([0.0, 0.0], "linear"),
+                                      ([1e-100, 0.0], "poly:2:0")])
+def test_a_row_whose_kernel_diagonal_underflows_is_refused(row, spec):
+    X = np.array([[1.0, 1.0], row, [-1.0, 0.5]])
+    with pytest.raises(InvalidArgument, match=r"X\[1\]: K\(X\[1\], X\[1\]\) = .*under kernel="
+                                              r".*below the smallest normal float"):
+        audit_kernel(X, TIE_Y, TIE_ORDER, np.zeros((3, 3)), kernel=spec)
+
+
+@pytest.mark.parametrize("spec,scale", [("linear", 2.0 ** -480), ("linear", 2.0 ** 500),
+                                        ("poly:2:0", 2.0 ** -200), ("rbf:1e18", 1.0)])
+def test_traces_at_extreme_scales_pass(lemmas, spec, scale):
+    """Where float32 bounds refused (tiny, huge) or expm1 overflowed (wide rbf): an engine's
+    trace and an independent implementation's both pass."""
+    X, y = xor()
+    if spec == "linear":  # xor is not linearly separable: label by the first coordinate
+        y = np.sign(X[:, 0])
+    X = X * scale
+    res = run_kernel(X, y, kernel=spec, lemmas=lemmas, on_violation="collect")
+    assert res.converged and res.monitor["violations"] == []
+    t = kernel_trace(res)
+    report = audit_kernel(X, y, t["order"], t["alpha"], kernel=spec, lemmas=lemmas)
+    assert report.ok, report.violations[:3]
+    assert report.updates == res.mistakes and report.undetermined == 0
+
+
 def test_files_and_a_given_separator(tmp_path, lemmas):
     X, y = xor()
     res = run_kernel(X, y, kernel="poly:2", lemmas=lemmas)

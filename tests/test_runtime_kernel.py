@@ -151,6 +151,50 @@ def test_gram_error_bounds_contain_the_exact_values(spec):
         assert np.all(np.diagonal(K) == 1.0) and np.all(np.diagonal(E) == 0.0)
 
 
+@pytest.mark.parametrize("spec,scale", [
+    ("linear", 1e-150), ("linear", 1e-25), ("linear", 1e30), ("linear", 1e150),
+    ("poly:3:0", 1e-40), ("poly:2", 1e60), ("rbf:1e12", 1.0), ("rbf:1e18", 1.0),
+    ("rbf:1e300", 1.0), ("rbf:0.5", 1e100)])
+def test_gram_error_bounds_are_float64_and_true_at_extreme_scales(spec, scale):
+    """float32 bounds floored at 1.4e-45 (refusing small data) and overflowed above 3.4e38; a wide
+    rbf overflowed expm1.  The float64 bounds stay finite and contain the exact values."""
+    kern = parse_kernel(spec)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(8, 3)) * scale
+    X[3] = X[2]  # a duplicate: distance 0 computed through the Gram form
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # no warning leaks out
+        K, E, _ = gram(X, kern)
+    assert E.dtype == np.float64 and np.all(np.isfinite(E)) and np.all(E >= 0)
+    for i in range(8):
+        for j in range(8):
+            exact = _exact_kernel(X[i], X[j], kern)
+            if kern.kind == "rbf":
+                assert abs(mpmath.mpf(float(K[i, j])) - exact) <= mpmath.mpf(float(E[i, j]))
+            else:
+                assert abs(Fraction(float(K[i, j])) - exact) <= Fraction(float(E[i, j])), (i, j)
+                # relative, as the classic engine's bounds: no float32 floor, no overflow
+                assert E[i, j] <= 1e-12 * math.sqrt(K[i, i]) * math.sqrt(K[j, j])
+    if kern.kind == "rbf":
+        off = ~np.eye(8, dtype=bool)
+        off[2, 3] = off[3, 2] = False
+        assert np.all(E <= 1.0 + 1e-5)  # the cap: K and K_exact both lie in [0, 1]
+        if kern.g >= 1e18:  # exponents far below -746: exact and computed K are ~0
+            assert np.all(K[off] == 0.0) and np.all(E[off] <= 2.0 ** -1021)
+
+
+def test_a_wide_rbf_caps_at_one_where_the_exponent_is_uncertain():
+    """G*||a - b||^2 ~ 10 with a rounding error ~ 10: expm1 of the exponent's bound is large, so
+    the bound is the cap (exact and computed K both in [0, 1]), and it is still a true bound."""
+    kern = parse_kernel("rbf:1e16")
+    X = np.array([[1.0, 0.0], [1.0 + 2.0 ** -52, 0.0], [1.0 + 2.0 ** -50, 0.0]])
+    K, E, _ = gram(X, kern)
+    assert E[0, 2] > 0.5  # the cap, not the expm1 formula
+    for i in range(3):
+        for j in range(3):
+            exact = _exact_kernel(X[i], X[j], kern)
+            assert abs(mpmath.mpf(float(K[i, j])) - exact) <= mpmath.mpf(float(E[i, j]))
+
+
 def test_numpy_exp_is_within_the_assumed_ulps():
     """The rbf bounds assume |np.exp(z) - exp(z)| <= EXP_ULPS ulps: check it against a correctly
     rounded exp (Decimal, 40 digits) on this platform, over the range the kernel uses."""
@@ -271,8 +315,72 @@ def test_exact_mode_and_large_data_are_refused(iris, monkeypatch):
     with pytest.raises(InvalidArgument, match="no exact mode"):
         run_kernel(*iris, kernel="poly:2", exact=True)
     monkeypatch.setattr(kr, "MAX_N", 100)
-    with pytest.raises(InvalidArgument, match="n=150 .*Gram matrix.*n=100"):
+    with pytest.raises(InvalidArgument, match=r"n=150 .*Gram matrix.*n=100 \(16\*n\^2 bytes"):
         run_kernel(*iris, kernel="rbf:1")
+
+
+def planted(n=30, d=3, seed=1, margin=0.05):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=d)
+    w /= np.linalg.norm(w)
+    X = rng.normal(size=(n * 4, d))
+    X = X[np.abs(X @ w) > margin][:n]
+    return X, np.where(X @ w > 0, 1.0, -1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(-500, 505))
+def test_linear_kernel_runs_what_the_classic_engine_runs_at_any_scale(e):
+    """X*2^e (exact scaling): the linear kernel makes the classic run's mistakes, with no
+    violation, from 2^-500 (rows near the smallest normal) to 2^505 (near overflow)."""
+    X, y = planted()
+    Xs = np.ldexp(X, e)
+    classic = run(Xs, y, on_violation="collect")
+    res = run(Xs, y, variant="kernel", kernel="linear", on_violation="collect")
+    assert res.mistakes == classic.mistakes and res.converged
+    _assert_clean(res)
+
+
+def test_default_separator_is_normalised(iris):
+    """The default beta is scaled (by a power of two) to ||w_star|| in [1/2, 1), like the classic
+    engine's unit-vector default: slots such as (y*<w_star, x>)^2 then stay far from underflow."""
+    X, y = planted()
+    for scale in (2.0 ** -480, 1.0, 2.0 ** 480):
+        beta = run_kernel(X * scale, y, kernel="linear").w_star
+        K = gram(X * scale, parse_kernel("linear"))[0]
+        assert 0.25 <= float(beta @ K @ beta) < 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("row,spec", [([1e-300], "linear"), ([0.0], "linear"),
+                                      ([1e-160, 0.0], "linear"), ([1e-100, 0.0], "poly:2:0"),
+                                      ([1e-60, 1e-60], "poly:6:0")])
+def test_a_row_whose_kernel_diagonal_underflows_is_refused(row, spec):
+    X = np.array([[1.0] * len(row), row])
+    y = np.array([1.0, -1.0])
+    for checks in (True, False):
+        with pytest.raises(InvalidArgument, match=r"X\[1\]: K\(X\[1\], X\[1\]\) = .* under kernel="
+                                                  rf"'{spec.split(':0')[0]}.*smallest normal"):
+            run_kernel(X, y, kernel=spec, checks=checks)
+    with pytest.raises(InvalidArgument, match=r"X\[0\]"):  # the n = 1 case of the red team
+        run(np.array([row]), np.array([1.0]), variant="kernel", kernel=spec)
+
+
+def test_a_row_whose_kernel_diagonal_is_normal_is_accepted():
+    # poly with C > 0 and rbf: K(x, x) >= C^D, = 1; a zero row is then a point like any other
+    X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    y = np.array([1.0, -1.0])
+    for spec in ("poly:2", "rbf:1"):
+        _assert_clean(run_kernel(X, y, kernel=spec))
+    _assert_clean(run_kernel(np.array([[1e-300], [1.0]]), y, kernel="rbf:1"))
+
+
+def test_an_overflow_names_what_to_rescale(iris):
+    X, y = iris
+    good = run_kernel(X, y, kernel="poly:2").w_star
+    with pytest.raises(InvalidArgument, match="rescale the given w_star"):
+        run_kernel(X, y, kernel="poly:2", w_star=good * 1e300)
+    with pytest.raises(InvalidArgument, match=r"kernel='poly:3'.*overflows; rescale the data"):
+        run_kernel(X * 1e110, y, kernel="poly:3")
 
 
 def test_perceptron_coefficients_as_default_separator(iris, monkeypatch):

@@ -305,3 +305,15 @@ def test_rows_whose_squared_norm_is_subnormal_are_refused_not_misjudged():
     assert run(X * 1e-150, y, max_epochs=50) is not None
     with pytest.raises(InvalidArgument, match="below the smallest normal float"):
         run(X * 1e-160, y, max_epochs=50)
+
+
+@pytest.mark.parametrize("scale", [1e-80, 1e-100, 1e-150])
+def test_products_that_underflow_make_no_false_violation(scale):
+    # (y<w_star, x>)^2 is below the normal range here (0.0 at 1e-100): the judge's bounds must
+    # allow a subnormal product's absolute rounding, or foot_distance is "violated".
+    from novikoff.runtime import max_margin_separator, run
+    X, y = separable(30, 3, 0.1, seed=1)[:2]
+    w_star = max_margin_separator(X, y)
+    result = run(X * scale, y, w_star=w_star * scale, on_violation="collect")
+    assert result.monitor["violations"] == []
+    assert result.checks > 0

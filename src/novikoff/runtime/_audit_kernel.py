@@ -74,7 +74,7 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     K, E, _ = gram(X, kern)
     if beta is None:
         beta = _default_beta(K, y, kern)
-    sep = _certify(K, E, y, beta, gamma, kern)
+    sep = _certify(K, E, y, beta, gamma, kern, beta_given=w_star is not None)
     T = order.shape[0]
     Ab = np.vstack([np.zeros((1, n)), A[:-1]]) if T else np.zeros((0, n))
     f, e_f, allow = _predictions(K, E, y, order, Ab)
@@ -160,7 +160,7 @@ def _predictions(K, E, y, order, Ab):
         rows = order[s:e]
         V = Ab[s:e] * y
         Kr = K[rows]
-        Er = E[rows].astype(np.float64)
+        Er = E[rows]
         f[s:e] = np.einsum("tj,tj->t", V, Kr)
         S = np.einsum("tj,tj->t", np.abs(V), np.abs(Kr))
         B = np.einsum("tj,tj->t", Ab[s:e], Er)
@@ -282,21 +282,21 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
         J = np.flatnonzero(dv)
         KJ = K[J]
         gJ = KJ @ v0  # <phi(x_j), w[k]> for j in J
-        e_gJ = g * (np.abs(KJ) @ np.abs(v0)) + E[J].astype(np.float64) @ np.abs(v0)
+        e_gJ = g * (np.abs(KJ) @ np.abs(v0)) + E[J] @ np.abs(v0)
         dJ = dv[J]
         t1 = float(dJ @ gJ)
         e_t1 = float(np.abs(dJ) @ e_gJ) + gam(J.size) * float(np.abs(dJ) @ np.abs(gJ))
         KJJ = K[np.ix_(J, J)]
         t2 = float(dJ @ KJJ @ dJ)
         e_t2 = (2 * gam(J.size + 1) * float(np.abs(dJ) @ np.abs(KJJ) @ np.abs(dJ)) +
-                float(np.abs(dJ) @ E[np.ix_(J, J)].astype(np.float64) @ np.abs(dJ)))
+                float(np.abs(dJ) @ E[np.ix_(J, J)] @ np.abs(dJ)))
         q1 = q + 2 * t1 + t2
         e_q1 = (e_q + 2 * e_t1 + e_t2 + 2 * U * (abs(q + 2 * t1) + abs(q1))) * SAFETY
         cross = q + t1
         e_cross = (e_q + e_t1 + U * abs(cross)) * SAFETY
         Ki = K[i]
         p1 = float(Ki @ v1)
-        e_p1 = (g * float(np.abs(Ki) @ np.abs(v1)) + float(E[i].astype(np.float64) @ A[t]) +
+        e_p1 = (g * float(np.abs(Ki) @ np.abs(v1)) + float(E[i] @ A[t]) +
                 np.count_nonzero(v1) * TINY) * SAFETY
         for name, (v, e) in (("<w_star, w[k]>", dot_m(Ab[t])), ("<w[k], w[k]>", (q, e_q)),
                              ("<w_star, w[k+1]>", dot_m(A[t])), ("<w[k+1], w[k+1]>", (q1, e_q1)),
@@ -307,7 +307,7 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
     if L:
         idx = order[up]
         diag = np.diagonal(K)[idx]
-        e_diag = np.diagonal(E)[idx].astype(np.float64) * SAFETY
+        e_diag = np.diagonal(E)[idx] * SAFETY
         js = np.arange(L, dtype=float)
         zero = (np.zeros(L), None)
         env = {"k": (js, None), "M": (js, None), "y": (y[idx], None),

@@ -20,7 +20,11 @@ kernel perceptron making the same updates):
   c = EXP_ULPS ulps is the *assumed* accuracy of numpy's exp (not correctly rounded; the
   platform's exp is tested against a correctly rounded one in tests/test_runtime_kernel.py) and
   tiny = 2^-1022 covers results in the subnormal range.  K(x, x) = 1 exactly for rbf.  The
-  bounds are stored as float32 rounded up (half the memory; still bounds).
+  exact and the computed rbf entry both lie in [0, 1] (the computed one up to EXP_ULPS ulps), so
+  an rbf bound is capped at 1 + 2*EXP_ULPS*2^-52 (where expm1(e_z) is large or overflows), and
+  at K + tiny where the exponent is certainly below -745 (the exact K is then below 2^-1074,
+  the computed one subnormal or 0).  The bounds are stored as float64 (float32 would floor them
+  at 1.4e-45 and overflow above 3.4e38).
 * The separator w_star = sum_j beta_j*phi(x_j): m = K beta (any summation order) within
   gamma_n*(|K| |beta|) + E |beta|; ||w_star||^2 = beta.m within gamma_n*|beta|.|m| + |beta|.e_m;
   gamma = min_j y_j*m_j - e_j rounded down must be > 0 (the trusted check), R^2 = max K(x, x)
@@ -44,16 +48,22 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, U, gam
+from ._bounds import SAFETY, SMALLEST_NORMAL, U, gam
 from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int
 
 __all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS",
            "UPDATE_RULES"]
 
-MAX_N = 20_000  # the Gram matrix (float64) and its error bounds (float32): 4.8 GB at the cap
+MAX_N = 17_000  # the Gram matrix and its error bounds, both float64: 16*n^2 = 4.6 GB at the cap
 EXP_ULPS = 4  # assumed: |np.exp(z) - exp(z)| <= EXP_ULPS ulps of exp(z) (+ subnormal spacing)
 _EXP_REL = EXP_ULPS * 2.0 ** -52  # an ulp is at most 2^-52 relative
 _TINY = 2.0 ** -1022
+# |K_rbf - K_exact| never exceeds this: both lie in [0, 1], the computed one up to EXP_ULPS ulps
+_RBF_CAP = 1.0 + 2 * _EXP_REL
+# a computed G*(s - e_s) above this puts the exact exponent below -745 (the test's own two
+# roundings cost far less than 1), and exp(-745) < 2^-1074 (1074*ln 2 = 744.4): the exact K is
+# below the smallest subnormal
+_RBF_FAR = 746.0
 _UNDERFLOW = 2.0 ** -1074  # per product of a dot product (Higham's eta), times d
 _EIGH_MAX = 20_000  # the default separator tries a max-margin one up to this n
 _BLOCK_BYTES = 1 << 25
@@ -144,8 +154,8 @@ def _blocks(n: int, width: int):
 
 
 def gram(X, kern: Kernel):
-    """(K, E, nx2): the Gram matrix (float64, symmetric), bounds E >= |K - K_exact| (float32,
-    rounded up) and the rows' squared norms.  Computed by blocks of rows, upper triangle first,
+    """(K, E, nx2): the Gram matrix (float64, symmetric), bounds E >= |K - K_exact| (float64)
+    and the rows' squared norms.  Computed by blocks of rows, upper triangle first,
     mirrored (each pair (K_ij, E_ij) then equals (K_ji, E_ji): a valid pair, K being symmetric)."""
     n, d = X.shape
     nx2 = np.einsum("ij,ij->i", X, X)
@@ -153,8 +163,10 @@ def gram(X, kern: Kernel):
     # ||x_i|| <= nu_i: fl(||x||^2) within gamma_d of ||x||^2, sqrt and products rounded
     nu = np.sqrt(nx2 * (1.0 + gd * (1.0 + 2 * gd))) * (1.0 + 4 * U)
     K = np.empty((n, n))
-    E = np.empty((n, n), np.float32)
-    under = d * _UNDERFLOW
+    E = np.empty((n, n))
+    # in the subnormal range a rounding errs by up to 2^-1075 absolutely: d for the dot product's
+    # products, 3 more for the bound's own operations (gd*nu_i*nu_j + ...)
+    under = (d + 3) * _UNDERFLOW
     for s, e in _blocks(n, n):
         G = X[s:e] @ X[s:].T
         eG = gd * np.outer(nu[s:e], nu[s:]) + under
@@ -170,44 +182,70 @@ def gram(X, kern: Kernel):
             D = kern.degree
             t = G + kern.c
             et = eG + U * np.abs(t)
-            Kb = t.copy()
-            for _ in range(D - 1):
-                Kb *= t
-            at = np.abs(t)
-            Eb = gam(max(D - 1, 0)) * np.abs(Kb) * (1 + 2 * gam(D))
-            if D > 1:
-                Eb = Eb + D * et * (at + et) ** (D - 1)
-            else:
-                Eb = Eb + et
+            with np.errstate(over="ignore", under="ignore"):  # overflow: refused below
+                Kb = t.copy()
+                for _ in range(D - 1):
+                    Kb *= t
+                at = np.abs(t)
+                Eb = gam(max(D - 1, 0)) * np.abs(Kb) * (1 + 2 * gam(D))
+                if D > 1:
+                    Eb = Eb + D * et * (at + et) ** (D - 1)
+                else:
+                    Eb = Eb + et
+                # the power's D - 1 products and the bound's own ~D + 4 operations, each
+                # within 2^-1075 absolutely where it underflows
+                Eb = Eb + (2 * D + 4) * _UNDERFLOW
         else:
             g = kern.g
-            A = nx2[s:e, None] + nx2[None, s:]
-            B = A - 2.0 * G
-            es = gd * (nu[s:e, None] + nu[None, s:]) ** 2 + 2 * gd * under + \
-                U * (np.abs(A) + np.abs(B))
-            sq = np.maximum(B, 0.0)  # the exact squared distance is >= 0
-            z = -g * sq
-            ez = g * es + U * np.abs(z)
-            with np.errstate(under="ignore"):
+            # a wide G or far points overflow -G*sq or expm1(ez) (or A, B, es): K is then 0 and
+            # its bound inf (never nan: Kb + _TINY > 0); the caps below make the bounds finite
+            with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+                A = nx2[s:e, None] + nx2[None, s:]
+                B = A - 2.0 * G
+                es = gd * (nu[s:e, None] + nu[None, s:]) ** 2 + 2 * gd * under + \
+                    U * (np.abs(A) + np.abs(B))
+                sq = np.maximum(B, 0.0)  # the exact squared distance is >= 0
+                z = -g * sq
+                ez = g * es + U * np.abs(z)
                 Kb = np.exp(z)
                 Eb = (Kb + _TINY) / (1.0 - _EXP_REL) * (_EXP_REL + np.expm1(ez)) + _TINY
+                Eb = np.fmin(Eb, _RBF_CAP)
+                # the exact squared distance is >= B - es: G*(B - es) > _RBF_FAR (computed, so
+                # within 2u) puts the exact exponent below -745, where exp is below 2^-1074
+                far = g * (B - es) > _RBF_FAR
+                Eb[far] = np.fmin(Eb[far], Kb[far] + _TINY)
             r = np.arange(s, e)
             Kb[r - s, r - s + 0] = 1.0  # exp(-G*0) = 1 exactly
             Eb[r - s, r - s] = 0.0
-        if not np.all(np.isfinite(Kb)):
-            i, j = (int(v) for v in np.argwhere(~np.isfinite(Kb))[0])
-            raise InvalidArgument(f"kernel={str(kern)!r}: K(X[{s + i}], X[{s + j}]) overflows; "
-                                  f"rescale the data")
-        Eb = Eb * SAFETY
+        with np.errstate(over="ignore"):
+            Eb = Eb * SAFETY
+        for what, M in (("K", Kb), ("the rounding-error bound of K", Eb)):
+            if not np.all(np.isfinite(M)):
+                i, j = (int(v) for v in np.argwhere(~np.isfinite(M))[0])
+                raise InvalidArgument(f"kernel={str(kern)!r}: {what}(X[{s + i}], X[{s + j}]) "
+                                      f"overflows; rescale the data")
         K[s:e, s:] = Kb
         K[s:, s:e] = Kb.T
-        with np.errstate(over="ignore"):
-            E32 = Eb.astype(np.float32)  # rounded to nearest: up where it went down
-            low = E32.astype(np.float64) < Eb
-            E32[low] = np.nextafter(E32[low], np.float32(np.inf))
-        E[s:e, s:] = E32
-        E[s:, s:e] = E32.T
+        E[s:e, s:] = Eb
+        E[s:, s:e] = Eb.T
+    _check_diagonal(K, kern)
     return K, E, nx2
+
+
+def _check_diagonal(K, kern: Kernel) -> None:
+    """Refuse an example whose K(x, x) is below the smallest normal float (linear and poly;
+    rbf has K(x, x) = 1): there rounding is no longer relative, and such a row (e.g. x = 0 for
+    the linear kernel) can never be separated with a margin."""
+    if kern.kind == "rbf":
+        return
+    diag = np.diagonal(K)
+    low = np.flatnonzero(diag < SMALLEST_NORMAL)
+    if low.size:
+        i = int(low[0])
+        raise InvalidArgument(f"X[{i}]: K(X[{i}], X[{i}]) = {float(diag[i])!r} under "
+                              f"kernel={str(kern)!r} is below the smallest normal float "
+                              f"{SMALLEST_NORMAL!r}, where rounding is no longer relative; "
+                              f"rescale the data")
 
 
 def _matvec(M, v, absolute: bool = False):
@@ -252,9 +290,11 @@ def _check_beta(beta, n: int) -> np.ndarray:
     return b
 
 
-def _certify(K, E, y, beta, gamma, kern: Kernel) -> _Separator:
+def _certify(K, E, y, beta, gamma, kern: Kernel, *,
+             beta_given: bool | None = None) -> _Separator:
     """The trusted check in feature space: gamma <= y_j*<w_star, phi(x_j)> for every j, with
-    rounding-error bounds (a certified lower bound when gamma is not given)."""
+    rounding-error bounds (a certified lower bound when gamma is not given).  beta_given: whether
+    the user gave beta as w_star (what an overflow asks to rescale; None: unknown)."""
     n = K.shape[0]
     ab = np.abs(beta)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -265,8 +305,11 @@ def _certify(K, E, y, beta, gamma, kern: Kernel) -> _Separator:
         s = float(beta @ m)
         e_s = float((gam(n) * (ab @ np.abs(m)) + ab @ e_m) * SAFETY)
     if not (np.all(np.isfinite(low)) and math.isfinite(s) and math.isfinite(e_s)):
-        raise InvalidArgument("w_star: <w_star, phi(x)> or its error bound overflows for some "
-                              "example; rescale the dual coefficients")
+        fix = {True: "rescale the given w_star (dual coefficients beta) or the data",
+               False: "rescale the data (w_star was not given: the default separator's)",
+               None: "rescale the data, or w_star if given"}[beta_given]
+        raise InvalidArgument(f"w_star: <w_star, phi(x)>, ||w_star||^2 or an error bound "
+                              f"overflows under kernel={str(kern)!r}; {fix}")
     i = int(np.argmin(low))
     if gamma is None:
         if low[i] <= 0:
@@ -292,7 +335,7 @@ def _certify(K, E, y, beta, gamma, kern: Kernel) -> _Separator:
             f"gamma={gamma!r}: y[{i}]*<w_star, phi(X[{i}])> = {float(ym[i])!r} is within its "
             f"rounding-error bound {float(e_m[i]):.3g} of gamma: gamma cannot be certified")
     diag = np.diagonal(K)
-    r2 = float(np.max(diag + np.diagonal(E).astype(np.float64)))
+    r2 = float(np.max(diag + np.diagonal(E)))
     R = math.sqrt(r2)
     if Fraction(R) ** 2 < Fraction(r2):
         R = float(np.nextafter(R, np.inf))
@@ -318,18 +361,21 @@ def _default_beta(K, y, kern: Kernel, progress=None) -> np.ndarray:
         found.append(loop.alpha * y)
     if n <= _EIGH_MAX:
         found.append(_max_margin_beta(K, y, progress))
-    best, best_margin = None, 0.0
+    best, best_margin, best_s = None, 0.0, 0.0
     for beta in found:
         m = K @ beta
         s = float(beta @ m)
         margin = float(np.min(y * m)) / math.sqrt(s) if s > 0 else 0.0
         if margin > best_margin:
-            best, best_margin = beta, margin
+            best, best_margin, best_s = beta, margin, s
     if best is None:
         raise InvalidArgument(f"w_star=None: no separator found in the feature space of "
                               f"kernel={str(kern)!r} (the kernel perceptron did not converge in "
                               f"1000 epochs): the data may not be separable there; give w_star")
-    return best
+    # ||w_star|| brought into [1/2, 1) by a power of two (exact), as the classic engine's default
+    # separator is a unit vector: then <w_star, phi(x)> ~ ||phi(x)||, and for data at 1e-80 the
+    # monitor's (y*<w_star, x>)^2 does not underflow (it would with beta ~ 1: ~(1e-160)^2)
+    return np.ldexp(best, -math.frexp(math.sqrt(best_s))[1])
 
 
 def _max_margin_beta(K, y, progress=None, iterations=None, tol=1e-6) -> np.ndarray:
@@ -453,7 +499,7 @@ class _Watch:
         n = K.shape[0]
         self.n = n
         self.diag = np.ascontiguousarray(np.diagonal(K))
-        self.ediag = np.diagonal(E).astype(np.float64) * SAFETY
+        self.ediag = np.diagonal(E) * SAFETY
         self.alpha = np.zeros(n)  # counts before the next chunk
         self.k = 0
         self.a = self.e_a = self.q = self.e_q = 0.0
@@ -481,7 +527,7 @@ class _Watch:
         """Bounds on |f - <w[k], phi(x)>| at the chunk's updates (examples idx, in order)."""
         L = idx.size
         Krows = self.K[idx]
-        Erows = self.E[idx].astype(np.float64)
+        Erows = self.E[idx]
         A = (np.abs(Krows) if self.absK else Krows) @ self.alpha
         B = Erows @ self.alpha
         # the chunk's own earlier updates: sum over u < t of |K[i_u, i_t]|, E[i_u, i_t]
@@ -571,8 +617,8 @@ def check_kernel_data(X, y):
     n = X.shape[0]
     if n > MAX_N:
         raise InvalidArgument(f"X: n={n} examples: a kernel perceptron's Gram matrix and its "
-                              f"error bounds are n x n, refused above n={MAX_N} (12*n^2 bytes: "
-                              f"{12 * n * n / 1e9:.1f} GB)")
+                              f"error bounds are n x n float64, refused above n={MAX_N} "
+                              f"(16*n^2 bytes: {16 * n * n / 1e9:.1f} GB)")
     return X, y
 
 
@@ -584,8 +630,9 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
     """The kernel perceptron on (X, y), every monitored lemma checked at every update.
 
     kernel: 'linear', 'poly:D[:C]' or 'rbf:G' (or a Kernel).  w_star: dual coefficients beta
-    (length n, w_star = sum_j beta_j*phi(x_j)); by default a max-margin separator in feature
-    space (n <= 3000) or the kernel perceptron's own coefficients, certified either way.
+    (length n, w_star = sum_j beta_j*phi(x_j)); by default the better of a max-margin separator
+    in feature space (n <= _EIGH_MAX) and the kernel perceptron's own coefficients, scaled to
+    ||w_star|| in [1/2, 1), certified either way.
     Returns a RunResult whose ``w`` is the final weights' dual coefficients alpha*y and whose
     ``w_star`` is beta.  update_rule (testing hook): 'textbook', or the bugs 'update_always'
     (alpha also grows on correct predictions) and 'ignore_label' (w += phi); a mutated rule is
@@ -622,7 +669,7 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
         monitor.example_scope = "updates"
         if beta is None:
             beta = _default_beta(K, y, kern, progress)
-        sep = _certify(K, E, y, beta, gamma, kern)
+        sep = _certify(K, E, y, beta, gamma, kern, beta_given=w_star is not None)
     L = order.shape[0]
     t_end = L if not cyclic else (max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2)
     loop = _Loop(K, y, order, cyclic, t_end, update_rule, log=checks)

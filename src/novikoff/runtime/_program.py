@@ -31,6 +31,10 @@ __all__ = ["Program", "Judged", "HAVE_NUMBA"]
 
 LOAD, CONST, ADD, MUL, RECIP, SQRT, ABS, MAX, MIN, IPOW = range(10)
 U = 2.0 ** -53
+# A product or quotient whose result is subnormal rounds by up to half of 2^-1074 whatever its
+# size, so u|v| alone does not bound it (1e-160 squared is 0.0): each adds TINY.  Sums of floats
+# are exact there.
+TINY = 2.0 ** -1074
 _RELS = {">=": 0, ">": 1, "<=": 2, "<": 3, "=": 4, "!=": 5}
 # Points the compiled judge evaluates at once: the registers of a block stay in cache.
 _BLOCK = 256
@@ -292,14 +296,14 @@ def _relations(code, cv, cr, sv, sr, rels, length, nregs):
         elif op == MUL:
             va, vb, ra, rb = rv[a], rv[b], rr[a], rr[b]
             v = va * vb
-            r = np.abs(va) * rb + np.abs(vb) * ra + ra * rb + U * np.abs(v)
+            r = np.abs(va) * rb + np.abs(vb) * ra + ra * rb + U * np.abs(v) + TINY
         elif op == RECIP:  # undefined (NaN) where the divisor may be zero
             va, ra = rv[a], rr[a]
             av = np.abs(va)
             ok = av > ra
             q = 1.0 / va
             v = np.where(ok, q, np.nan)
-            r = np.where(ok, ra / av / (av - ra) + U * np.abs(q), np.nan)
+            r = np.where(ok, ra / av / (av - ra) + U * np.abs(q) + TINY, np.nan)
         elif op == SQRT:
             va, ra = rv[a], rr[a]
             hi = va + ra
@@ -319,7 +323,7 @@ def _relations(code, cv, cr, sv, sr, rels, length, nregs):
             for _ in range(b - 1):
                 r = np.abs(v) * ra + np.abs(va) * r + r * ra
                 v = v * va
-                r = r + U * np.abs(v)
+                r = r + U * np.abs(v) + TINY
         rv[dst], rr[dst] = v, r
     R = len(rels)
     out = [np.empty((R, length)) for _ in range(3)] + [np.empty((R, length), np.bool_)
@@ -371,7 +375,7 @@ if HAVE_NUMBA:
     def _exec(code, cv, cr, sv, sr, b0, nb, rv, rr):
         """Run the instructions on points b0 .. b0+nb-1 (registers: rv, rr), as _relations.
         One dispatch per instruction and block; the loop over the points vectorises."""
-        u = 2.0 ** -53
+        u, tiny = 2.0 ** -53, 2.0 ** -1074
         for pc in range(code.shape[0]):
             op, dst, a, b = code[pc, 0], code[pc, 1], code[pc, 2], code[pc, 3]
             if op == 0:
@@ -389,7 +393,7 @@ if HAVE_NUMBA:
                 for i in range(nb):
                     va, vb, ra, rb = rv[a, i], rv[b, i], rr[a, i], rr[b, i]
                     v = va * vb
-                    rr[dst, i] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v)
+                    rr[dst, i] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v) + tiny
                     rv[dst, i] = v
             elif op == 4:
                 for i in range(nb):
@@ -399,7 +403,7 @@ if HAVE_NUMBA:
                         q = 1.0 / va
                         # ra/(av(av - ra)) divided in two steps: av*(av - ra) underflows to 0
                         # for av below 1e-154; ra/av < 1 and av - ra > 0 never do.
-                        rr[dst, i] = ra / av / (av - ra) + u * abs(q)
+                        rr[dst, i] = ra / av / (av - ra) + u * abs(q) + tiny
                         rv[dst, i] = q
                     else:
                         rv[dst, i], rr[dst, i] = np.nan, np.nan
@@ -433,7 +437,7 @@ if HAVE_NUMBA:
                     for _ in range(b - 1):
                         pr = abs(pv) * ra + abs(va) * pr + pr * ra
                         pv = pv * va
-                        pr = pr + u * abs(pv)
+                        pr = pr + u * abs(pv) + tiny
                     rv[dst, i], rr[dst, i] = pv, pr
 
     @_nb.njit(cache=True, inline="always")
