@@ -56,6 +56,7 @@ import numpy as np
 from ..errors import NovikoffError
 from ._batch_run import _norm_up
 from ._bounds import SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, start_slots
+from ._engine import visits_allowed
 from ._monitor import AVERAGED_ONLY, LemmaViolation, Violation
 from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int, \
     check_w_star
@@ -260,8 +261,7 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
         classic.check_constants(keeper.constants())
         slots = VisitSlots(visits, d, w_star, stats, gamma)
     L_order = order.shape[0]
-    t_end = (L_order if not cyclic else
-             (max_epochs * L_order if max_epochs is not None else np.iinfo(np.int64).max))
+    t_end = visits_allowed(order, cyclic, max_epochs, separable=True)
     rows = [X[i] for i in range(n)]
     labels = [float(v) for v in y]
     w = np.zeros(d)

@@ -160,6 +160,16 @@ def _unvisited(order, n: int, default: bool) -> np.ndarray:
     return np.flatnonzero(~seen)
 
 
+def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
+    """The visits a run may make: one pass online; cycling, max_epochs passes (unbounded on
+    separable data without max_epochs, which converges; 100 passes otherwise)."""
+    if not cyclic:
+        return order.shape[0]
+    if max_epochs is None and separable:
+        return np.iinfo(np.int64).max // 2
+    return (max_epochs or 100) * order.shape[0]
+
+
 def _refuse_options(variant: str, why: str, options) -> None:
     """InvalidArgument naming every (name, value, default) of options not at its default: what
     an engine of its own does not take."""
@@ -273,12 +283,7 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
         stats.gamma = gamma
     if variant == "margin" and gamma is None:
         raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
-    if not cyclic:
-        t_end = order.shape[0]
-    elif max_epochs is None and separable:
-        t_end = np.iinfo(np.int64).max // 2
-    else:
-        t_end = (max_epochs or 100) * order.shape[0]
+    t_end = visits_allowed(order, cyclic, max_epochs, separable)
     loop = _Loop(X, y, order, w_star, gamma, variant, t_end, cyclic, backend, default_order,
                  log=checks, first_pass_stats=checks and stats is None,
                  keep_all=checks and stats is None and all_examples, eta=eta, w0=w0)

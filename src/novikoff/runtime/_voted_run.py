@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import data_stats
-from ._engine import CONVERGED, RunResult, _Watch
+from ._engine import CONVERGED, RunResult, _Watch, visits_allowed
 from ._validate import check_choice
 
 __all__ = ["run_voted", "Vote", "VotedResult", "UPDATE_RULES", "vote_of_run"]
@@ -303,12 +303,7 @@ def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
         stats = data_stats(X, y, w_star)
         stats.gamma = gamma = (gamma if gamma is not None else
                                _hinge_gamma(monitor, stats, y, order, n, d))
-    if not cyclic:
-        t_end = order.shape[0]
-    elif max_epochs is None and separable:
-        t_end = np.iinfo(np.int64).max // 2
-    else:
-        t_end = (max_epochs or 100) * order.shape[0]
+    t_end = visits_allowed(order, cyclic, max_epochs, separable)
     # The update log is the vote's source: kept with checks off too.
     loop = _Loop(X, y, order, w_star, gamma, "classic", t_end, cyclic, backend, default_order,
                  log=True, first_pass_stats=checks and stats is None, keep_all=False, eta=eta,
