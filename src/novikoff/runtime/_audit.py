@@ -55,7 +55,7 @@ from ._engine import make_monitor, run
 from ._lemmas import load_lemmas
 from ._monitor import SameObjects, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
-from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
+from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
 __all__ = ["AuditReport", "audit", "audit_files"]
@@ -134,9 +134,7 @@ def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
         raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {(T,)} and X: "
                               f"shape {(n, d)} (expected ({T}, {dims})){hint}")
     W = np.ascontiguousarray(W, dtype=np.float64)
-    if not np.isfinite(W).all():
-        t, j = (int(v) for v in np.argwhere(~np.isfinite(W))[0])
-        raise InvalidArgument(f"w[{t}, {j}]={W[t, j].item()!r} is not finite")
+    check_finite("w", W)
     return W
 
 

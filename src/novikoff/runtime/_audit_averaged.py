@@ -50,7 +50,7 @@ from ._engine import make_monitor
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import max_margin_separator
-from ._validate import check_choice, check_data, check_order, check_w_star
+from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
 __all__ = ["AveragedAuditReport", "audit_averaged", "audit_averaged_files", "CONVENTIONS",
            "AVERAGE_ROUNDINGS"]
@@ -85,9 +85,7 @@ def _check_average(average, T: int, d: int) -> np.ndarray:
         raise InvalidArgument(f"average: shape {A.shape} (dtype {A.dtype}) does not match the "
                               f"trace's w: expected ({T}, {d}), the average after each visit")
     A = np.ascontiguousarray(A, dtype=np.float64)
-    if not np.isfinite(A).all():
-        t, j = (int(v) for v in np.argwhere(~np.isfinite(A))[0])
-        raise InvalidArgument(f"average[{t}, {j}]={A[t, j].item()!r} is not finite")
+    check_finite("average", A)
     return A
 
 

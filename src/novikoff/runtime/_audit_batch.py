@@ -51,7 +51,8 @@ from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam
 from ._engine import make_monitor
 from ._lemmas import load_lemmas
 from ._separator import max_margin_separator
-from ._validate import check_data, check_gamma, check_positive, check_w_star
+from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
+    numeric_array
 
 __all__ = ["audit_batch", "audit_batch_files", "batch_trace"]
 
@@ -112,21 +113,12 @@ def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
 
 
 def _check_steps(w, d: int) -> np.ndarray:
-    try:
-        W = np.asarray(w)
-    except Exception:  # noqa: BLE001
-        raise InvalidArgument(f"w={w!r} is not an array") from None
-    if W.dtype == object or W.dtype.kind not in "biuf":
-        raise InvalidArgument(f"w: dtype {W.dtype} is not numeric (the weights after each "
-                              f"batch step, shape (K, {d}))")
+    W = numeric_array("w", w, f"the weights after each batch step, shape (K, {d})")
     if W.ndim != 2 or W.shape[1] != d:
         raise InvalidArgument(f"w: shape {W.shape} does not match X: expected (K, {d}), the "
                               f"weights after each of the K batch steps")
     W = np.ascontiguousarray(W, dtype=np.float64)
-    bad = np.argwhere(~np.isfinite(W))
-    if bad.size:
-        k, j = (int(v) for v in bad[0])
-        raise InvalidArgument(f"w[{k}, {j}]={W[k, j].item()!r} is not finite")
+    check_finite("w", W)
     return W
 
 

@@ -41,7 +41,7 @@ from ._engine import make_monitor
 from ._kernel_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._lemmas import load_lemmas
-from ._validate import check_gamma, check_order
+from ._validate import check_finite, check_gamma, check_order, numeric_array
 
 __all__ = ["audit_kernel", "audit_kernel_files", "kernel_trace", "ALPHA_CONVENTION"]
 
@@ -113,21 +113,13 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
 
 
 def _check_alpha(alpha, T: int, n: int, y) -> np.ndarray:
-    try:
-        A = np.asarray(alpha)
-    except Exception:  # noqa: BLE001
-        raise InvalidArgument(f"alpha={alpha!r} is not an array") from None
-    if A.dtype == object or A.dtype.kind not in "biuf":
-        raise InvalidArgument(f"alpha: dtype {A.dtype} is not numeric ({ALPHA_CONVENTION})")
+    A = numeric_array("alpha", alpha, ALPHA_CONVENTION)
     if A.ndim != 2 or A.shape != (T, n):
         raise InvalidArgument(f"alpha: shape {A.shape} does not match order: shape ({T},) and "
                               f"X: {n} examples (expected ({T}, {n}): the dual coefficients "
                               f"after each visit)")
     A = np.ascontiguousarray(A, dtype=np.float64)
-    bad = np.argwhere(~np.isfinite(A))
-    if bad.size:
-        t, i = (int(v) for v in bad[0])
-        raise InvalidArgument(f"alpha[{t}, {i}]={A[t, i].item()!r} is not finite")
+    check_finite("alpha", A)
     frac = np.argwhere(A != np.floor(A))
     if frac.size:
         t, i = (int(v) for v in frac[0])

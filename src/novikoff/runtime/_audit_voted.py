@@ -42,7 +42,7 @@ from ._bounds import SAFETY, U, data_stats, start_slots
 from ._compile import VOTED_NAMES, slot_names
 from ._lemmas import load_lemmas
 from ._monitor import monitor_of
-from ._validate import check_choice, check_data, check_order, check_w_star
+from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
 __all__ = ["VotedAuditReport", "audit_voted", "COUNTS"]
 
@@ -80,9 +80,7 @@ def _check_vote(vectors, counts, d: int):
         raise InvalidArgument(f"counts: shape {c.shape} (dtype {c.dtype}) does not match "
                               f"vectors: shape {V.shape} (one count per vector)")
     V = np.ascontiguousarray(V, dtype=np.float64)
-    if not np.isfinite(V).all():
-        k, j = (int(i) for i in np.argwhere(~np.isfinite(V))[0])
-        raise InvalidArgument(f"vectors[{k}, {j}]={V[k, j].item()!r} is not finite")
+    check_finite("vectors", V)
     cf = c.astype(np.float64)
     bad = ~np.isfinite(cf) | (cf != np.round(cf)) | (cf < 0) | (cf >= 2.0 ** 53)
     if bad.any():

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import SAFETY, SMALLEST_NORMAL, U, gam
-from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int
+from ._validate import check_choice, check_data, check_finite, check_gamma, check_order, \
+    check_positive_int, numeric_array
 
 __all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS",
            "UPDATE_RULES"]
@@ -271,20 +272,13 @@ class _Separator:
 
 
 def _check_beta(beta, n: int) -> np.ndarray:
-    try:
-        b = np.asarray(beta)
-    except Exception:  # noqa: BLE001
-        raise InvalidArgument(f"w_star={beta!r} is not an array") from None
-    if b.dtype == object or b.dtype.kind not in "biuf":
-        raise InvalidArgument(f"w_star: dtype {b.dtype} is not numeric")
+    b = numeric_array("w_star", beta)
     if b.ndim != 1 or b.shape[0] != n:
         raise InvalidArgument(
             f"w_star: shape {b.shape} does not match the number of examples n={n} (the kernel "
             f"variant takes w_star as dual coefficients beta, w_star = sum_j beta_j*phi(x_j))")
     b = np.ascontiguousarray(b, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(b))
-    if bad.size:
-        raise InvalidArgument(f"w_star[{int(bad[0])}]={b[bad[0]].item()!r} is not finite")
+    check_finite("w_star", b)
     if not b.any():
         raise InvalidArgument("w_star is the zero vector")
     return b

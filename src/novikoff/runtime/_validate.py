@@ -9,22 +9,31 @@ import numpy as np
 from ..errors import InvalidArgument
 
 __all__ = ["check_data", "check_vector", "check_order", "check_gamma", "check_positive",
-           "check_choice", "check_positive_int"]
+           "check_choice", "check_positive_int", "numeric_array", "check_finite"]
 
 
-def _array(name: str, value, ndim: int) -> np.ndarray:
+def numeric_array(name: str, value, meaning: str = "") -> np.ndarray:
+    """value as an array of numbers, its shape left to the caller; `meaning` (what the array
+    holds) is said when it is not numeric."""
     try:
         arr = np.asarray(value)
     except Exception as err:  # noqa: BLE001 - anything unconvertible is a bad argument
         raise InvalidArgument(f"{name}={value!r} is not an array ({err})") from None
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise InvalidArgument(f"{name}: dtype {arr.dtype} is not numeric")
+        raise InvalidArgument(f"{name}: dtype {arr.dtype} is not numeric"
+                              + (f" ({meaning})" if meaning else ""))
+    return arr
+
+
+def _array(name: str, value, ndim: int) -> np.ndarray:
+    arr = numeric_array(name, value)
     if arr.ndim != ndim:
         raise InvalidArgument(f"{name}: shape {arr.shape} is not {ndim}-dimensional")
     return arr
 
 
-def _finite(name: str, arr: np.ndarray) -> None:
+def check_finite(name: str, arr: np.ndarray) -> None:
+    """InvalidArgument naming the first entry of arr that is not finite."""
     bad = ~np.isfinite(arr)
     if bad.any():
         where = np.argwhere(bad)[0]
@@ -66,7 +75,7 @@ def check_vector(name: str, value, d: int, *, nonzero: bool = True) -> np.ndarra
         raise InvalidArgument(f"{name}: shape {v.shape} does not match the data's dimension "
                               f"d={d}")
     v = np.ascontiguousarray(v, dtype=np.float64)
-    _finite(name, v)
+    check_finite(name, v)
     if nonzero and not v.any():
         raise InvalidArgument(f"{name} is the zero vector")
     return v
@@ -93,7 +102,7 @@ def check_order(value, n: int, name: str = "order") -> np.ndarray:
     if arr.shape[0] == 0:
         raise InvalidArgument(f"{name}: shape {arr.shape} is empty")
     if arr.dtype.kind == "f":
-        _finite(name, arr)
+        check_finite(name, arr)
         if not np.all(arr == np.round(arr)):
             i = int(np.flatnonzero(arr != np.round(arr))[0])
             raise InvalidArgument(f"{name}[{i}]={arr[i].item()!r} is not an integer index")
