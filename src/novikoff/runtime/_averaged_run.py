@@ -81,15 +81,10 @@ def norms_up(rows, d: int) -> np.ndarray:
 class VisitViolation(Violation):
     """A violation of a lemma about visits: k is the number of visits t."""
 
-    def message(self) -> str:
+    def place(self) -> str:
         ex = f" (example {self.example})" if self.example is not None else ""
-        place = {"update": f"at visit t={self.k}{ex}", "state": f"after t={self.k} visit(s)",
-                 "constant": "for the run's constants", "example": "on an example"}[self.where]
-        note = (f" (assumptions {', '.join(self.loose)} held only within rounding)"
-                if self.loose else "")
-        return (f"lemma {self.lemma} ({self.source}) violated {place}: {self.statement}: "
-                f"lhs = {self.lhs!r}, rhs = {self.rhs!r}, slack = {self.slack:.6g}, "
-                f"tolerance = {self.tolerance:.3g}{note}")
+        return {"update": f"at visit t={self.k}{ex}", "state": f"after t={self.k} visit(s)",
+                "constant": "for the run's constants", "example": "on an example"}[self.where]
 
 
 def as_visit_violations(monitor) -> None:

@@ -142,7 +142,8 @@ class Violation:
     source: str = ""
     loose: tuple = ()  # assumptions that held only within rounding before this point
 
-    def message(self) -> str:
+    def place(self) -> str:
+        """Where the lemma failed ('at update k=3, visit 7, example 2')."""
         at = []
         if self.k is not None:
             at.append(f"k={self.k}")
@@ -150,11 +151,14 @@ class Violation:
             at.append(f"visit {self.visit}")
         if self.example is not None:
             at.append(f"example {self.example}")
-        place = {"update": "at update", "state": "in the state", "example": "on",
+        where = {"update": "at update", "state": "in the state", "example": "on",
                  "constant": "for the run's constants"}[self.where]
+        return f"{where} {', '.join(at)}"
+
+    def message(self) -> str:
         note = (f" (assumptions {', '.join(self.loose)} held only within rounding)"
                 if self.loose else "")
-        return (f"lemma {self.lemma} ({self.source}) violated {place} {', '.join(at)}: "
+        return (f"lemma {self.lemma} ({self.source}) violated {self.place()}: "
                 f"{self.statement}: lhs = {self.lhs!r}, rhs = {self.rhs!r}, "
                 f"slack = {self.slack:.6g}, tolerance = {self.tolerance:.3g}{note}")
 
