@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
@@ -13,9 +12,9 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import audit_batch, audit_batch_files, batch_trace, load_lemmas
 from novikoff.runtime._batch_run import run_batch
-from novikoff.runtime.cli import register
 
 from test_runtime_engine import separable  # noqa: E402  (tests/ is on sys.path)
+from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
 
 BATCH_LEMMAS = {"batch_run_progress", "batch_run_norm_growth", "batch_steps_at_most_total",
                 "batch_squares_at_most_n_times", "batch_run_corrections", "batch_step_bound"}
@@ -271,13 +270,6 @@ def test_files(tmp_path, data, lemmas):
 
 # ----------------------------------------------------------------------------- CLI
 
-def cli(argv, capsys):
-    parser = argparse.ArgumentParser(prog="novikoff")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    code = args.handler(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli(tmp_path, capsys, data):

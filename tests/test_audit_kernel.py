@@ -3,7 +3,6 @@ and kernel.proof."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace, load_lemmas
 from novikoff.runtime._kernel_run import run_kernel
-from novikoff.runtime.cli import register
+from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
 
 KERNEL_LEMMAS = {"kernel_progress", "kernel_norm_growth", "kernel_mistake_bound"}
 
@@ -261,13 +260,6 @@ def test_files_and_a_given_separator(tmp_path, lemmas):
 
 # ----------------------------------------------------------------------------- CLI
 
-def cli(argv, capsys):
-    parser = argparse.ArgumentParser(prog="novikoff")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    code = args.handler(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli(tmp_path, capsys):

@@ -763,13 +763,7 @@ def test_a_bad_weight_array_is_named_with_its_trace_file(tmp_path, capsys, varia
     arrays = {"order": order, "w": W}
     arrays.update({k: W for k in extra})
     np.savez(tmp_path / "T.npz", **arrays)
-    import argparse
-
-    from novikoff.runtime.cli import register
-    parser = argparse.ArgumentParser(prog="novikoff")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
-                              "--trace", str(tmp_path / "T.npz")])
-    code = args.handler(args)
-    err = capsys.readouterr().err
+    from test_runtime_cli import cli
+    code, _, err = cli(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
+                        "--trace", str(tmp_path / "T.npz")], capsys)
     assert code == 2 and "T.npz" in err and "w[5, 1]=nan is not finite" in err, err

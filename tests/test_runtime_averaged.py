@@ -5,7 +5,6 @@ scikit-learn's SGDClassifier(average=True) included) and the fuzz learners
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
@@ -23,8 +22,8 @@ from novikoff.runtime._audit_averaged import _means, audit_averaged, audit_avera
 from novikoff.runtime._averaged_run import AVERAGE_RULES, run_averaged
 from novikoff.runtime._io import load_dataset
 from novikoff.runtime._monitor import LemmaViolation
-from novikoff.runtime.cli import register
 from novikoff.strategies import orderings, separable_datasets
+from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
 
 AVERAGED_LEMMAS = {"averaged_run_progress", "averaged_run_norm", "average_run_progress",
                    "average_run_norm"}
@@ -215,13 +214,6 @@ def test_checks_off_gives_the_same_average():
 
 # ------------------------------------------------------------------------------- the CLI
 
-def cli(argv, capsys):
-    parser = argparse.ArgumentParser(prog="novikoff")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    code = args.handler(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli_run_iris(capsys):
