@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._audit import AuditReport, _exact_rows, _lemma_findings, _show, judged_like_a_trace
-from ._batch_run import _dot_err, _exact_slot, _norm_up, run_batch
+from ._batch_run import _dot_err, _exact_slot, _norm_up, run_batch, step_slots
 from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._engine import make_monitor
 from ._lemmas import load_lemmas
@@ -323,10 +323,7 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
     monitor.check_constants(const)
     nxu = stats.nx_up()
     ws_up = stats.ws_up
-    names = ("<w_star, w[k]>", "<w[k], w[k]>", "<w_star, w[k+1]>", "<w[k+1], w[k+1]>",
-             "<w[k], w[k+1]>", "<w_star, u>", "<u, u>", "<u, w[k]>", "<u, w[k+1]>", "m[k]",
-             "C[k]", "C[k+1]", "Q[k]", "Q[k+1]")
-    rows = {name: ([], []) for name in names}
+    rows: dict = {}  # slot name -> (values, error bounds) over the steps (step_slots' names)
     C = Q = 0.0
     D = 0.0  # ||w~[k] - w[k]||: a correct implementation's drift from the exact batch run
     a, e_a, q, e_q = 0.0, 0.0, 0.0, 0.0
@@ -338,8 +335,6 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
         e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
         step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
         D1 = (D + eta * e_U + step_r + 2 * U * W1) * SAFETY
-        a1, e_a1 = float(ws @ w1), _dot_err(d, ws_up, 0.0, W1, D1)
-        q1, e_q1 = float(w1 @ w1), _dot_err(d, W1, D1, W1, D1)
         uw, e_uw = float(u @ w), _dot_err(d, nu, e_U, W0, D)
         if uw + e_uw > 0 and mk * d <= _EXACT_TIE_BUDGET:
             # obtuse at a tie (always at w = 0): <u, w~[k]> exactly, plus the drift of w~[k]
@@ -347,18 +342,13 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
             uw, e_x = _exact_slot(exact, eta)
             e_uw = e_x + (nu + e_U) * D * SAFETY
         m = float(mk)
-        for name, pair in (("<w_star, w[k]>", (a, e_a)), ("<w[k], w[k]>", (q, e_q)),
-                           ("<w_star, w[k+1]>", (a1, e_a1)), ("<w[k+1], w[k+1]>", (q1, e_q1)),
-                           ("<w[k], w[k+1]>", (float(w @ w1), _dot_err(d, W0, D, W1, D1))),
-                           ("<w_star, u>", (float(ws @ u), _dot_err(d, ws_up, 0.0, nu, e_U))),
-                           ("<u, u>", (float(u @ u), _dot_err(d, nu, e_U, nu, e_U))),
-                           ("<u, w[k]>", (uw, e_uw)),
-                           ("<u, w[k+1]>", (float(u @ w1), _dot_err(d, nu, e_U, W1, D1))),
-                           ("m[k]", (m, 0.0)), ("C[k]", (C, 0.0)), ("C[k+1]", (C + m, 0.0)),
-                           ("Q[k]", (Q, 0.0)), ("Q[k+1]", (Q + m * m, 0.0))):
-            rows[name][0].append(pair[0])
-            rows[name][1].append(pair[1])
-        a, e_a, q, e_q = a1, e_a1, q1, e_q1
+        slots = step_slots(ws, ws_up, (a, e_a, q, e_q), (w, W0, D), (w1, W1, D1),
+                           (u, nu, e_U), (uw, e_uw), m, C, Q)
+        for name, (value, error) in slots.items():
+            values, errors = rows.setdefault(name, ([], []))
+            values.append(value)
+            errors.append(error)
+        a, e_a, q, e_q = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
         C += m
         Q += m * m
         D = D1

@@ -104,6 +104,29 @@ class _Exact:
         return self.eta * Fraction(total) * Fraction(2) ** (2 * self.low)
 
 
+def step_slots(w_star, ws_up: float, state, before, after, step, uw, m: float, C: float,
+               Q: float) -> dict:
+    """The slots batch_run's lemmas read at step k (w[k] -> w[k+1] = w[k] + eta*u), each a
+    float and its error bound (the engine's and the audit's alike).  before, after: (the
+    vector held, a bound of its norm, its distance to the exact run) for w[k] and w[k+1]; step:
+    (u~, a bound of ||u~||, ||u~ - u||); state: <w_star, w[k]> and ||w[k]||^2 with their
+    bounds, carried from the previous step; uw: <u, w[k]> with its bound, as the caller decided
+    it (exactly at a tie); m, C, Q: the corrections and their running totals (exact)."""
+    (w, W0, D), (w1, W1, D1), (u, nu, e_U) = before, after, step
+    d = w.shape[0]
+    a, e_a, q, e_q = state
+    return {"<w_star, w[k]>": (a, e_a), "<w[k], w[k]>": (q, e_q),
+            "<w_star, w[k+1]>": (float(w_star @ w1), _dot_err(d, ws_up, 0.0, W1, D1)),
+            "<w[k+1], w[k+1]>": (float(w1 @ w1), _dot_err(d, W1, D1, W1, D1)),
+            "<w[k], w[k+1]>": (float(w @ w1), _dot_err(d, W0, D, W1, D1)),
+            "<w_star, u>": (float(w_star @ u), _dot_err(d, ws_up, 0.0, nu, e_U)),
+            "<u, u>": (float(u @ u), _dot_err(d, nu, e_U, nu, e_U)),
+            "<u, w[k]>": uw,
+            "<u, w[k+1]>": (float(u @ w1), _dot_err(d, nu, e_U, W1, D1)),
+            "m[k]": (m, 0.0), "C[k]": (C, 0.0), "C[k+1]": (C + m, 0.0),
+            "Q[k]": (Q, 0.0), "Q[k+1]": (Q + m * m, 0.0)}
+
+
 def _exact_slot(v: Fraction, eta: float):
     """(float, error bound) of an exact value, the bound rounded up.  Refused below the normal
     range: there a float and an error bound cannot carry the value's sign (1e-458 is 0.0 with
@@ -280,35 +303,17 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
             nS = _norm_up(s, d)
             step_r = 0.0 if eta == 1.0 else U * eta * nS + d * TINY
             D1 = (D + eta * e_S + step_r + 2 * U * W1) * SAFETY
-            a, e_a, q, e_q = state
-            a1 = float(w_star @ w_new)
-            e_a1 = _dot_err(d, ws_up, 0.0, W1, D1)
-            q1 = float(w_new @ w_new)
-            e_q1 = _dot_err(d, W1, D1, W1, D1)
-            cross = float(w @ w_new)
-            e_cross = _dot_err(d, W0, D, W1, D1)
-            su = float(w_star @ u)
-            e_su = _dot_err(d, ws_up, 0.0, nu, e_U)
-            uu = float(u @ u)
-            e_uu = _dot_err(d, nu, e_U, nu, e_U)
             uw = float(u @ w)
             e_uw = _dot_err(d, nu, e_U, W0, D)
             if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
                 uw, e_uw = 0.0, 0.0
             if uw + e_uw > 0 and exact is not None:  # a tie: decide <u, w[k]> exactly
                 uw, e_uw = _exact_slot(exact.inner(alpha, Y), eta)
-            uw1 = float(u @ w_new)
-            e_uw1 = _dot_err(d, nu, e_U, W1, D1)
-            m = float(mk)
-            slots = {"<w_star, w[k]>": (a, e_a), "<w[k], w[k]>": (q, e_q),
-                     "<w_star, w[k+1]>": (a1, e_a1), "<w[k+1], w[k+1]>": (q1, e_q1),
-                     "<w[k], w[k+1]>": (cross, e_cross), "<w_star, u>": (su, e_su),
-                     "<u, u>": (uu, e_uu), "<u, w[k]>": (uw, e_uw),
-                     "<u, w[k+1]>": (uw1, e_uw1), "m[k]": (m, 0.0), "C[k]": (C, 0.0),
-                     "C[k+1]": (C + m, 0.0), "Q[k]": (Q, 0.0), "Q[k+1]": (Q + m * m, 0.0)}
+            slots = step_slots(w_star, ws_up, state, (w, W0, D), (w_new, W1, D1),
+                               (u, nu, e_U), (uw, e_uw), float(mk), C, Q)
             _finite_step(w_new, slots, eta, K)
             watch.add(slots)
-            state = (a1, e_a1, q1, e_q1)
+            state = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
             D = D1
         alpha[Y] += 1.0
         counts.append(mk)
