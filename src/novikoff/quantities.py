@@ -142,6 +142,11 @@ KINDS = {n: QUANTITIES[q].kinds for n, q in DEFAULT_NAMES.items()} | {"k": ("nat
 PER_UPDATE = frozenset(n for n, q in DEFAULT_NAMES.items() if QUANTITIES[q].per_update)
 
 
+# The quantities a run holds as vectors (a setting's definition of one of them is not expanded).
+_VECTOR_QUANTITIES = frozenset(q.name for q in QUANTITIES.values()
+                               if set(q.kinds) & {"vector", "vector_sequence"})
+
+
 class Unbindable(Exception):
     """A statement mentions something the run cannot give a value."""
 
@@ -196,9 +201,7 @@ def default_bindings(kinds: dict, explicit=()) -> dict:
 
 def _bound_vector(atom, bindings: dict) -> bool:
     b = bindings.get(_name(atom))
-    return b is not None and b.quantity in ("separator", "example", "weights", "start",
-                                                "batch_sum", "visit_weights", "weight_sum",
-                                                "average")
+    return b is not None and b.quantity in _VECTOR_QUANTITIES
 
 
 def _name(atom) -> str:
