@@ -22,7 +22,7 @@ from .kernel.formulas import free_symbols
 from .kernel.solver import AUDIT, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
-from .language.lexer import source_lines
+from .language.lexer import read_source, source_lines
 from .language.parser import parse
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
@@ -158,10 +158,14 @@ class Checker:
         display = _display_path(path)
         report = FileReport(display)
         try:
-            source = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            report.error = ProofSyntaxError(f"cannot read the file ({exc.__class__.__name__}: "
-                                            f"{exc})", display, 1, 1)
+            source = read_source(path, display)
+        except ProofSyntaxError as exc:  # not UTF-8: positioned at the first bad byte
+            report.error = exc
+            self.reports[key] = report
+            return report
+        except OSError as exc:
+            report.error = ProofSyntaxError(f"cannot read the file ({exc.strerror or exc})",
+                                            display, 1, 1)
             self.reports[key] = report
             return report
         self._loading.append(key)

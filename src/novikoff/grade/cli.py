@@ -18,7 +18,9 @@ def register(subparsers) -> None:
                     "directory) in a private copy and a worker process of its own, and give "
                     "each lemma of the reference its points when the student's lemma of that "
                     "name is verified with the reference's statement and setting "
-                    "(docs/teaching.md).  Exit 0 when grading ran, whatever the grades; 2 for "
+                    "(docs/teaching.md).  Exit 0 when grading ran, whatever the grades; 1 when "
+                    "a student could not be graded fairly through no fault of theirs (a file "
+                    "the grader cannot read, a grader failure: a warning names each); 2 for "
                     "a usage error, a folder without submissions or a reference that does not "
                     "check cleanly.")
     p.add_argument("submissions", metavar="SUBMISSIONS_DIR",
@@ -78,4 +80,7 @@ def _grade(args) -> int:
     if not args.quiet:
         print(class_table(result))
         print(f"\nwrote {len(result.files)} files to {printable(str(result.out_dir))}")
-    return 0
+    for student in result.grader_problems:
+        print(f"novikoff grade: warning: {printable(student.name)} was not graded fairly: "
+              f"{printable(student.grader_problem)}", file=sys.stderr)
+    return 1 if result.grader_problems else 0

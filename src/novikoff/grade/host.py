@@ -60,16 +60,20 @@ def check_reference(job: HostJob):
     """The Assignment of the reference, checked in its own directory under the grading rlimit
     (the limits students get); raises AssignmentError when it does not check cleanly."""
     from ..checker import Checker
+    from ..errors import ProofSyntaxError
     from ..kernel.solver import LIMITS
+    from ..language.lexer import read_source
     from .assignment import AssignmentError, load_assignment
 
     reference = Path(job.reference)
     LIMITS.rlimit = job.rlimit
     os.chdir(reference.parent)  # its imports and witnesses are read as `novikoff check` does
     try:
-        source = Path(reference.name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        source = read_source(reference.name)
+    except OSError as exc:
         raise AssignmentError(f"{reference.name} cannot be read ({exc})") from None
+    except ProofSyntaxError as exc:
+        raise AssignmentError(str(exc)) from None
     report = Checker(timeout_ms=job.query_timeout_ms).check_file(reference.name)
     return load_assignment(Path(reference.name), report, source)
 
@@ -98,13 +102,15 @@ def grade_all(job: HostJob, assignment, root: Path, send) -> None:
         if outcome.status == "ok":
             send(("student", outcome.value))
         elif task.fn is grade_student:  # a report saying why, made in a fresh worker
-            return Task(task.key, stopped, (student, _stop_message(outcome, job)))
+            grader_fault = outcome.status == "error"  # a bug of the grader, not the student's
+            return Task(task.key, stopped, (student, _stop_message(outcome, job), grader_fault))
         else:  # even that failed: the grade, without documents
             problem = task.arg[1]
             sub = student.submission
             send(("student", StudentResult(sub.name, readable_name(sub.shown),
                                            not_checked(assignment, "stopped", problem),
-                                           problem=problem, documents={})))
+                                           problem=problem, documents={},
+                                           grader_problem=problem)))
         shutil.rmtree(student.private, ignore_errors=True)
         return None
 

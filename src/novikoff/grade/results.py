@@ -47,7 +47,9 @@ class ItemResult:
 class StudentResult:
     """A student's grade.  problem: why their file was not checked, or why checking stopped
     ("" when it ran); notes: files left out of their private copy; documents: format ->
-    feedback text (None where it could not be rendered)."""
+    feedback text (None where it could not be rendered); grader_problem: why the grade may be
+    unfair to the student through no fault of theirs (the grader could not read their files,
+    the grading host stopped), "" when none: such a run is reported loudly."""
 
     name: str
     submission: str
@@ -56,6 +58,7 @@ class StudentResult:
     problem: str = ""
     notes: list = field(default_factory=list)
     documents: dict = field(default_factory=dict)
+    grader_problem: str = ""
 
     @property
     def score(self) -> Fraction:
@@ -79,6 +82,12 @@ class ClassResult:
     @property
     def max_score(self) -> Fraction:
         return sum((points for _, _, points in self.items), Fraction(0))
+
+    @property
+    def grader_problems(self) -> list:
+        """The students whose grade the grader could not make fairly (see
+        StudentResult.grader_problem)."""
+        return [s for s in self.students if s.grader_problem]
 
     def earned_by(self, item: str) -> int:
         """How many students earned the item."""

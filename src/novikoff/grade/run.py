@@ -123,10 +123,12 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     naming the argument for a bad argument, a folder without submissions, or a reference that
     does not check cleanly; GradingError if the grading host stops.
     """
-    folder = Path(submissions_dir)
+    # Every path absolute before anything changes directory: the grading host works in the
+    # reference's directory and each worker in a student's private copy.
+    folder = Path(os.path.abspath(submissions_dir))
     if not folder.is_dir():
         raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} is not a directory")
-    reference_path = Path(reference)
+    reference_path = Path(os.path.abspath(reference))
     if reference_path.suffix != ".proof" or not reference_path.is_file():
         raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file")
     jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
@@ -137,7 +139,7 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
             or not 0 < wall_timeout_s < float("inf"):
         raise InvalidArgument(f"wall_timeout_s={wall_timeout_s!r} must be a number of seconds "
                               f"> 0")
-    out = Path(out_dir)
+    out = Path(os.path.abspath(out_dir))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -145,7 +147,7 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                               f"({exc.strerror or exc})") from None
     support_files = _support_files(reference_path, support)
     skip = [reference_path, reference_path.with_suffix(".toml"), out] + \
-        [Path(s) for s in support]
+        [Path(os.path.abspath(s)) for s in support]
     try:
         submissions = find_submissions(folder, skip)
     except OSError as exc:
@@ -215,6 +217,7 @@ def _fill_missing(result: ClassResult, submissions: list, code) -> None:
             continue
         items = [ItemResult(name, kind, Fraction(0), points, "stopped", problem)
                  for name, kind, points in result.items]
-        student = StudentResult(sub.name, sub.shown, items, problem=problem, documents={})
+        student = StudentResult(sub.name, sub.shown, items, problem=problem, documents={},
+                                grader_problem=problem)
         result.students.append(student)
         result.files += write_documents(result.out_dir, student)

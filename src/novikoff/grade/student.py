@@ -41,6 +41,9 @@ def grade_student(task: StudentTask) -> StudentResult:
     os.chdir(private)  # this process only: paths in the reports read as the student wrote them
     result = StudentResult(sub.name, readable_name(sub.shown), [], prepared.graded,
                            notes=prepared.notes)
+    if prepared.unreadable:
+        result.grader_problem = (f"the grader could not read {', '.join(prepared.unreadable)} "
+                                 f"(check the files' permissions and grade again)")
     if prepared.graded is None:
         result.problem = prepared.problem
         result.items = not_checked(assignment, "file", prepared.problem)
@@ -53,13 +56,15 @@ def grade_student(task: StudentTask) -> StudentResult:
     return result
 
 
-def stopped_student(task: StudentTask, problem: str) -> StudentResult:
+def stopped_student(task: StudentTask, problem: str, grader_fault: bool) -> StudentResult:
     """The grade and feedback of a student whose check stopped (memory, time, a crash): nothing
-    earned, and a report saying so.  Runs in a fresh worker of its own."""
+    earned, and a report saying so.  grader_fault: the grader failed, not the student's file.
+    Runs in a fresh worker of its own."""
     sub, assignment = task.submission, task.assignment
     os.chdir(task.private)  # nothing else is read: the report is the problem alone
     result = StudentResult(sub.name, readable_name(sub.shown),
-                           not_checked(assignment, "stopped", problem), problem=problem)
+                           not_checked(assignment, "stopped", problem), problem=problem,
+                           grader_problem=problem if grader_fault else "")
     report = _failure_report(problem, readable_name(sub.shown))
     result.documents = feedback(result, assignment, report)
     return result

@@ -19,7 +19,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Submission", "Prepared", "find_submissions", "prepare", "readable_name"]
+__all__ = ["Submission", "Prepared", "find_submissions", "prepare", "readable_name",
+           "GRADER_CANNOT_READ"]
 
 MAX_FILES = 500  # per student directory: more are left out, with a note
 
@@ -43,11 +44,13 @@ class Submission:
 @dataclass
 class Prepared:
     """A student's private directory, filled: the file to check (relative to it), or why there
-    is none; notes on files left out."""
+    is none; notes on files left out.  unreadable: files the grader listed but could not read
+    (permissions, a file removed while grading): the instructor's problem, not the student's."""
 
     graded: str | None = None
     problem: str = ""
     notes: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)
 
 
 def readable_name(name: str) -> str:
@@ -110,15 +113,21 @@ def find_submissions(folder: Path, skip=()) -> list:
     return out
 
 
+# Why the grader could not read a file it listed (as opposed to a file the student made
+# unreadable by submitting a link, a pipe or something too large).
+GRADER_CANNOT_READ = "the grader cannot read it"
+
+
 def _read_regular(path: Path, limit: int) -> tuple:
     """(bytes, "") of a regular file of at most `limit` bytes, or (None, why not).  The last
-    component is opened without following a link; a pipe or device is not read."""
+    component is opened without following a link; a pipe or device is not read.  A file that
+    cannot be opened for another reason gets a why starting with GRADER_CANNOT_READ."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == getattr(os, "ELOOP", None) or path.is_symlink():
             return None, "a symbolic link (not followed)"
-        return None, f"cannot be read ({exc.strerror or exc})"
+        return None, f"{GRADER_CANNOT_READ} ({exc.strerror or exc}: {path})"
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -173,6 +182,8 @@ def prepare(submission: Submission, private: Path, file_name: str, max_file_byte
         data, why = _read_regular(Path(submission.path), max_file_bytes)
         if data is None:
             out.problem = f"{readable_name(name)}: {why}"
+            if why.startswith(GRADER_CANNOT_READ):
+                out.unreadable.append(readable_name(name))
             return out
         _write(private, name, data)
         out.graded = name
@@ -207,6 +218,8 @@ def _prepare_directory(submission: Submission, private: Path, file_name: str,
                 continue
             data, why = _read_regular(base / name, max_file_bytes)
             if data is None:
+                if why.startswith(GRADER_CANNOT_READ):
+                    out.unreadable.append(shown)
                 if name.endswith(".proof") and "larger than" in why:
                     too_big[relative] = why
                 out.notes.append(f"left out {shown}: {why}")

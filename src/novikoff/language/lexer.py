@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import ProofSyntaxError
 
-__all__ = ["Token", "Line", "tokenize", "source_lines", "KEYWORDS", "RELATION_TOKENS",
-           "CONNECTIVES"]
+__all__ = ["Token", "Line", "tokenize", "source_lines", "read_source", "KEYWORDS",
+           "RELATION_TOKENS", "CONNECTIVES"]
+
+BOM = "\ufeff"  # a byte-order mark: Windows editors start UTF-8 files with it
 
 GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
@@ -82,8 +85,26 @@ def source_lines(source: str) -> list:
     return source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
+def read_source(path, shown: str | None = None) -> str:
+    """The text of a .proof file: UTF-8, without a leading byte-order mark.  A file that is not
+    UTF-8 raises ProofSyntaxError at the first byte that is not (line and column of the text
+    before it); a file that cannot be read raises OSError."""
+    data = Path(path).read_bytes()
+    shown = str(path) if shown is None else shown
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = source_lines(data[:exc.start].decode("utf-8"))
+        raise ProofSyntaxError(f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
+                               f"byte offset {exc.start} cannot be read: save the file as "
+                               f"UTF-8", shown, len(before), len(before[-1]) + 1) from None
+    return text[len(BOM):] if text.startswith(BOM) else text
+
+
 def tokenize(source: str, path: str = "<string>") -> list:
     """Return the non-blank lines of source as Line objects."""
+    if source.startswith(BOM):  # invisible: column 1 is the first character one sees
+        source = source[len(BOM):]
     if "\x00" in source:
         raise ProofSyntaxError("the file contains a NUL byte", path, 1, 1)
     lines = []

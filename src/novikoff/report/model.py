@@ -17,7 +17,7 @@ from ..cli import exit_code  # the document's verdict is `novikoff check`'s
 from ..errors import ProofSyntaxError
 from ..language import ast as A
 from ..language.elaborate import BUILTIN_FACTS
-from ..language.lexer import source_lines
+from ..language.lexer import read_source, source_lines
 from ..language.parser import parse, parse_term
 from .terminal import summary_counts
 from .boxes import Number, Op, Row as MathRow, Text, joined
@@ -164,8 +164,8 @@ def build(report: FileReport, *, title: str | None = None, summary=None,
 
 def _read(path: str) -> str | None:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_source(path)
+    except (OSError, ProofSyntaxError):
         return None
 
 
