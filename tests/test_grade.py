@@ -18,7 +18,8 @@ import pytest
 
 from novikoff.cli import main
 from novikoff.errors import InvalidArgument
-from novikoff.grade import DEFAULT_RLIMIT, grade_class
+from novikoff.grade import (DEFAULT_FILE_BUDGET, DEFAULT_LEMMA_BUDGET, DEFAULT_RLIMIT,
+                            grade_class)
 
 DATA = Path(__file__).parent / "data" / "grade"
 REFERENCE = DATA / "assignment.proof"
@@ -191,14 +192,15 @@ def test_failure_kinds_say_why(graded):
     assert kinds["cites_unverified"]["mistake_bound"] == "unverified-citation"
     assert kinds["cites_unverified"]["mistake_bound_unit"] == "unverified-citation"
     assert kinds["xfail"]["w_star_nonzero"] == "xfail"
-    assert kinds["greedy"]["w_star_nonzero"] == "limits"
+    assert kinds["greedy"]["w_star_nonzero"] == "timed-out"
     assert kinds["malformed"]["progress"] == "file"
     assert "cheat: gamma > R" in _note(result, "extra_assumption", "progress")
     assert "sign constraint" in _note(result, "changed_kind", "progress")
     assert "small: gamma <= 1" in _note(result, "extra_given", "mistake_bound_unit")
     assert "k <= 2/gamma^2" in _note(result, "weakened", "mistake_bound_unit")
     assert "helper" in _note(result, "cites_unverified", "mistake_bound")
-    assert f"rlimit {TEST_RLIMIT:,}" in _note(result, "greedy", "w_star_nonzero")
+    assert f"timed out: could not verify within the grading limits (Z3: {TEST_RLIMIT:,} units " \
+           f"per check" in _note(result, "greedy", "w_star_nonzero")
 
 
 def test_step_errors_are_positioned_and_the_rest_is_checked(graded):
@@ -288,7 +290,9 @@ def test_which_file_huge_and_binary_submissions(graded):
     assert _student(result, "zoe").problem == ("which file? zoe/ and zoe.proof are both "
                                                "submissions of zoe: keep one")
     assert "larger than the limit of 1.0 MB" in _student(result, "huge").problem
-    assert "cannot read the file" in _note(result, "garbage", "progress")
+    assert "the file cannot be read (garbage.proof:3:115: the file is not UTF-8 text" in \
+        _note(result, "garbage", "progress")
+    assert "save the file as UTF-8" in _note(result, "garbage", "progress")
 
 
 def test_a_witness_outside_the_students_directory_is_refused(tmp_path):
@@ -445,7 +449,7 @@ def test_workers_report_death_time_and_memory():
     import signal
     import time
 
-    from novikoff.grade.workers import Task, run_isolated
+    from novikoff.grade.workers import Budget, Task, run_isolated
 
     def die(_):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -469,7 +473,8 @@ def test_workers_report_death_time_and_memory():
         return None
 
     run_isolated([Task("die", die, 0), Task("sleep", sleep, 0), Task("hog", hog, 0),
-                  Task("fine", fine, 21)], record, workers=2, memory_mb=cap, rlimit=1000,
+                  Task("fine", fine, 21)], record, workers=2, memory_mb=cap,
+                 budget=Budget(1000, 1000, 1000),
                  wall_seconds=3)
     assert seen["die"].status == "died" and seen["die"].value == -signal.SIGKILL
     assert seen["sleep"].status == "time"
@@ -500,17 +505,16 @@ def test_the_rlimit_makes_a_costly_check_unknown_never_verified(tmp_path):
         "verified"
 
 
-def test_bundled_proofs_still_check_under_the_default_rlimit():
+def test_bundled_proofs_still_check_under_the_default_budgets():
     from novikoff.checker import bundled_proofs_dir, check_paths
-    from novikoff.kernel.solver import LIMITS
-
     from novikoff.cli import exit_code
+    from novikoff.grade.workers import Budget
 
-    try:
-        LIMITS.rlimit = DEFAULT_RLIMIT  # forked workers inherit it
+    try:  # forked workers inherit the limits
+        Budget(DEFAULT_RLIMIT, DEFAULT_LEMMA_BUDGET, DEFAULT_FILE_BUDGET).apply()
         limited = check_paths([bundled_proofs_dir()], jobs=2)
     finally:
-        LIMITS.rlimit = 0
+        Budget(0, 0, 0).apply()
     # As without a limit (`novikoff check proofs/` exits 0): every lemma verified or failing as
     # marked, no step unknown.
     assert exit_code(limited) == 0

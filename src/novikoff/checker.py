@@ -19,7 +19,7 @@ from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .kernel.formulas import free_symbols
-from .kernel.solver import AUDIT, atom_name, display_name
+from .kernel.solver import AUDIT, LIMITS, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
@@ -79,6 +79,8 @@ class LemmaReport:
     scope: Scope | None = None
     settled: str | None = None  # the status the kernel gave in a worker process (see settle)
     givens: tuple = ()  # "name: formula" of each `given`: the statement holds under them
+    parts_cited: tuple = ()  # assignment parts cited unproved (Checker parts): formula is
+    # then (their statements and the givens) => statement
 
     @property
     def status(self) -> str:
@@ -104,9 +106,14 @@ class LemmaReport:
 
 @dataclass
 class FileReport:
+    """A checked file.  error: why it is malformed (or unreadable: UnreadableSource);
+    not_checked: why it was not checked at all (set by callers such as `novikoff grade` for a
+    file that timed out or could not be chosen), "" when it was."""
+
     path: str
     lemmas: list = field(default_factory=list)
     error: ProofSyntaxError | None = None
+    not_checked: str = ""
 
     @property
     def steps(self) -> list:
@@ -139,8 +146,15 @@ def proof_files(paths) -> list:
 class Checker:
     """Checks files, caching each file's outcome so that imports are checked once."""
 
-    def __init__(self, timeout_ms: int = 5000, confine=None):
+    def __init__(self, timeout_ms: int = 5000, confine=None, parts=()):
+        """parts: (name, statement formula) of an assignment's lemmas in order (`novikoff
+        grade` with the policy that earlier parts may be cited unproved): in the file checked
+        (not in what it imports), a lemma named like a part may cite an earlier part that is
+        not verified in the file, or not there at all, as the part's statement; the lemma then
+        states `parts cited => statement` (LemmaReport.parts_cited), which the kernel checks
+        like any statement."""
         self.timeout_ms = timeout_ms
+        self.parts = tuple(parts)
         # A directory that imports may not leave (`novikoff grade`: a student's private copy,
         # whose parent directories hold files that are not the student's).
         self.confine = Path(confine).resolve() if confine is not None else None
@@ -168,6 +182,8 @@ class Checker:
                                             display, 1, 1)
             self.reports[key] = report
             return report
+        if not self._loading:  # an imported file's checks count toward the importing file's
+            LIMITS.start_file()
         self._loading.append(key)
         try:
             self._check_source(source, display, Path(path), report)
@@ -201,6 +217,7 @@ class Checker:
                                        setting.pos.line, setting.pos.col,
                                        lines.get(setting.pos.line, ""))
             AUDIT.label = f"{display}:{setting.pos.line}:setting-{setting.name}"
+            LIMITS.start_lemma()
             scopes[setting.name] = elaborate_setting(setting, display, lines, self.timeout_ms)
             checked = self._check_setting(scopes[setting.name], setting, display)
             if checked.steps:
@@ -302,15 +319,23 @@ class _LemmaCheck:
                                   givens=tuple(f"{name}: {rel.text}"
                                                for name, rel, _ in lemma.givens))
         self.unverified_cites: dict = {}  # supposed theorem -> the unverified lemma it stands for
+        self.parts = self._earlier_parts()  # name -> statement: citable unproved
+        self.parts_cited: dict = {}  # name -> statement, in the order first cited
 
     # ------------------------------------------------------------------ entry
 
     def run(self) -> LemmaReport:
         """Check the lemma.  An error in its statement, its givens or the frame of its proof
         (a positioned error, like a type error) fails this lemma only."""
+        LIMITS.start_lemma()
         if self.lemma.error is not None:  # a syntax error: nothing to check
             self._record_error(self.lemma.error)
             self.report.reason = f"line {self.lemma.error.line}: {self.lemma.error.message}"
+            if self.lemma.stated:  # only the proof is broken: citable, as not verified
+                try:
+                    self.report.formula = self._statement()
+                except ProofSyntaxError:
+                    pass
             return self.report
         try:
             return self._run()
@@ -358,10 +383,12 @@ class _LemmaCheck:
         else:
             thm = self._items(proof.items, goal, facts, proof.pos)
         statement = goal
-        if givens:
-            thm = K.discharge(setting, thm, tuple(givens))
-            statement = K.Implication(tuple(givens), goal)
+        premises = tuple(self.parts_cited.values()) + tuple(givens)
+        if premises:
+            thm = K.discharge(setting, thm, premises)
+            statement = K.Implication(premises, goal)
         self.report.formula = statement
+        self.report.parts_cited = tuple(self.parts_cited)
         ok, extra = K.accepts(setting, thm, statement, self.checker.timeout_ms)
         # A failing check that the final theorem happens not to use still fails the lemma.
         if ok and all(s.status == "verified" for s in self.report.steps):
@@ -399,6 +426,19 @@ class _LemmaCheck:
                 self.checker.hypothetical.get(h) is None for h in extra)):
             self._record(lemma.pos, lemma.statement.text, "failed", self.report.reason)
         return self.report
+
+    def _earlier_parts(self) -> dict:
+        """The assignment parts before this lemma, if it is one, in the file being checked."""
+        names = [name for name, _ in self.checker.parts]
+        if len(self.checker._loading) != 1 or self.lemma.name not in names:
+            return {}
+        return dict(self.checker.parts[:names.index(self.lemma.name)])
+
+    def _statement(self):
+        """The lemma's statement as the kernel reads it (givens => statement)."""
+        goal = self.scope.statement(self.lemma.statement)
+        givens = tuple(self.scope.formula(rel) for _, rel, _ in self.lemma.givens)
+        return K.Implication(givens, goal) if givens else goal
 
     def _check_meaningful(self, formula, premises: list, pos: A.Pos, what: str) -> None:
         """A given must mean something under the setting and the givens above it."""
@@ -734,6 +774,11 @@ class _LemmaCheck:
                     premises.append(thm)
                 else:
                     elsewhere.append((cite, thm))
+            elif name in self.parts:  # a part the file does not have (or has later)
+                if cite.at is None:
+                    premises.append(self._part(name))
+                else:
+                    elsewhere.append((cite, self._part(name)))
             elif name in self.later:
                 raise self.scope.error(f"{name} is proved later (line {self.later[name]}); a "
                                        f"proof may cite only earlier lemmas", cite.pos)
@@ -805,12 +850,20 @@ class _LemmaCheck:
                                    f"have an error (line {outcome.line})", pos)
         if outcome.scope is not self.scope:
             self._check_compatible(outcome, pos)
+        if outcome.name in self.parts and (outcome.parts_cited or outcome.status != "verified"):
+            return self._part(outcome.name)  # proved only from other parts, or not at all
         if outcome.status == "verified":
             return outcome.theorem
         thm = self._hypothetical(outcome.formula, "cites",
                                  f"cites {outcome.name}, which is not verified")
         self.unverified_cites[thm] = outcome.name
         return thm
+
+    def _part(self, name: str):
+        """An earlier assignment part, cited unproved: its statement (the assignment's) as a
+        hypothesis, which becomes a premise of this lemma's statement."""
+        self.parts_cited[name] = self.parts[name]
+        return K.assume(self.setting, self.parts[name])
 
     def _check_compatible(self, outcome: LemmaReport, pos: A.Pos):
         """A lemma of another setting means the same here only if every symbol it mentions

@@ -19,7 +19,7 @@ from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, 
 from .kernel.formulas import sides
 from .kernel.sums import BOUND
 from .kernel.terms import expand_norms
-from .kernel.solver import Translator, TranslationError, atom_name, display_name
+from .kernel.solver import LIMITS, Translator, TranslationError, atom_name, display_name
 
 __all__ = ["Explanation", "explain_failure"]
 
@@ -146,7 +146,7 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
     solver = z3.SolverFor("QF_NRA", ctx=z3.main_ctx())
     solver.set("timeout", timeout_ms)
     solver.add(*tr.definitions, *constraints)
-    answer = solver.check()
+    answer = LIMITS.check(solver)  # under `novikoff grade`, charged to the lemma's budget
     if answer == z3.sat:
         return "sat", (_rational_model(solver, tr), tr), atoms
     return ("unsat" if answer == z3.unsat else "unknown"), None, atoms
@@ -168,7 +168,7 @@ def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
             solver.push()
             solver.add(var == z3.RealVal(f"{candidate.numerator}/{candidate.denominator}",
                                          z3.main_ctx()))
-            if solver.check() == z3.sat:
+            if LIMITS.check(solver) == z3.sat:
                 model = solver.model()
                 break
             solver.pop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "NovikoffError",
     "ProofSyntaxError",
+    "UnreadableSource",
     "KernelError",
     "InvalidArgument",
     "InvariantViolation",
@@ -37,6 +38,10 @@ class ProofSyntaxError(NovikoffError):
     def __reduce__(self):  # from a worker process of `novikoff check` with all its fields
         return (type(self), (self.message, self.file, self.line, self.column, self.text))
 
+
+class UnreadableSource(ProofSyntaxError):
+    """A .proof file cannot be read as text (it is not UTF-8): positioned at the first byte
+    that is not, and reported as unreadable rather than malformed."""
 
 
 class KernelError(NovikoffError):

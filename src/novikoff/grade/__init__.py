@@ -13,11 +13,13 @@ a deterministic bound on every solver check (workers.py, host.py).
 from .assignment import AssignmentError, format_points
 from .outputs import class_table
 from .results import FAILURES, ClassResult, ItemResult, StudentResult
-from .run import (DEFAULT_MAX_FILE_KB, DEFAULT_MEMORY_MB, DEFAULT_RLIMIT,
+from .run import (DEFAULT_FILE_BUDGET, DEFAULT_LEMMA_BUDGET, DEFAULT_MAX_FILE_KB,
+                  DEFAULT_MEMORY_MB, DEFAULT_RLIMIT,
                   DEFAULT_WALL_TIMEOUT_S, GRADESCOPE_RESULTS_DIR, QUERY_TIMEOUT_MS, GradingError,
                   grade_class)
 
 __all__ = ["grade_class", "class_table", "format_points", "ClassResult", "StudentResult",
            "ItemResult", "FAILURES", "AssignmentError", "GradingError", "DEFAULT_RLIMIT",
            "DEFAULT_MEMORY_MB", "DEFAULT_WALL_TIMEOUT_S", "DEFAULT_MAX_FILE_KB",
-           "QUERY_TIMEOUT_MS", "GRADESCOPE_RESULTS_DIR"]
+           "QUERY_TIMEOUT_MS", "GRADESCOPE_RESULTS_DIR", "DEFAULT_LEMMA_BUDGET",
+           "DEFAULT_FILE_BUDGET"]

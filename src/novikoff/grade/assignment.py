@@ -20,18 +20,24 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import NovikoffError
 
 __all__ = ["AssignmentError", "Item", "Assignment", "load_assignment", "read_points",
+           "read_policy", "POLICIES",
            "setting_signature", "format_points", "ITEM_KINDS"]
 
 ITEM_KINDS = ("lemma", "theorem", "claim")
 DEFAULT_POINTS = Fraction(1)
 _DIRECTIVE = re.compile(r"^\s*#\s*points\s*:(.*)$", re.IGNORECASE)
+_POLICY = re.compile(r"^\s*#\s*policy\s*:(.*)$", re.IGNORECASE)
+# The grading policies an assignment may set, with their defaults: cite_earlier_parts, "you may
+# use the result of an earlier part even if you did not prove it".
+POLICIES = {"cite_earlier_parts": False}
+_YES_NO = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
 
 
@@ -72,6 +78,15 @@ class Assignment:
     name: str  # its stem: the assignment's name in titles
     file_name: str  # the name a student's file should have (ASSIGNMENT.proof)
     items: list
+    policy: dict = field(default_factory=lambda: dict(POLICIES))
+
+    @property
+    def parts(self) -> tuple:
+        """(name, statement) of the lemmas a later lemma may cite unproved (the checker's
+        parts), in order: all of them under cite_earlier_parts, else none."""
+        if not self.policy["cite_earlier_parts"]:
+            return ()
+        return tuple((item.name, item.formula) for item in self.items if not item.is_claim)
 
     @property
     def max_score(self) -> Fraction:
@@ -148,18 +163,62 @@ def read_points(reference: Path, source: str, items: list) -> dict:
     return points
 
 
-def _toml_points(reference: Path, names: set) -> dict:
+def _toml(reference: Path) -> dict:
+    """ASSIGNMENT.toml's tables ({} when there is none)."""
     path = reference.with_suffix(".toml")
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise AssignmentError(f"{path.name}: cannot be read ({exc})") from None
-    unknown = sorted(set(data) - {"points"})
+
+
+def read_policy(reference: Path, source: str) -> dict:
+    """The grading policies (POLICIES): `# policy: NAME = yes|no` lines of the reference, then
+    ASSIGNMENT.toml's [policy] table (`NAME = true`).  Raises AssignmentError for an unknown
+    policy, a value that is not yes or no, or the two places disagreeing."""
+    from_comments: dict = {}
+    for number, line in enumerate(source.replace("\r\n", "\n").split("\n"), start=1):
+        match = _POLICY.match(line)
+        if match is None:
+            continue
+        where = f"{reference.name}:{number}"
+        name, equals, value = (part.strip() for part in match.group(1).partition("="))
+        if name not in POLICIES:
+            raise AssignmentError(f"{where}: unknown policy {name!r} (known: "
+                                  f"{', '.join(POLICIES)})")
+        if not equals or value.lower() not in _YES_NO:
+            raise AssignmentError(f"{where}: write '# policy: {name} = yes' (or no)")
+        from_comments[name] = _YES_NO[value.lower()]
+    table = _toml(reference).get("policy", {})
+    toml_name = reference.with_suffix(".toml").name
+    if not isinstance(table, dict):
+        raise AssignmentError(f"{toml_name}: 'policy' must be a table ([policy])")
+    policy = dict(POLICIES)
+    for name, value in table.items():
+        if name not in POLICIES:
+            raise AssignmentError(f"{toml_name}: unknown policy {name!r} (known: "
+                                  f"{', '.join(POLICIES)})")
+        if not isinstance(value, bool):
+            raise AssignmentError(f"{toml_name}: policy {name} must be true or false, not "
+                                  f"{value!r}")
+        if name in from_comments and from_comments[name] != value:
+            raise AssignmentError(f"{toml_name} and {reference.name} disagree on policy "
+                                  f"{name}: keep one")
+        policy[name] = value
+    for name, value in from_comments.items():
+        policy[name] = value
+    return policy
+
+
+def _toml_points(reference: Path, names: set) -> dict:
+    path = reference.with_suffix(".toml")
+    data = _toml(reference)
+    unknown = sorted(set(data) - {"points", "policy"})
     if unknown:
         raise AssignmentError(f"{path.name}: unknown key {unknown[0]!r} (expected a [points] "
-                              f"table)")
+                              f"or a [policy] table)")
     table = data.get("points", {})
     if not isinstance(table, dict):
         raise AssignmentError(f"{path.name}: 'points' must be a table ([points])")
@@ -210,4 +269,5 @@ def load_assignment(reference: Path, report, source: str) -> Assignment:
                           lemma.statement, lemma.givens, lemma.formula,
                           None if lemma.kind == "claim" else setting_signature(scope.setting),
                           scope))
-    return Assignment(str(reference), reference.stem, reference.name, items)
+    return Assignment(str(reference), reference.stem, reference.name, items,
+                      read_policy(reference, source))

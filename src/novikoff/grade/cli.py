@@ -9,8 +9,8 @@ __all__ = ["register"]
 
 def register(subparsers) -> None:
     """Add the ``grade`` subcommand."""
-    from .run import (DEFAULT_MAX_FILE_KB, DEFAULT_MEMORY_MB, DEFAULT_RLIMIT,
-                      DEFAULT_WALL_TIMEOUT_S)
+    from .run import (DEFAULT_FILE_BUDGET, DEFAULT_LEMMA_BUDGET, DEFAULT_MAX_FILE_KB,
+                      DEFAULT_MEMORY_MB, DEFAULT_RLIMIT, DEFAULT_WALL_TIMEOUT_S)
 
     p = subparsers.add_parser(
         "grade", help="grade a folder of students' .proof files against a reference assignment",
@@ -37,6 +37,12 @@ def register(subparsers) -> None:
     p.add_argument("--rlimit", type=int, default=DEFAULT_RLIMIT, metavar="N",
                    help=f"Z3 resource limit per solver check, the same on every machine "
                         f"(default {DEFAULT_RLIMIT:,})")
+    p.add_argument("--lemma-budget", type=int, default=DEFAULT_LEMMA_BUDGET, metavar="N",
+                   help=f"Z3 resource units for one lemma's checks together; a lemma that "
+                        f"spends them is 'timed out' (default {DEFAULT_LEMMA_BUDGET:,})")
+    p.add_argument("--file-budget", type=int, default=DEFAULT_FILE_BUDGET, metavar="N",
+                   help=f"Z3 resource units for a file's lemmas together; after it each lemma "
+                        f"gets a tenth of --lemma-budget (default {DEFAULT_FILE_BUDGET:,})")
     p.add_argument("--wall-timeout", type=float, default=DEFAULT_WALL_TIMEOUT_S, metavar="S",
                    help=f"seconds per submission, a backstop (default {DEFAULT_WALL_TIMEOUT_S:g})")
     p.add_argument("--max-file-kb", type=int, default=DEFAULT_MAX_FILE_KB, metavar="N",
@@ -62,6 +68,7 @@ def _grade(args) -> int:
     try:
         result = grade_class(args.submissions, args.reference, args.out, jobs=args.jobs,
                              memory_mb=args.memory_mb, rlimit=args.rlimit,
+                             lemma_budget=args.lemma_budget, file_budget=args.file_budget,
                              wall_timeout_s=args.wall_timeout, max_file_kb=args.max_file_kb,
                              support=args.support, gradescope=args.gradescope,
                              junit=args.junit,

@@ -35,7 +35,7 @@ class HostJob:
     support: tuple  # (absolute source path, path relative to a student's directory)
     jobs: int
     memory_mb: int
-    rlimit: int
+    budget: object  # workers.Budget
     wall_seconds: float
     query_timeout_ms: int
     max_file_bytes: int
@@ -46,7 +46,7 @@ def _stop_message(outcome, job: HostJob) -> str:
         return (f"checking stopped: it ran out of memory (the limit is {job.memory_mb} MB per "
                 f"submission)")
     if outcome.status == "time":
-        return (f"checking stopped: it took longer than {job.wall_seconds:g} s (the wall-clock "
+        return (f"timed out: checking took longer than {job.wall_seconds:g} s (the wall-clock "
                 f"limit per submission)")
     if outcome.status == "died":
         code = outcome.value
@@ -57,16 +57,15 @@ def _stop_message(outcome, job: HostJob) -> str:
 
 
 def check_reference(job: HostJob):
-    """The Assignment of the reference, checked in its own directory under the grading rlimit
+    """The Assignment of the reference, checked in its own directory under the grading budget
     (the limits students get); raises AssignmentError when it does not check cleanly."""
     from ..checker import Checker
     from ..errors import ProofSyntaxError
-    from ..kernel.solver import LIMITS
     from ..language.lexer import read_source
     from .assignment import AssignmentError, load_assignment
 
     reference = Path(job.reference)
-    LIMITS.rlimit = job.rlimit
+    job.budget.apply()
     os.chdir(reference.parent)  # its imports and witnesses are read as `novikoff check` does
     try:
         source = read_source(reference.name)
@@ -94,7 +93,7 @@ def grade_all(job: HostJob, assignment, root: Path, send) -> None:
         private = root / f"{index:05d}"
         private.mkdir()
         students[index] = StudentTask(submission, str(private), assignment, job.support,
-                                      job.max_file_bytes, job.query_timeout_ms, job.rlimit)
+                                      job.max_file_bytes, job.query_timeout_ms, job.budget)
     tasks = [Task(key, grade_student, student) for key, student in students.items()]
 
     def on_outcome(task, outcome):
@@ -103,19 +102,21 @@ def grade_all(job: HostJob, assignment, root: Path, send) -> None:
             send(("student", outcome.value))
         elif task.fn is grade_student:  # a report saying why, made in a fresh worker
             grader_fault = outcome.status == "error"  # a bug of the grader, not the student's
-            return Task(task.key, stopped, (student, _stop_message(outcome, job), grader_fault))
+            failure = "timed-out" if outcome.status == "time" else "stopped"
+            return Task(task.key, stopped, (student, _stop_message(outcome, job), failure,
+                                            grader_fault))
         else:  # even that failed: the grade, without documents
-            problem = task.arg[1]
+            _, problem, failure, _ = task.arg
             sub = student.submission
             send(("student", StudentResult(sub.name, readable_name(sub.shown),
-                                           not_checked(assignment, "stopped", problem),
+                                           not_checked(assignment, failure, problem),
                                            problem=problem, documents={},
                                            grader_problem=problem)))
         shutil.rmtree(student.private, ignore_errors=True)
         return None
 
     run_isolated(tasks, on_outcome, workers=job.jobs, memory_mb=job.memory_mb,
-                 rlimit=job.rlimit, wall_seconds=job.wall_seconds)
+                 budget=job.budget, wall_seconds=job.wall_seconds)
 
 
 def main() -> int:

@@ -6,8 +6,12 @@ A submission earns an item only if its file has a lemma of the same name that
   certify the theorem for the statement; an expected failure, a lemma citing an unverified lemma
   or resting on an `xfail` step is not verified);
 - states the assignment's formula, by the kernel's equality of elaborated formulas (givens
-  included: `givens => statement`), so a weaker bound, an extra `given` or a reworded statement
-  earns nothing, whatever its text looks like;
+  included: `givens => statement`), or a formula the kernel proves equivalent to it in the
+  same setting (both ways; the assignment's statement is derived from the student's theorem
+  and accepted by the kernel), so a weaker bound or an extra `given` earns nothing, whatever its
+  text looks like;
+- under the policy cite_earlier_parts, may rest on earlier parts cited unproved: then the
+  kernel verified `(those parts' statements, as the assignment states them) => statement`;
 - in a setting with the assignment's signature: the same symbols of the same kinds, the same
   declarations (sign constraints) and the same assumptions as formulas (names and order aside),
   so an extra assumption (`assume cheat: gamma > R`), a missing one or a changed kind earns
@@ -20,12 +24,19 @@ verdicts and compares formulas.
 
 from __future__ import annotations
 
+import difflib
 from fractions import Fraction
 
+from .. import kernel as K
+from ..errors import KernelError, UnreadableSource
+from ..kernel.solver import LIMITS
 from .assignment import Assignment, Item, setting_signature
 from .results import ItemResult
 
 __all__ = ["judge", "not_checked"]
+
+POLICY_ON = "the assignment allows citing earlier parts unproved"
+POLICY_OFF = "the assignment does not allow citing earlier parts unproved"
 
 
 def not_checked(assignment: Assignment, failure: str, note: str) -> list:
@@ -34,24 +45,54 @@ def not_checked(assignment: Assignment, failure: str, note: str) -> list:
             for item in assignment.items]
 
 
-def judge(assignment: Assignment, report, rlimit: int) -> list:
+def judge(assignment: Assignment, report, budget, timeout_ms: int = 60_000) -> list:
     """The ItemResults of a FileReport checked in this process (its lemmas still hold the
-    kernel's objects)."""
+    kernel's objects).  budget: the workers.Budget the file was checked under (for notes)."""
     lemmas = {lemma.name: lemma for lemma in report.lemmas if lemma.kind != "setting"}
-    return [_judge_item(item, lemmas.get(item.name), report, rlimit)
-            for item in assignment.items]
+    names = {item.name for item in assignment.items}
+    others = [lemma for name, lemma in lemmas.items() if name not in names]
+    judged = []
+    for item in assignment.items:
+        lemma = lemmas.get(item.name)
+        if lemma is None:
+            judged.append(_missing(item, report, others))
+        else:
+            judged.append(_judge_item(item, lemma, assignment, budget, timeout_ms))
+    return judged
 
 
-def _judge_item(item: Item, lemma, report, rlimit: int) -> ItemResult:
+def _unearned(item: Item, failure: str, note: str) -> ItemResult:
+    return ItemResult(item.name, item.kind, Fraction(0), item.points, failure, note)
+
+
+def _missing(item: Item, report, others: list) -> ItemResult:
+    """No lemma of the item's name: one that looks like a typo of it, or the file's error."""
+    note = f"no {item.kind} named {item.name} in the file"
+    same = [lemma for lemma in others if lemma.formula is not None
+            and lemma.formula == item.formula and lemma.scope is not None
+            and setting_signature(lemma.scope.setting) == item.signature]
+    close = difflib.get_close_matches(item.name, [lemma.name for lemma in others], n=1,
+                                      cutoff=0.7)
+    if same:
+        return _unearned(item, "missing", f"{note}: did you mean `{item.name}`? your "
+                                          f"`{same[0].name}` (line {same[0].line}) states the "
+                                          f"assignment's {item.name}: give it that name")
+    if close:
+        line = next(lemma.line for lemma in others if lemma.name == close[0])
+        return _unearned(item, "missing", f"{note}: did you mean `{item.name}` for your "
+                                          f"`{close[0]}` (line {line})?")
+    error = report.error
+    if error is not None:
+        what = "cannot be read" if isinstance(error, UnreadableSource) else "does not check"
+        return _unearned(item, "file", f"the file {what} ({error.file}:{error.line}:"
+                                       f"{error.column}: {error.message})")
+    return _unearned(item, "missing", note)
+
+
+def _judge_item(item: Item, lemma, assignment: Assignment, budget, timeout_ms: int):
     def unearned(failure: str, note: str) -> ItemResult:
-        return ItemResult(item.name, item.kind, Fraction(0), item.points, failure, note)
+        return _unearned(item, failure, note)
 
-    if lemma is None:
-        if report.error is not None:
-            error = report.error
-            return unearned("file", f"the file does not check ({error.file}:{error.line}:"
-                                    f"{error.column}: {error.message})")
-        return unearned("missing", f"no {item.kind} named {item.name} in the file")
     if item.is_claim != (lemma.kind == "claim"):
         want = "a claim refuted by a run" if item.is_claim else f"a {item.kind} with a proof"
         return unearned("kind", f"{item.name} must be {want}, not a {lemma.kind}")
@@ -63,17 +104,62 @@ def _judge_item(item: Item, lemma, report, rlimit: int) -> ItemResult:
                                          f"({lemma.statement})")
         return ItemResult(item.name, item.kind, item.points, item.points, "", lemma.reason)
     if lemma.status != "verified":
-        return unearned(*_why_not_verified(lemma, rlimit))
+        return unearned(*_why_not_verified(lemma, assignment, budget))
     scope = lemma.scope
     if scope is None or setting_signature(scope.setting) != item.signature:
         return unearned("setting", f"line {lemma.line}: verified, but in a setting that is not "
                                    f"the assignment's: {_setting_difference(item, scope)}")
-    if lemma.formula != item.formula:
-        return unearned(*_statement_difference(item, lemma))
-    return ItemResult(item.name, item.kind, item.points, item.points, "", "verified")
+    earned = ItemResult(item.name, item.kind, item.points, item.points, "", "verified")
+    if lemma.parts_cited:
+        cited = ", ".join(lemma.parts_cited)
+        if lemma.formula != _with_parts(item, lemma.parts_cited, assignment):
+            return unearned(*_statement_difference(item, lemma))
+        return ItemResult(item.name, item.kind, item.points, item.points, "",
+                          f"verified on its own steps, citing {cited} as the assignment states "
+                          f"{'it' if len(lemma.parts_cited) == 1 else 'them'} ({POLICY_ON})")
+    if lemma.formula == item.formula:
+        return earned
+    if _equivalent(item, lemma, timeout_ms):
+        return ItemResult(item.name, item.kind, item.points, item.points, "",
+                          f"verified; stated differently (`{lemma.statement}`), equivalent to "
+                          f"the assignment's `{item.statement}`")
+    return unearned(*_statement_difference(item, lemma))
 
 
-def _why_not_verified(lemma, rlimit: int) -> tuple:
+def _with_parts(item: Item, parts: tuple, assignment: Assignment):
+    """What a lemma citing these earlier parts unproved must state: (their statements and the
+    item's givens) => the item's statement, as the checker builds it."""
+    statements = dict(assignment.parts)
+    goal, givens = item.formula, ()
+    if item.givens:
+        goal, givens = item.formula.conclusion, item.formula.premises
+    return K.Implication(tuple(statements[name] for name in parts) + tuple(givens), goal)
+
+
+def _equivalent(item: Item, lemma, timeout_ms: int) -> bool:
+    """Whether the kernel proves the assignment's statement from the student's verified lemma
+    and the student's statement from the assignment's, in the student's setting (of the
+    assignment's signature), each within a lemma's budget.  Only the first direction makes a
+    theorem, which the kernel must accept for the assignment's statement."""
+    setting = lemma.scope.setting
+    try:
+        LIMITS.start_lemma()
+        forward = K.decide(setting, [lemma.theorem], item.formula, timeout_ms=timeout_ms)
+        if forward.status != "verified":
+            return False
+        LIMITS.start_lemma()
+        back = K.decide(setting, [K.assume(setting, item.formula)], lemma.formula,
+                        timeout_ms=timeout_ms)
+        if back.status != "verified":
+            return False
+        LIMITS.start_lemma()
+        ok, _ = K.accepts(setting, forward.theorem, item.formula, timeout_ms)
+        return ok and K.certifies(forward.theorem, item.formula)
+    except KernelError:  # a formula of another shape than a step's: not shown equivalent
+        return False
+
+
+def _why_not_verified(lemma, assignment: Assignment, budget) -> tuple:
     steps = [s for s in lemma.steps if s.status != "verified"]
     xfail = [s for s in steps if s.xfail]
     if lemma.status == "expected_failure" or xfail:
@@ -82,11 +168,14 @@ def _why_not_verified(lemma, rlimit: int) -> tuple:
                          f"verified")
     for s in steps:  # "holds only if X holds, which is not verified", "X is not verified: ..."
         if "is not verified" in s.reason or "are not verified" in s.reason:
-            return "unverified-citation", f"line {s.line}: {s.reason}"
+            policy = POLICY_ON if assignment.policy["cite_earlier_parts"] else POLICY_OFF
+            return "unverified-citation", f"line {s.line}: {s.reason} ({policy})"
     for s in steps:
         if s.status == "unknown" and _out_of_limits(s.reason):
-            return ("limits", f"line {s.line}: could not verify within the grading limits (Z3 "
-                              f"rlimit {rlimit:,} per check): simplify the step or split it")
+            return ("timed-out", f"line {s.line}: timed out: could not verify within the "
+                                 f"grading limits (Z3: {budget.rlimit:,} units per check, "
+                                 f"{budget.lemma_units:,} per lemma): simplify the step or "
+                                 f"split it")
     if steps:
         s = steps[0]
         return "not-verified", f"line {s.line}: {s.status}: {s.reason}"
@@ -94,9 +183,11 @@ def _why_not_verified(lemma, rlimit: int) -> tuple:
 
 
 def _out_of_limits(reason: str) -> bool:
-    """Z3 says 'canceled' or '... resource limit ...' when a check runs out of its rlimit (and
-    'timeout' on the wall-clock backstop)."""
-    return any(word in reason for word in ("canceled", "resource limit", "timeout"))
+    """Z3 says 'canceled' or '... resource limit ...' when a check runs out of its rlimit,
+    'timeout' on the wall-clock backstop; the kernel says 'timed out' when the lemma's budget
+    is spent."""
+    return any(word in reason for word in ("canceled", "resource limit", "timeout",
+                                           "timed out"))
 
 
 def _setting_difference(item: Item, scope) -> str:

@@ -13,11 +13,11 @@ __all__ = ["FAILURES", "ItemResult", "StudentResult", "ClassResult"]
 FAILURES = {
     "missing": "no lemma of that name",
     "file": "the file does not check",
-    "stopped": "the checker stopped (memory, time or a crash)",
+    "stopped": "the checker stopped (memory or a crash)",
     "kind": "a claim where a lemma is due (or the reverse)",
     "xfail": "marked xfail",
     "unverified-citation": "rests on an unverified lemma",
-    "limits": "could not verify within the limits",
+    "timed-out": "timed out (the grading limits)",
     "not-verified": "not verified",
     "statement": "states something else",
     "givens": "different givens",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InvalidArgument, NovikoffError
 from .host import HostJob
+from .workers import Budget
 from .outputs import (class_table, printable, write_documents, write_gradescope, write_junit,
                       write_summary_csv)
 from .progress import ProgressBar
@@ -22,14 +23,19 @@ from .submissions import find_submissions
 
 __all__ = ["grade_class", "GradingError", "DEFAULT_RLIMIT", "DEFAULT_MEMORY_MB",
            "DEFAULT_WALL_TIMEOUT_S", "DEFAULT_MAX_FILE_KB", "QUERY_TIMEOUT_MS",
+           "DEFAULT_LEMMA_BUDGET", "DEFAULT_FILE_BUDGET",
            "GRADESCOPE_RESULTS_DIR", "class_table"]
 
-# Z3's resource limit per solver check.  The costliest check of the bundled proofs (proofs/,
-# measured with benchmarks/measure_rlimit.py: averaged.proof line 42, 244,520 units) fits ten
-# times over; a check's count is the same on every machine (see host.py for the hash salt).
-DEFAULT_RLIMIT = 2_500_000
+# Z3's resource units (counted the same on every machine; see host.py for the hash salt), as
+# measured with benchmarks/measure_rlimit.py on the bundled proofs: the costliest check uses
+# 244,520 (averaged.proof), the costliest lemma 258,035 and the costliest file 592,947.  A
+# check and a lemma get four times the costliest, a file three times (about 3.5 s and 7 s of
+# solver here); a lemma after the file's budget is spent still gets a tenth of a lemma's.
+DEFAULT_RLIMIT = 1_000_000  # per solver check
+DEFAULT_LEMMA_BUDGET = 1_000_000  # per lemma, its checks and diagnostics together
+DEFAULT_FILE_BUDGET = 2_000_000  # per file, its lemmas together
 DEFAULT_MEMORY_MB = 2048  # address space per worker; a checker process uses about 250 MB
-DEFAULT_WALL_TIMEOUT_S = 600.0  # per submission: a backstop for what the rlimit does not count
+DEFAULT_WALL_TIMEOUT_S = 120.0  # per submission: a backstop for what the budgets do not count
 QUERY_TIMEOUT_MS = 60_000  # per solver check: a backstop too, far above what the rlimit allows
 DEFAULT_MAX_FILE_KB = 1024  # the bundled proofs are at most 21 KB
 GRADESCOPE_RESULTS_DIR = Path("/autograder/results")
@@ -108,6 +114,8 @@ def _messages(host: subprocess.Popen):
 
 def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                 memory_mb: int = DEFAULT_MEMORY_MB, rlimit: int = DEFAULT_RLIMIT,
+                lemma_budget: int = DEFAULT_LEMMA_BUDGET,
+                file_budget: int = DEFAULT_FILE_BUDGET,
                 wall_timeout_s: float = DEFAULT_WALL_TIMEOUT_S,
                 max_file_kb: int = DEFAULT_MAX_FILE_KB, support=(), gradescope: bool = False,
                 junit: bool = False, progress: bool = False,
@@ -118,7 +126,8 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     exists and one submission is graded), with junit junit.xml.
 
     Each submission is checked in a worker process of its own (jobs at once; default one per
-    core) capped at memory_mb MB, with every Z3 check bounded by rlimit (deterministic) and the
+    core) capped at memory_mb MB, with every Z3 check bounded by rlimit, each lemma's checks by
+    lemma_budget and the file's by file_budget (Z3 resource units: deterministic), and the
     submission by wall_timeout_s seconds (a backstop).  Raises InvalidArgument (a ValueError)
     naming the argument for a bad argument, a folder without submissions, or a reference that
     does not check cleanly; GradingError if the grading host stops.
@@ -133,7 +142,8 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
         raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file")
     jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
     _positive_int("memory_mb", memory_mb)
-    _positive_int("rlimit", rlimit)
+    budget = Budget(_positive_int("rlimit", rlimit), _positive_int("lemma_budget", lemma_budget),
+                    _positive_int("file_budget", file_budget))
     _positive_int("max_file_kb", max_file_kb)
     if isinstance(wall_timeout_s, bool) or not isinstance(wall_timeout_s, (int, float)) \
             or not 0 < wall_timeout_s < float("inf"):
@@ -159,7 +169,7 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     # The students' private copies: made here and removed here, even if the host is killed.
     root = tempfile.mkdtemp(prefix="novikoff-grade-")
     job = HostJob(str(reference_path.resolve()), root, submissions, support_files, jobs,
-                  memory_mb, rlimit, float(wall_timeout_s), QUERY_TIMEOUT_MS, max_file_kb << 10)
+                  memory_mb, budget, float(wall_timeout_s), QUERY_TIMEOUT_MS, max_file_kb << 10)
     results_dir = Path(gradescope_results_dir) if gradescope_results_dir is not None else None
     autograder = (gradescope and len(submissions) == 1 and results_dir is not None
                   and results_dir.is_dir())

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..checker import Checker, FileReport
-from ..errors import ProofSyntaxError
 from .assignment import Assignment, format_points
 from .judge import judge, not_checked
 from .results import StudentResult
@@ -30,7 +29,7 @@ class StudentTask:
     support: tuple  # (source path, relative path) of files every student gets
     max_file_bytes: int
     query_timeout_ms: int
-    rlimit: int
+    budget: object  # workers.Budget
 
 
 def grade_student(task: StudentTask) -> StudentResult:
@@ -49,21 +48,23 @@ def grade_student(task: StudentTask) -> StudentResult:
         result.items = not_checked(assignment, "file", prepared.problem)
         report = _failure_report(prepared.problem, readable_name(sub.shown))
     else:
-        report = Checker(timeout_ms=task.query_timeout_ms, confine=private).check_file(
+        report = Checker(timeout_ms=task.query_timeout_ms, confine=private,
+                         parts=assignment.parts).check_file(
             prepared.graded)
-        result.items = judge(assignment, report, task.rlimit)
+        result.items = judge(assignment, report, task.budget)
     result.documents = feedback(result, assignment, report)
     return result
 
 
-def stopped_student(task: StudentTask, problem: str, grader_fault: bool) -> StudentResult:
+def stopped_student(task: StudentTask, problem: str, failure: str,
+                    grader_fault: bool) -> StudentResult:
     """The grade and feedback of a student whose check stopped (memory, time, a crash): nothing
-    earned, and a report saying so.  grader_fault: the grader failed, not the student's file.
-    Runs in a fresh worker of its own."""
+    earned (failure: "stopped" or "timed-out"), and a report saying so.  grader_fault: the
+    grader failed, not the student's file.  Runs in a fresh worker of its own."""
     sub, assignment = task.submission, task.assignment
     os.chdir(task.private)  # nothing else is read: the report is the problem alone
     result = StudentResult(sub.name, readable_name(sub.shown),
-                           not_checked(assignment, "stopped", problem), problem=problem,
+                           not_checked(assignment, failure, problem), problem=problem,
                            grader_problem=problem if grader_fault else "")
     report = _failure_report(problem, readable_name(sub.shown))
     result.documents = feedback(result, assignment, report)
@@ -71,9 +72,7 @@ def stopped_student(task: StudentTask, problem: str, grader_fault: bool) -> Stud
 
 
 def _failure_report(problem: str, where: str) -> FileReport:
-    report = FileReport(where)
-    report.error = ProofSyntaxError(problem, where, 1, 1)
-    return report
+    return FileReport(where, not_checked=problem)
 
 
 def summary_rows(result: StudentResult) -> list:

@@ -4,7 +4,7 @@ Every task gets its own process, forked from the caller: a submission never shar
 a solver) with another, and each starts from the same state, so its result does not depend on
 which submissions were checked before it or on how many workers there are.  In the child the
 address space is capped (RLIMIT_AS) and Z3 checks are bounded by their resource count (the
-kernel's LIMITS.rlimit), which is deterministic; the wall-clock limit is a last resort for work
+kernel's LIMITS: per check, per lemma and per file), which is deterministic; the wall-clock limit is a last resort for work
 that Z3's count does not cover (SymPy, the parser).  A child that runs out of memory, crashes or
 overruns the wall-clock limit becomes an outcome like any other: the run goes on.
 """
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
-__all__ = ["Outcome", "Task", "run_isolated", "apply_limits"]
+__all__ = ["Outcome", "Task", "Budget", "run_isolated", "apply_limits"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,34 @@ class Outcome:
     value: object = None
 
 
-def apply_limits(memory_mb: int, rlimit: int) -> None:
-    """In a child: cap the address space and bound every Z3 check (kernel LIMITS)."""
-    from ..kernel.solver import LIMITS
+@dataclass(frozen=True)
+class Budget:
+    """Bounds on the solver, in Z3's resource units (deterministic; kernel.solver.Limits): per
+    check, per lemma, and per file, after which each further lemma still gets a tenth of a
+    lemma's budget (enough for an honest homework lemma, which needs a few ten thousand)."""
 
+    rlimit: int
+    lemma_units: int
+    file_units: int
+
+    def apply(self) -> None:
+        """Bound this process's solver checks."""
+        from ..kernel.solver import LIMITS
+
+        LIMITS.rlimit = self.rlimit
+        LIMITS.lemma_units = self.lemma_units
+        LIMITS.file_units = self.file_units
+        LIMITS.reserve_units = self.lemma_units // 10
+
+
+def apply_limits(memory_mb: int, budget: Budget) -> None:
+    """In a child: cap the address space and bound the Z3 checks (kernel LIMITS)."""
     cap = memory_mb << 20
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    LIMITS.rlimit = rlimit
+    budget.apply()
 
 
 # File descriptors a child must not hold (the host's channel to grade_class): a child only
@@ -58,7 +76,7 @@ def apply_limits(memory_mb: int, rlimit: int) -> None:
 INHERITED_CLOSE: set = set()
 
 
-def _child(task: Task, memory_mb: int, rlimit: int, conn) -> None:
+def _child(task: Task, memory_mb: int, budget: Budget, conn) -> None:
     for fd in INHERITED_CLOSE:
         try:
             os.close(fd)
@@ -68,7 +86,7 @@ def _child(task: Task, memory_mb: int, rlimit: int, conn) -> None:
     # entries on sys.path, so nothing is imported from the student's files.
     sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]
     try:
-        apply_limits(memory_mb, rlimit)
+        apply_limits(memory_mb, budget)
         answer = Outcome("ok", task.fn(task.arg))
     except MemoryError:
         answer = Outcome("memory")
@@ -104,7 +122,7 @@ class _Running:
     started: float
 
 
-def run_isolated(tasks, on_outcome, *, workers: int, memory_mb: int, rlimit: int,
+def run_isolated(tasks, on_outcome, *, workers: int, memory_mb: int, budget: Budget,
                  wall_seconds: float) -> None:
     """Run every task in its own forked process, at most `workers` at once.
 
@@ -118,7 +136,7 @@ def run_isolated(tasks, on_outcome, *, workers: int, memory_mb: int, rlimit: int
         while pending and len(running) < workers:
             task = pending.pop(0)
             receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(task, memory_mb, rlimit, send),
+            process = context.Process(target=_child, args=(task, memory_mb, budget, send),
                                       daemon=True)
             process.start()
             send.close()  # the child's end: closed here, so a dead child reads as EOF

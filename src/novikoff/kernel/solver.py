@@ -26,7 +26,7 @@ from .sums import BOUND, count, index_of
 from .terms import Inner, Norm
 
 __all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "display_name",
-           "AUDIT", "Audit", "LIMITS", "Limits"]
+           "AUDIT", "Audit", "LIMITS", "Limits", "BUDGET_SPENT"]
 
 
 class TranslationError(Exception):
@@ -328,13 +328,63 @@ AUDIT = Audit()
 
 @dataclass
 class Limits:
-    """A deterministic bound on every Z3 check, off by default: `rlimit` is Z3's resource limit
-    (counted in the solver's own steps, so the same obligation gets the same answer on any
-    machine; 0: none).  A check that exhausts it is 'unknown', like one that times out; the
-    wall-clock timeout still applies.  `novikoff grade` sets it in each worker process; the
-    diagnostics' counterexample search and the cvc5 cross-check are not bounded by it."""
+    """Deterministic bounds on the Z3 checks, off by default, counted in Z3's resource units
+    (the solver's own steps: the same obligation costs the same on any machine).
+
+    rlimit: the most one check may use (0: no bound).  lemma_units: the most one lemma's checks
+    may use together, diagnostics included (0: no bound); file_units: the most a file's lemmas
+    may use together, after which each further lemma still gets reserve_units, so that a cheap
+    honest lemma after a costly one is still checked.  A check that runs out is 'unknown', like
+    one that times out; a lemma whose budget is spent makes no more checks (its remaining ones
+    are 'unknown' at once, saying so).  The wall-clock timeout still applies.  `novikoff grade`
+    sets them in each worker process; the cvc5 cross-check is not bounded by them."""
 
     rlimit: int = 0
+    lemma_units: int = 0
+    file_units: int = 0
+    reserve_units: int = 0
+    spent_file: int = 0  # by the file being checked
+    spent_lemma: int = 0  # by the lemma being checked
+    allowance: int = 0  # of the lemma being checked
+
+    def start_file(self) -> None:
+        self.spent_file = self.spent_lemma = 0
+        self.start_lemma()
+
+    def start_lemma(self) -> None:
+        """Give the next lemma (or setting) its budget: lemma_units, or what is left of the
+        file's, but at least reserve_units."""
+        self.spent_lemma = 0
+        left = self.file_units - self.spent_file if self.file_units else self.lemma_units
+        self.allowance = min(self.lemma_units, max(left, self.reserve_units))
+
+    def check(self, solver: z3.Solver):
+        """solver.check() within the bounds, charging what it used; None (no check made) when
+        the lemma's budget is spent."""
+        if not (self.rlimit or self.lemma_units):
+            return solver.check()
+        limit = self.rlimit
+        if self.lemma_units:
+            left = self.allowance - self.spent_lemma
+            if left <= 0:
+                return None
+            limit = min(limit, left) if limit else left
+        solver.set("rlimit", int(limit))
+        before = _context_units()
+        answer = solver.check()
+        used = max(0, _context_units() - before)
+        self.spent_lemma += used
+        self.spent_file += used
+        return answer
+
+
+BUDGET_SPENT = "the lemma's budget of solver steps is spent"
+
+
+def _context_units() -> int:
+    """Z3's resource count so far in the main context (what rlimit bounds, relative to it).  A
+    new solver reports it (one made by SolverFor("QF_NIRA") may list it only after a check)."""
+    return int(z3.SolverFor("QF_NRA").statistics().get_key_value("rlimit count"))
 
 
 LIMITS = Limits()
@@ -438,10 +488,10 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
     for make in makers:
         solver = make(z3.main_ctx())
         solver.set("timeout", int(timeout_ms))
-        if LIMITS.rlimit:
-            solver.set("rlimit", int(LIMITS.rlimit))
         solver.add(*constraints)
-        answer = solver.check()
+        answer = LIMITS.check(solver)
+        if answer is None:
+            return Verdict("unknown", translator=tr, reason=f"timed out: {BUDGET_SPENT}")
         if answer == z3.unsat:
             return Verdict("valid", translator=tr)
         if answer == z3.sat:

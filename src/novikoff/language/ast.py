@@ -187,6 +187,8 @@ class Lemma:
     setting: str
     pos: Pos
     error: object = None  # a ProofSyntaxError: the lemma could not be parsed (then no proof)
+    stated: bool = True  # whether its statement and givens parsed (when error: only the proof
+    # has it, and the lemma can be cited as not verified)
 
 
 # ------------------------------------------------------------------ settings and files

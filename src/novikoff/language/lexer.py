@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ProofSyntaxError
+from ..errors import ProofSyntaxError, UnreadableSource
 
 __all__ = ["Token", "Line", "tokenize", "source_lines", "read_source", "KEYWORDS",
            "RELATION_TOKENS", "CONNECTIVES"]
@@ -87,7 +87,7 @@ def source_lines(source: str) -> list:
 
 def read_source(path, shown: str | None = None) -> str:
     """The text of a .proof file: UTF-8, without a leading byte-order mark.  A file that is not
-    UTF-8 raises ProofSyntaxError at the first byte that is not (line and column of the text
+    UTF-8 raises UnreadableSource (a ProofSyntaxError) at the first byte that is not (line and column of the text
     before it); a file that cannot be read raises OSError."""
     data = Path(path).read_bytes()
     shown = str(path) if shown is None else shown
@@ -95,7 +95,7 @@ def read_source(path, shown: str | None = None) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = source_lines(data[:exc.start].decode("utf-8"))
-        raise ProofSyntaxError(f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
+        raise UnreadableSource(f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
                                f"byte offset {exc.start} cannot be read: save the file as "
                                f"UTF-8", shown, len(before), len(before[-1]) + 1) from None
     return text[len(BOM):] if text.startswith(BOM) else text

@@ -542,16 +542,27 @@ class _Parser:
 
     def parse_lemma_or_error(self, line: Line, setting: str) -> A.Lemma:
         """A lemma; one with a syntax error is kept with the error, and parsing goes on at
-        the next line that starts a lemma, a setting or an import."""
+        the next line that starts a lemma, a setting or an import.  When only its proof has the
+        error, its statement and givens are kept (it can still be cited, as not verified)."""
         start = self.i
+        lemma = None
         try:
-            return self.parse_lemma(line, setting)
+            lemma = self.parse_lemma_head(line, setting)
+            ln = self.peek()
+            if ln is None or ln.indent != 0 or ln.tokens[0].value != "proof":
+                where = ln if ln is not None else line
+                self.error(f"{lemma.kind} {lemma.name} has no proof: expected 'proof:'", where)
+            lemma.proof = self.parse_proof(ln)
+            return lemma
         except ProofSyntaxError as exc:
             self.i = start + 1
             while (ln := self.peek()) is not None and not (
                     ln.indent == 0 and ln.tokens[0].kind == "NAME"
                     and ln.tokens[0].value in ("lemma", "theorem", "setting", "from")):
                 self.i += 1
+            if lemma is not None:
+                lemma.proof, lemma.error = None, exc
+                return lemma
             kind = line.tokens[0].value
             name = line.tokens[1] if len(line.tokens) > 1 else None
             name = (name.value if name is not None and name.kind == "NAME"
@@ -559,9 +570,10 @@ class _Parser:
             text = line.text.split(":", 1)[1].strip() if ":" in line.text else line.text
             statement = A.Rel("=", None, None, A.Pos(line.number, 1), text)
             return A.Lemma(kind, name, statement, [], None, setting, A.Pos(line.number, 1),
-                           error=exc)
+                           error=exc, stated=False)
 
-    def parse_lemma(self, line: Line, setting: str) -> A.Lemma:
+    def parse_lemma_head(self, line: Line, setting: str) -> A.Lemma:
+        """The lemma's first line and its givens (the proof is parsed after them)."""
         ts = self.cursor(line)
         kind = ts.next().value
         name = ts.name(f"the {kind}'s name")
@@ -580,11 +592,6 @@ class _Parser:
                                  A.Pos(gname.line, gname.col)))
             gts.end()
             self.i += 1
-        ln = self.peek()
-        if ln is None or ln.indent != 0 or ln.tokens[0].value != "proof":
-            where = ln if ln is not None else line
-            self.error(f"{kind} {name.value} has no proof: expected 'proof:'", where)
-        lemma.proof = self.parse_proof(ln)
         return lemma
 
     def parse_proof(self, line: Line) -> A.Proof:

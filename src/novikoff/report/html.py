@@ -216,6 +216,9 @@ def _mark(status: str | None) -> str:
 
 
 def _verdict(doc: Document) -> str:
+    if doc.status == "not-checked":
+        return (f'<p class="verdict"><span class="mark st-unknown">⚠ not checked</span> '
+                f"{escape(doc.not_checked)}</p>")
     c = doc.counts
     status, words = {"ok": ("verified", "every lemma verified or failing as expected"),
                      "failed": ("failed", "a check failed or could not be decided"),

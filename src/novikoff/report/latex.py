@@ -175,6 +175,8 @@ def _mark(status: str | None) -> str:
 
 
 def _verdict(doc: Document) -> str:
+    if doc.status == "not-checked":
+        return rf"\nvkmark{{{_colour('unknown')}}}{{not checked}}: {text(doc.not_checked)}"
     c = doc.counts
     verdict = {"ok": ("verified", "every lemma verified or failing as expected"),
                "failed": ("failed", "a check failed or could not be decided"),

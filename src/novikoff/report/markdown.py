@@ -90,6 +90,8 @@ def write(doc: Document) -> str:
 
 
 def _verdict(doc: Document) -> str:
+    if doc.status == "not-checked":
+        return f"**⚠ not checked**: {text(doc.not_checked)}"
     c = doc.counts
     words = {"ok": "✅ every lemma verified or failing as expected",
              "failed": "❌ a check failed or could not be decided",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..checker import FileReport, StepReport
 from ..cli import exit_code  # the document's verdict is `novikoff check`'s
-from ..errors import ProofSyntaxError
+from ..errors import ProofSyntaxError, UnreadableSource
 from ..language import ast as A
 from ..language.elaborate import BUILTIN_FACTS
 from ..language.lexer import read_source, source_lines
@@ -125,13 +125,14 @@ class Item:
 class Document:
     title: str
     path: str
-    status: str  # ok | failed | malformed: what `novikoff check` would exit with
+    status: str  # ok | failed | malformed: what `novikoff check` would exit with; not-checked
     counts: dict
     error: ProofSyntaxError | None = None
     intro: list = field(default_factory=list)  # paragraphs of the file's first comment
     items: list = field(default_factory=list)
     listing: list = field(default_factory=list)  # (line, text): a file that does not parse
     summary: list = field(default_factory=list)  # (name, earned, max, note, anchor or None)
+    not_checked: str = ""  # why the file was not checked (unreadable, timed out), with status
 
 
 def build(report: FileReport, *, title: str | None = None, summary=None,
@@ -142,6 +143,10 @@ def build(report: FileReport, *, title: str | None = None, summary=None,
     doc = Document(title if title is not None else Path(report.path).name, report.path,
                    {0: "ok", 1: "failed"}.get(code, "malformed"), summary_counts([report], 0.0),
                    error=report.error)
+    unreadable = isinstance(report.error, UnreadableSource)
+    if report.not_checked or unreadable:  # said as such, never as a malformed file
+        doc.status, doc.error = "not-checked", None
+        doc.not_checked = report.not_checked or str(report.error)
     source = _read(report.path)
     tree = None
     if source is not None:
