@@ -245,8 +245,16 @@ def test_a_syntax_error_in_a_lemma_is_malformed_but_the_other_lemmas_are_checked
     broken_report, fine, citing = report.lemmas
     assert broken_report.status == "failed" and broken_report.steps[0].line == 16
     assert fine.status == "verified"
-    assert citing.status == "failed" and "cannot be cited" in citing.steps[0].reason
+    # only its proof is broken: it can be cited, as not verified
+    assert citing.status == "failed"
+    assert citing.steps[0].reason == "holds only if broken holds, which is not verified"
     assert main(["check", "-q", str(path)]) == 2
+    # a broken statement cannot be cited at all
+    path.write_text(PERCEPTRON + broken.replace("k >= 0\nproof", "k >= \nproof") + AFTER
+                    + cites, encoding="utf-8")
+    citing = Checker().check_file(path).lemmas[-1]
+    assert "broken cannot be cited: its statement or givens have an error" in \
+        citing.steps[0].reason
 
 
 def test_citing_a_lemma_whose_setting_declares_other_symbols_is_a_positioned_error(tmp_path):

@@ -655,7 +655,8 @@ class _Parser:
                 proof.step = items
         for word in ("base", "step"):
             if word not in seen:
-                self.error(f"the induction has no '{word}:' block", line)
+                case = "base case" if word == "base" else "inductive step"
+                self.error(f"the induction has no {case} (a '{word}:' block)", line)
 
     def parse_items(self, lines: list) -> list:
         sub = _Parser(lines, self.path)
