@@ -254,3 +254,11 @@ def test_a_file_the_grader_cannot_read_is_loud(tmp_path, monkeypatch, capsys):
     assert "ada" not in err
     result_rows = (root / "out" / "summary.csv").read_text(encoding="utf-8").splitlines()
     assert "ada,10,10,1,3,3,2,1" in result_rows
+
+
+def test_gradescope_output_shows_the_failing_step_and_its_counterexample(policy_on):
+    results = json.loads((policy_on.out_dir / "weaker.results.json").read_text("utf-8"))
+    unit = next(t for t in results["tests"] if t["name"] == "mistake_bound_unit")
+    assert unit["output_format"] == "md" and unit["status"] == "failed"
+    assert "**line 69**: `k <= R^2 * ||w_star||^2 / gamma^2" in unit["output"]
+    assert "- counterexample: `" in unit["output"]

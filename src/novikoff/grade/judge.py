@@ -61,8 +61,9 @@ def judge(assignment: Assignment, report, budget, timeout_ms: int = 60_000) -> l
     return judged
 
 
-def _unearned(item: Item, failure: str, note: str) -> ItemResult:
-    return ItemResult(item.name, item.kind, Fraction(0), item.points, failure, note)
+def _unearned(item: Item, failure: str, note: str, detail: str = "") -> ItemResult:
+    return ItemResult(item.name, item.kind, Fraction(0), item.points, failure, note,
+                      detail=detail)
 
 
 def _missing(item: Item, report, others: list) -> ItemResult:
@@ -90,8 +91,8 @@ def _missing(item: Item, report, others: list) -> ItemResult:
 
 
 def _judge_item(item: Item, lemma, assignment: Assignment, budget, timeout_ms: int):
-    def unearned(failure: str, note: str) -> ItemResult:
-        return _unearned(item, failure, note)
+    def unearned(failure: str, note: str, detail: str = "") -> ItemResult:
+        return _unearned(item, failure, note, detail)
 
     if item.is_claim != (lemma.kind == "claim"):
         want = "a claim refuted by a run" if item.is_claim else f"a {item.kind} with a proof"
@@ -178,8 +179,18 @@ def _why_not_verified(lemma, assignment: Assignment, budget) -> tuple:
                                  f"split it")
     if steps:
         s = steps[0]
-        return "not-verified", f"line {s.line}: {s.status}: {s.reason}"
+        return "not-verified", f"line {s.line}: {s.status}: {s.reason}", _step_detail(s)
     return "not-verified", f"line {lemma.line}: not verified: {lemma.reason}"
+
+
+def _step_detail(step) -> str:
+    """The failing step as the student reads it in Markdown: where, why (with the facts that
+    would make it hold, when the checker found some) and a counterexample."""
+    lines = [f"**line {step.line}**: `{step.text.strip()}`", "", f"- why: {step.reason}"]
+    if step.counterexample:
+        values = ", ".join(f"{name} = {value}" for name, value in step.counterexample.items())
+        lines.append(f"- counterexample: `{values}`")
+    return "\n".join(lines)
 
 
 def _out_of_limits(reason: str) -> bool:
