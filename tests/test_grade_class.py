@@ -262,3 +262,23 @@ def test_gradescope_output_shows_the_failing_step_and_its_counterexample(policy_
     assert unit["output_format"] == "md" and unit["status"] == "failed"
     assert "**line 69**: `k <= R^2 * ||w_star||^2 / gamma^2" in unit["output"]
     assert "- counterexample: `" in unit["output"]
+
+
+@pytest.mark.parametrize("line, toml, message", [
+    ("# policy: cite_later_parts = yes\n", None, "unknown policy 'cite_later_parts'"),
+    ("# policy: cite_earlier_parts = maybe\n", None,
+     "write '# policy: cite_earlier_parts = yes' (or no)"),
+    ("", "[policy]\ncite_earlier_parts = 'yes'\n", "must be true or false"),
+    ("# policy: cite_earlier_parts = no\n", "[policy]\ncite_earlier_parts = true\n",
+     "disagree on policy cite_earlier_parts"),
+])
+def test_a_malformed_policy_is_refused(tmp_path, capsys, line, toml, message):
+    root = _course(tmp_path / "course")
+    reference = root / "assignment" / "hw4.proof"
+    reference.write_text(line + REF, encoding="utf-8")
+    if toml is not None:
+        reference.with_suffix(".toml").write_text(toml, encoding="utf-8")
+    code = main(["grade", str(root / "submissions"), "--reference", str(reference), "-o",
+                 str(root / "out"), "-q"])
+    assert code == 2
+    assert message in capsys.readouterr().err
