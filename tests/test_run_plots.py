@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument, NovikoffError
 from novikoff.report.run_plots import plot_run, trajectories
 from novikoff.runtime import load_dataset, run
+
+from exact_floats import fr, gamma  # noqa: E402  (tests/ is on sys.path)
 
 pytest.importorskip("matplotlib")
 
@@ -36,12 +39,33 @@ def test_trajectories_are_the_weights_of_the_updates(n, d, K, seed, eta):
 
 
 def test_the_trajectories_of_a_run_respect_its_lemmas():
+    """The mathematical run (exact sums of the updates' y*x) respects progress and norm growth
+    exactly, and the plotted floats are within the rounding bound of its values (Higham: the
+    dot products and running sums of length n, in any order, within gamma_n of the sum of
+    the absolute values).  No tolerance of our own: where the exact progress is k*gamma (an
+    update on the example of smallest margin) a float may fall an ulp below the line."""
     X, y, _ = load_dataset("iris")
     res = run(X, y)
     t = trajectories(X, y, res.updates, res.w_star)
-    k = t["k"]
-    assert np.all(t["progress"] >= k * res.gamma * (1 - 1e-12))
-    assert np.all(t["norm_sq"] <= k * res.R ** 2 * (1 + 1e-12))
+    d = X.shape[1]
+    ws = fr(res.w_star)
+    gamma_, R2 = Fraction(res.gamma), Fraction(res.R) ** 2
+    w = [Fraction(0)] * d     # w[k], exactly
+    a = [Fraction(0)] * d     # sum of |y*x| over the updates: each coordinate's rounding
+    S = Fraction(0)           # sum of sum_i |w*_i x_i| over the updates: the progress's
+    for k in range(len(res.updates) + 1):
+        if k:
+            x = fr(X[res.updates[k - 1]])
+            w = [wi + int(y[res.updates[k - 1]]) * xi for wi, xi in zip(w, x)]
+            a = [ai + abs(xi) for ai, xi in zip(a, x)]
+            S += sum(abs(u * v) for u, v in zip(ws, x))
+        progress = sum(u * v for u, v in zip(ws, w))
+        norm_sq = sum(v * v for v in w)
+        assert progress >= k * gamma_ and norm_sq <= k * R2, k  # the lemmas, exactly
+        assert abs(Fraction(t["progress"][k]) - progress) <= gamma(d + k) * S, k
+        delta = [gamma(k) * ai for ai in a]  # |fl(w[k])_i - w[k]_i|
+        A = sum((abs(v) + e) ** 2 for v, e in zip(w, delta))  # >= ||fl(w[k])||^2
+        assert abs(Fraction(t["norm_sq"][k]) - norm_sq) <= gamma(d) * A + (A - norm_sq), k
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"),

@@ -15,6 +15,8 @@ from novikoff.strategies import (DATASET_KINDS, GreedyMarginAdversary, NormShrin
                                  permutation_orders, planted_datasets, probing_adversaries,
                                  repeat_orders, separable_datasets, tightness)
 
+from exact_floats import dot, dot_bound  # (tests/ is on sys.path)
+
 
 def _exact_check(ds):
     margins = exact_margins(ds.X, ds.y, ds.w_star)
@@ -214,7 +216,7 @@ def test_probing_adversaries_probe_once_at_each_new_w():
            st.one_of(adversaries(probing=True), probing_adversaries()))
     def check(ds, adv):
         assert adv.probing
-        g = float(ds.gamma_exact)
+        g = ds.gamma  # the float the adversary and the learner are given
         order, W = adversarial_run(ds, adv, learner=CORRECT["margin"], fires=margin_fires,
                                    max_visits=300)
         w, probed = np.zeros(ds.d), False
@@ -222,11 +224,17 @@ def test_probing_adversaries_probe_once_at_each_new_w():
             fired = margin_fires(w, ds.X, ds.y, g)
             if not fired[i]:
                 # A probe: the nearest example above the threshold, once per w; the correct
-                # learner declines it.
+                # learner declines it.  (Nearest up to rounding: the adversary, this test and
+                # the learner compute y<w, x> with different products, each within the
+                # documented bound of the exact value.)
                 assert not probed
-                m = ds.y * (ds.X @ w)
-                assert m[i] == np.min(m[~fired])
-                edge = abs(m[i] - (g / 2) * np.sqrt(w @ w)) <= 1e-12  # rounding may tip it
+                out = np.flatnonzero(~fired).tolist()
+                exact = {j: int(ds.y[j]) * dot(w, ds.X[j]) for j in out}
+                bound = {j: dot_bound(w, ds.X[j]) for j in out}
+                assert all(exact[i] - bound[i] <= exact[j] + bound[j] for j in out)
+                # rounding may tip the learner's test only within the two products' bounds
+                threshold = Fraction((g / 2) * np.sqrt(w @ w))  # the learner's float
+                edge = abs(exact[i] - threshold) <= bound[i]
                 assert np.array_equal(W[t], w) or edge
                 probed = True
             else:

@@ -15,6 +15,8 @@ import pytest
 from novikoff.errors import InvalidArgument, NovikoffError
 from novikoff.runtime import audit_averaged, audit_batch, audit_kernel, audit_voted, run
 
+from exact_floats import dot_bound, margins  # (tests/ is on sys.path)
+
 BAD_KINDS = {"rule", "lemma", "average", "vote", "td"}
 
 
@@ -94,29 +96,62 @@ def bad(report):
     return [v["message"] for v in report.violations if v["kind"] in BAD_KINDS]
 
 
+# (p, q) of the near ties, frozen as the construction below computed them with numpy's sums:
+#   q ~ U(-1, 1) (default_rng(6), 14 draws), x3 = 0.01, z = (0.7, 0.3, 0.2),
+#   c = -((z[1] + sum q)*q + (z[2] + sum x3)*x3), P = (-z[0] + sqrt(z[0]^2 + 4 sum c))/2,
+#   p = c/(z[0] + P)
+# so that y<w1, x> = p*w1[0] + q*w1[1] + x3*w1[2] is within rounding of 0 at w1 = sum(y*x).
+# Recomputed, the near ties would move with numpy's summation order (and the findings below
+# with them).
+_NEAR_TIES = [
+    ("-0x1.b0be68cea050fp-6", "0x1.38a4722e3dd00p-4"),
+    ("0x1.509232107e9e6p-4", "-0x1.40fb33c3db9f8p-2"),
+    ("0x1.15b3d20783f81p-4", "-0x1.0c2679986e4e8p-2"),
+    ("0x1.094fdce590813p-4", "-0x1.0107d6fabcf68p-2"),
+    ("-0x1.1b5deddb8e2d9p-2", "0x1.f324c78dccb68p-1"),
+    ("-0x1.440cb35b8053dp-4", "0x1.0fe285497e0f8p-2"),
+    ("-0x1.a2e8bec3a8718p-4", "0x1.6503f1e36a72cp-2"),
+    ("0x1.6ef07506129f0p-4", "-0x1.5c3c1eb1f4544p-2"),
+    ("-0x1.afaca1cf56fefp-4", "0x1.7078abb560d70p-2"),
+    ("0x1.a3a6de340c375p-3", "-0x1.8213879e31388p-1"),
+    ("0x1.f4f12d731be3ep-3", "-0x1.cb077e0187ab0p-1"),
+    ("-0x1.9a1fb530dcd8dp-3", "0x1.66988f778b326p-1"),
+    ("0x1.12e87791f6e9ep-2", "-0x1.f6e404989d6c0p-1"),
+    ("-0x1.166a94506d3e3p-2", "0x1.ea420b37e2cfcp-1"),
+]
+
+
 def near_tie_batch_data():
     """14 examples whose y<w1, x> is within rounding of 0 at w1 = sum(y*x) (the first step's
     weights), and one example z that balances the sum; separable by (0, 0, 1)."""
-    m = 14
-    rng = np.random.default_rng(6)
-    q = rng.uniform(-1, 1, m)
-    x3 = np.full(m, 0.01)
-    z = np.array([0.7, 0.3, 0.2])
-    w1r, w2r = z[1] + q.sum(), z[2] + x3.sum()
-    c = -(w1r * q + w2r * x3)
-    P = (-z[0] + np.sqrt(z[0] ** 2 + 4 * c.sum())) / 2
-    p = c / (z[0] + P)
-    X = np.vstack([np.c_[p, q, x3], z])
-    return X, np.ones(m + 1)
+    pq = np.array([[float.fromhex(a), float.fromhex(b)] for a, b in _NEAR_TIES])
+    X = np.vstack([np.c_[pq, np.full(len(pq), 0.01)], [0.7, 0.3, 0.2]])
+    return X, np.ones(len(X))
+
+
+def first_step(X, y):
+    """(w1, Y, u): the first step's weights (summed example after example), its set of examples
+    as a float implementation counts them, and their sum y_Y @ X_Y.
+
+    Y is the examples with y<w1, x> <= 0 in exact arithmetic, and example 10 (exactly 7e-18 > 0,
+    within the rounding bound 1e-16 of a float evaluation): the set numpy's X @ w1 gave where
+    these tests were written, fixed here because which near ties a float product counts depends
+    on the BLAS's summation order (and with another near tie counted, the doubled step below can
+    be admissible: the audit then rightly finds nothing)."""
+    w1 = np.zeros(X.shape[1])
+    for i in range(X.shape[0]):
+        w1 = w1 + y[i] * X[i]
+    ex = margins(X, y, w1)
+    Y = sorted({i for i, v in enumerate(ex) if v <= 0} | {10})
+    assert 0 < ex[10] <= dot_bound(w1, X[10])
+    return w1, np.array(Y), y[Y] @ X[Y]
 
 
 # --------------------------------------------------------------------------- findings
 
 def test_batch_audit_catches_a_doubled_step_among_many_near_ties():
     X, y = near_tie_batch_data()
-    W1 = X.sum(0)
-    Y = np.flatnonzero(y * (X @ W1) <= 0)
-    u = y[Y] @ X[Y]
+    W1, Y, u = first_step(X, y)
     # no admissible set (any subset of the near-ties) has a sum near 2u: the error is O(1)
     assert np.abs(u).max() > 0.5
     report = audit_batch(X, y, np.vstack([W1, W1 + 2 * u]))
@@ -125,9 +160,7 @@ def test_batch_audit_catches_a_doubled_step_among_many_near_ties():
 
 def test_batch_audit_keeps_a_right_step_among_many_near_ties_undetermined():
     X, y = near_tie_batch_data()
-    W1 = X.sum(0)
-    Y = np.flatnonzero(y * (X @ W1) <= 0)
-    u = y[Y] @ X[Y]
+    W1, Y, u = first_step(X, y)
     report = audit_batch(X, y, np.vstack([W1, W1 + u]))
     assert report.rule_violations == 0 and report.undetermined >= 1
 
