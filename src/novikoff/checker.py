@@ -270,7 +270,7 @@ class Checker:
 
     def _import(self, imp: A.Import, path: Path, display: str, lines: dict) -> dict:
         dots = len(imp.module) - len(imp.module.lstrip("."))
-        base = path.parent
+        base = path.absolute().parent  # `..` from a file named relatively climbs for real
         for _ in range(max(0, dots - 1)):
             base = base.parent
         target = base / (imp.module.lstrip(".") + ".proof")
@@ -524,7 +524,39 @@ class _LemmaCheck:
             if item.name is not None:
                 self._bind(facts, item.name, thm, item.pos)
             return thm, item.pos
+        if isinstance(item, A.Contradiction):
+            return self._absurd(item, goal, facts), item.pos
         return self._cases(item, goal, facts), item.pos
+
+    def _absurd(self, item: A.Contradiction, goal, facts: dict):
+        """`contradiction by ...`: the goal, from cited facts that contradict each other."""
+        AUDIT.label = f"{self.display}:{item.pos.line}:{item.pos.col}"
+        started = time.perf_counter()
+        premises, instances, cited = self._resolve(item.cites, facts,
+                                                   list(self.scope.vectors_seen))
+        try:
+            decision = K.absurd(self.setting, premises, goal, facts=instances,
+                                timeout_ms=self.checker.timeout_ms)
+        except KernelError as exc:
+            raise self.scope.error(str(exc), item.pos) from None
+        unverified = self._unverified_citations(premises)
+        status, reason = decision.status, decision.reason
+        if status == "verified" and unverified:
+            status = "failed"
+            reason = f"holds only if {', '.join(unverified)} hold, which are not verified"
+        elif status == "verified" and item.xfail:
+            status, reason = "failed", "marked xfail, but the contradiction verifies"
+        elif status != "verified":
+            reason = f"no contradiction among {_cited(cited)}: {reason}"
+            if item.xfail and status == "failed":
+                status = "expected_failure"
+        self._record(item.pos, item.text, status, reason, xfail=item.xfail)
+        self.report.steps[-1].seconds = time.perf_counter() - started
+        if decision.status == "verified":
+            return decision.theorem
+        cause = "expected" if status == "expected_failure" else "failed"
+        return self._hypothetical(goal, cause, f"the contradiction at line {item.pos.line} "
+                                               f"fails")
 
     def _bind(self, facts: dict, name: str, thm, pos: A.Pos):
         if name in facts or name in self.scope.kinds or name in BUILTIN_FACTS:

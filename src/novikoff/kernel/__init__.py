@@ -7,7 +7,7 @@ untrusted helper whose output passes through these rules.  docs/trust.md lists t
 from . import written
 from .formulas import (RELATIONS, Conjunction, Disjunction, Equivalence, Implication, Relation,
                        VectorEq, compose_relations)
-from .logic import (Decision, Everywhere, Setting, Supposition, Theorem, accepts, assume, cases, certifies,
+from .logic import (Decision, absurd, Everywhere, Setting, Supposition, Theorem, accepts, assume, cases, certifies,
                     cauchy_schwarz, conclusion_matches, decide, describe_obligation, discharge, domain_obligations,
                     induction, instantiate, make_setting, nat_cases, rewrite_vectors, trans, triangle,
                     vacuous_givens)
@@ -17,7 +17,7 @@ from .terms import Inner, Norm, Vec, ip, label_reduce, norm, normal_form, same_t
 __all__ = [
     "written", "RELATIONS", "Conjunction", "Disjunction", "Equivalence", "Implication",
     "Relation", "VectorEq",
-    "compose_relations", "Decision", "Everywhere", "Setting", "Supposition", "Theorem", "accepts", "assume",
+    "compose_relations", "Decision", "absurd", "Everywhere", "Setting", "Supposition", "Theorem", "accepts", "assume",
     "cases", "certifies", "cauchy_schwarz", "conclusion_matches", "decide", "describe_obligation", "discharge", "domain_obligations",
     "induction", "instantiate", "make_setting", "vacuous_givens", "nat_cases", "rewrite_vectors", "trans", "triangle", "Verdict",
     "atom_name", "entails", "Inner", "Norm", "Vec", "ip", "label_reduce", "norm", "normal_form",

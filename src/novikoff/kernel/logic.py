@@ -594,6 +594,45 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
 
 
+def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
+    """Premises that contradict each other give any goal (ex falso), provided one of them
+    rests on more than the setting (a case's condition, a given, the induction hypothesis) and
+    those that rest on the setting alone, with the named facts, do not contradict each other:
+    a contradiction within the setting proves nothing (the setting is then vacuous)."""
+    _genuine(s, *premises)
+    if not isinstance(goal, (Relation, *COMPOUND)):
+        raise KernelError(f"a step proves a scalar formula, not {goal!r}")
+    _kinds_of(s, [goal])
+    instances = _instances_of(s, facts)
+    settled = [t for t in premises if all(s.allows(h) for h in t.hyps)]
+    if len(settled) == len(premises):
+        return Decision("failed", "vacuous", None, None, None, (),
+                        "it cites only facts of the setting: a contradiction among them "
+                        "proves nothing; cite the case's condition (or the given) it "
+                        "contradicts")
+    base = tuple(_hypotheses(s, [t.concl for t in settled] + instances, None,
+                             [t.concl for t in settled]))
+    consistent = _contradictory(base, s.nats, timeout_ms, triples=True)
+    if consistent.answer != "invalid":
+        reason = ("the setting's facts cited here contradict each other, so a contradiction "
+                  "proves nothing" if consistent.answer == "valid" else
+                  "could not show that the setting's facts cited here are consistent")
+        return Decision("failed" if consistent.answer == "valid" else "unknown", "vacuous",
+                        None, consistent, None, base, reason)
+    hyps = tuple(_hypotheses(s, [t.concl for t in premises] + instances, None,
+                             [t.concl for t in settled]))
+    verdict = _contradictory(hyps, s.nats, timeout_ms, triples=True)
+    if verdict.answer == "valid":
+        all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
+        if sums_in(hyps):
+            all_hyps |= {_at_every_k(h) for t in settled for h in t.hyps}
+        return Decision("verified", "contradiction", _make(s, all_hyps, goal), verdict, None,
+                        hyps)
+    status = "failed" if verdict.answer == "invalid" else "unknown"
+    return Decision(status, "contradiction", None, verdict, None, hyps,
+                    verdict.reason or "the facts cited do not contradict each other")
+
+
 # Constraint sets found satisfiable, with the symbols that were nats (whole numbers) there: a
 # subset is satisfiable too, but only with the same nats (k = 1/2 is satisfiable for a real k).
 _CONSISTENT: list = []
@@ -697,12 +736,18 @@ def conclusion_matches(shown, statement, labels=frozenset()) -> bool:
 
 
 def _gives(shown: Relation, statement: Relation, labels) -> bool:
+    """lhs R rhs gives lhs' R' rhs' when R implies R' and lhs - rhs = lhs' - rhs' as terms
+    (so `A - B >= 0` gives `A >= B`), either way round."""
     for rel, lhs, rhs in ((shown.rel, shown.lhs, shown.rhs),
                           (_FLIP[shown.rel], shown.rhs, shown.lhs)):
-        if (statement.rel in _IMPLIES[rel] and same_term(lhs, statement.lhs, labels)
-                and same_term(rhs, statement.rhs, labels)):
+        if statement.rel in _IMPLIES[rel] and same_term(lhs - rhs, statement.lhs - statement.rhs,
+                                                        labels):
             return True
     return False
+
+
+# Parts of an `and` or an `or` matched in any order up to this many (6! = 720 orders).
+_MAX_PERMUTED = 6
 
 
 def _compound_gives(shown, statement, labels) -> bool:
@@ -715,8 +760,10 @@ def _compound_gives(shown, statement, labels) -> bool:
     a, b = subformulas(shown), subformulas(statement)
     if len(a) != len(b):
         return False
-    if isinstance(shown, (Conjunction, Disjunction)):
-        return all(_compound_gives(x, y, labels) for x, y in zip(a, b))
+    if isinstance(shown, (Conjunction, Disjunction)):  # each part gives one, in any order
+        orders = itertools.permutations(b) if len(b) <= _MAX_PERMUTED else (b,)
+        return any(all(_compound_gives(x, y, labels) for x, y in zip(a, order))
+                   for order in orders)
     if isinstance(shown, Implication):
         return (all(_same_meaning(x, y, labels) for x, y in zip(a[:-1], b[:-1]))
                 and _compound_gives(a[-1], b[-1], labels))

@@ -151,6 +151,17 @@ class Hence:
     text: str
 
 
+@dataclass(frozen=True)
+class Contradiction:
+    """`contradiction by CITES`: the cited facts contradict each other, so the goal holds (in a
+    case that cannot happen, or the assumed negation of a goal)."""
+
+    cites: list
+    xfail: bool
+    pos: Pos
+    text: str
+
+
 @dataclass
 class Case:
     name: str

@@ -673,6 +673,14 @@ class _Parser:
             if head.kind == "NAME" and head.value == "hence":
                 items.append(sub.parse_hence(ln))
                 sub.i += 1
+            elif head.kind == "NAME" and head.value == "contradiction" and (
+                    len(ln.tokens) == 1 or ln.tokens[1].value in ("by", "xfail")):
+                ts = sub.cursor(ln)
+                ts.next()
+                cites, xfail = sub.parse_justification(ts)
+                items.append(A.Contradiction(cites, xfail, A.Pos(ln.number, ln.indent + 1),
+                                             ln.text))
+                sub.i += 1
             elif head.kind == "NAME" and head.value == "cases":
                 ts = sub.cursor(ln)
                 ts.next()

@@ -446,6 +446,9 @@ class _Builder:
                                       label=f"have {item.name}" if item.name else "",
                                       rhs=self.math.formula(item.formula), cites=item.cites,
                                       xfail=item.xfail, source=item.text))
+            elif isinstance(item, A.Contradiction):
+                rows.append(self._row("heading", depth, item.pos.line, label="Contradiction",
+                                      cites=item.cites, source=item.text))
             elif isinstance(item, A.Cases):
                 rows.append(self._row("heading", depth, item.pos.line, label="Cases",
                                       cites=item.cites, source=item.text))
