@@ -54,6 +54,22 @@ def register(subparsers) -> None:
                    help="also write STUDENT.results.json in Gradescope's format (and "
                         "/autograder/results/results.json for a single submission there)")
     p.add_argument("--junit", action="store_true", help="also write junit.xml")
+    p.add_argument("--student", action="append", default=None, metavar="NAME",
+                   help="grade only this student of the folder (repeatable); the other "
+                        "students' rows of summary.csv and junit.xml in OUT_DIR are kept")
+    p.add_argument("--late", action="append", default=[], metavar="NAME",
+                   help="mark this student's submission late (repeatable): shown in the "
+                        "table, summary.csv, junit.xml and Gradescope's output; no penalty")
+    p.add_argument("--roster", metavar="FILE.csv",
+                   help="a CSV file with the columns student and late (yes/no, true/false, "
+                        "1/0): marks the late submissions")
+    p.add_argument("--overrides", metavar="FILE.csv",
+                   help="a CSV file with the columns student, item, points, reason: the "
+                        "instructor's points for those items, applied after grading")
+    p.add_argument("--partial-credit", action="store_true",
+                   help="a lemma that states the assignment's statement in its setting but is "
+                        "not verified earns its points' share per verified check (off by "
+                        "default)")
     p.add_argument("--progress", action="store_true",
                    help="draw a progress bar on stderr (default: when stderr is a terminal)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no table")
@@ -72,7 +88,9 @@ def _grade(args) -> int:
                              wall_timeout_s=args.wall_timeout, max_file_kb=args.max_file_kb,
                              support=args.support, gradescope=args.gradescope,
                              junit=args.junit,
-                             progress=args.progress or sys.stderr.isatty())
+                             progress=args.progress or sys.stderr.isatty(),
+                             students=args.student, late=args.late, roster=args.roster,
+                             overrides=args.overrides, partial_credit=args.partial_credit)
     except InvalidArgument as exc:
         print(f"novikoff grade: error: {printable(str(exc))}", file=sys.stderr)
         return 2
@@ -84,6 +102,8 @@ def _grade(args) -> int:
         print(f"novikoff grade: cannot write {printable(where)}{exc.strerror or exc}",
               file=sys.stderr)
         return 1
+    for warning in result.warnings:
+        print(f"novikoff grade: warning: {printable(warning)}", file=sys.stderr)
     if not args.quiet:
         print(class_table(result))
         print(f"\nwrote {len(result.files)} files to {printable(str(result.out_dir))}")

@@ -23,13 +23,18 @@ FAILURES = {
     "givens": "different givens",
     "setting": "different setting",
     "not-refuted": "claim not refuted",
+    "overridden": "overridden by the instructor",
 }
 
 
 @dataclass(frozen=True)
 class ItemResult:
-    """One item for one student: the points earned (all or nothing), why not (failure: a key of
-    FAILURES, "" when earned) and the note the student reads."""
+    """One item for one student: the points earned (all or nothing, unless partial credit or an
+    override says otherwise), why not all of them (failure: a key of FAILURES, "" when earned)
+    and the note the student reads.  steps: the statuses of the student's lemma's checks, in
+    order, recorded (credit.record_steps) only when that lemma states the assignment's
+    statement in the assignment's setting, for partial credit; () otherwise.  overridden: the
+    points before the instructor's override, None when not overridden."""
 
     name: str
     kind: str
@@ -37,6 +42,9 @@ class ItemResult:
     max_points: Fraction
     failure: str
     note: str
+    steps: tuple = ()
+    overridden: Fraction | None = None
+    detail: str = ""  # Markdown: the failing step, its counterexample and the hint
 
     @property
     def earned(self) -> bool:
@@ -49,7 +57,8 @@ class StudentResult:
     ("" when it ran); notes: files left out of their private copy; documents: format ->
     feedback text (None where it could not be rendered); grader_problem: why the grade may be
     unfair to the student through no fault of theirs (the grader could not read their files,
-    the grading host stopped), "" when none: such a run is reported loudly."""
+    the grading host stopped), "" when none: such a run is reported loudly.  late: the
+    instructor marked the submission late (--late, --roster); marked, never penalised."""
 
     name: str
     submission: str
@@ -59,6 +68,7 @@ class StudentResult:
     notes: list = field(default_factory=list)
     documents: dict = field(default_factory=dict)
     grader_problem: str = ""
+    late: bool = False
 
     @property
     def score(self) -> Fraction:
@@ -71,13 +81,28 @@ class StudentResult:
 
 @dataclass
 class ClassResult:
-    """Every student's grade, sorted by name, and the files written."""
+    """Every student's grade, sorted by name, and the files written.
+
+    students are those graded in this run; kept: the names of the students whose rows of
+    summary.csv (and junit.xml) were kept from an earlier run (not graded in this one);
+    overrides: the roster.Override applied; skipped_overrides: those of students not graded in
+    this run; partial_credit: whether partial credit per step was on; late_marks: whether the
+    run was told which submissions are late (--late, --roster, or an earlier run's marks);
+    not_submitted: names on the roster with no submission; warnings: what the instructor should
+    know (an earlier summary.csv replaced), printed by the command."""
 
     assignment: str
     items: list  # (name, kind, max points) of the assignment, in the reference's order
     students: list
     out_dir: Path
     files: list = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    overrides: list = field(default_factory=list)
+    skipped_overrides: list = field(default_factory=list)
+    partial_credit: bool = False
+    late_marks: bool = False
+    not_submitted: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
 
     @property
     def max_score(self) -> Fraction:

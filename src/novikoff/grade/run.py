@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidArgument, NovikoffError
+from .adjust import Instructions
 from .host import HostJob
 from .workers import Budget
 from .outputs import (class_table, printable, write_documents, write_gradescope, write_junit,
@@ -119,7 +120,8 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                 wall_timeout_s: float = DEFAULT_WALL_TIMEOUT_S,
                 max_file_kb: int = DEFAULT_MAX_FILE_KB, support=(), gradescope: bool = False,
                 junit: bool = False, progress: bool = False,
-                gradescope_results_dir=GRADESCOPE_RESULTS_DIR) -> ClassResult:
+                gradescope_results_dir=GRADESCOPE_RESULTS_DIR, students=None, late=(),
+                roster=None, overrides=None, partial_credit: bool = False) -> ClassResult:
     """Grade every submission in submissions_dir against the reference ASSIGNMENT.proof and
     write the outputs into out_dir: STUDENT.md and STUDENT.html, summary.csv, and with
     gradescope STUDENT.results.json (plus gradescope_results_dir/results.json when that directory
@@ -131,6 +133,13 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     submission by wall_timeout_s seconds (a backstop).  Raises InvalidArgument (a ValueError)
     naming the argument for a bad argument, a folder without submissions, or a reference that
     does not check cleanly; GradingError if the grading host stops.
+
+    students: the names of the students to grade (default: all); the rows of summary.csv and
+    junit.xml in out_dir of the others are kept.  late: names of late submissions; roster: a
+    CSV file with the columns student and late; overrides: a CSV file with the columns
+    student, item, points, reason, applied after grading; partial_credit: a lemma stating the
+    assignment's statement in its setting earns its share of points per verified check
+    (docs/teaching.md).
     """
     # Every path absolute before anything changes directory: the grading host works in the
     # reference's directory and each worker in a student's private copy.
@@ -166,6 +175,9 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     if not submissions:
         raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} has no submissions "
                               f"(no .proof file or student directory in it)")
+    plan = Instructions(submissions, out, students=students, late=late, roster=roster,
+                        overrides=overrides, partial_credit=partial_credit, junit=junit)
+    submissions = plan.submissions
     # The students' private copies: made here and removed here, even if the host is killed.
     root = tempfile.mkdtemp(prefix="novikoff-grade-")
     job = HostJob(str(reference_path.resolve()), root, submissions, support_files, jobs,
@@ -186,8 +198,10 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                 raise InvalidArgument(f"reference={str(reference)!r}: {message[1]}")
             if message[0] == "assignment":
                 result = ClassResult(message[1], message[2], [], out)
+                plan.start(result)
             elif message[0] == "student":
                 student = message[1]
+                plan.adjust(result, student)
                 result.students.append(student)
                 try:  # one student's files that cannot be written do not stop the class
                     result.files += write_documents(out, student)
@@ -210,15 +224,15 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     if result is None:
         raise GradingError(f"the grading host stopped before checking the reference "
                            f"(exit status {host.returncode})")
-    _fill_missing(result, submissions, host.returncode)
+    _fill_missing(result, submissions, host.returncode, plan)
     result.students.sort(key=lambda s: s.name)
-    result.files.append(write_summary_csv(out, result))
+    result.files.append(write_summary_csv(out, result, plan.previous_summary))
     if junit:
-        result.files.append(write_junit(out, result))
+        result.files.append(write_junit(out, result, plan.previous_junit))
     return result
 
 
-def _fill_missing(result: ClassResult, submissions: list, code) -> None:
+def _fill_missing(result: ClassResult, submissions: list, code, plan) -> None:
     """Students the host did not report (it stopped): nothing earned, said so, still written."""
     seen = {s.name for s in result.students}
     problem = f"not graded: the grading host stopped (exit status {code})"
@@ -229,5 +243,6 @@ def _fill_missing(result: ClassResult, submissions: list, code) -> None:
                  for name, kind, points in result.items]
         student = StudentResult(sub.name, sub.shown, items, problem=problem, documents={},
                                 grader_problem=problem)
+        plan.adjust(result, student)
         result.students.append(student)
         result.files += write_documents(result.out_dir, student)
