@@ -12,6 +12,15 @@ wherever the sum means something, and adding them to a solver's hypotheses is so
 - when every term is ``>= 0`` (decided once per setting and terms): ``S(n) >= 0``, and for
   ``n >= 1`` also ``S(n-1) >= 0`` and ``t(n-1) >= 0``.
 
+Told only when a step does not follow without them (logic.decide), two more kinds of facts:
+
+- a sum whose terms read sequences at i+1 or later is its shift, ``S(t, n) = S(t(i-1), n+1) -
+  t(-1)`` (so ``sum(i < n, a[i+1] - a[i]) = a[n] - a[0]`` telescopes);
+- summing an inequality over the indices: for the goal's sums of one count, with their
+  coefficients, ``sum_j c_j*S_j + c*n >= 0`` when ``sum_j c_j*t_j(i) + c >= 0`` at every index
+  (``sum f <= sum g`` from ``f[k] <= g[k]``; ``sum(t < T, d[t+1] - rho) >= 0``).
+
+A sum of i^p alone has a closed form (Faulhaber's polynomial: ``sum(i < n, i) = n*(n-1)/2``).
 Linearity is built into the normal form: constant factors are taken out and sums of terms split,
 and a sum of a constant ``c`` is ``n*c``; so ``sum(i < k, 2*a[i] + 1) = 2*sum(i < k, a[i]) + k``
 holds by algebra.  The solver sees each sum as an atom of its own; sums with the same terms and
@@ -55,9 +64,19 @@ def make_sum(terms: sp.Expr, n: sp.Expr) -> sp.Expr:
             out += factor * n
         elif n.is_Integer and 0 <= n <= _UNROLL and _exactly_at_every(varying, int(n)):
             out += factor * sp.Add(*(varying.subs(BOUND, i) for i in range(int(n))))
+        elif _power_of_index(varying):  # sum(i < n, i^p): Faulhaber's polynomial in n
+            out += factor * sp.expand(sp.summation(varying, (BOUND, 0, n - 1)))
         else:
             out += factor * sp.Sum(varying, (BOUND, 0, n - 1))
     return out
+
+
+def _power_of_index(varying: sp.Expr) -> bool:
+    """Whether varying is i^p for a whole p >= 1 (after expand, what a polynomial in i alone
+    leaves of each term): its sum over i < n is a polynomial in n with rational coefficients,
+    exact, and 0 at n = 0 as the empty sum."""
+    return varying == BOUND or (varying.is_Pow and varying.base == BOUND
+                                and varying.exp.is_Integer and varying.exp >= 1)
 
 
 def _exactly_at_every(terms: sp.Expr, n: int) -> bool:
@@ -88,25 +107,133 @@ def sums_in(formulas) -> list:
     return sorted(found, key=sp.default_sort_key)
 
 
-def sum_facts(formulas, nonnegative) -> list:
-    """The defining facts of every sum the formulas mention (see the module's docstring).
+def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
+    """The defining facts of every sum the formulas (and the goal) mention; with summed, also
+    the shifts of sums whose terms start at index 1 or later and the goal's termwise facts (see
+    the module's docstring).
 
     nonnegative(terms) -> bool says whether every term is >= 0 (for every i >= 0).
     """
-    facts = []
-    for s in sums_in(formulas):
-        terms, n = s.function, count(s)
-        try:
-            last = exact_subs(terms, BOUND, n - 1)
-        except ValueError:  # no facts rather than facts SymPy computed in floating point
-            continue
-        shorter = make_sum(terms, n - 1)
-        facts.append(Implication((Relation("=", n, 0),), Relation("=", s, 0)))
-        facts.append(Implication((Relation(">=", n, 1),), Relation("=", s, shorter + last)))
-        # and the shorter sum is empty when n = 1 (else a counterexample may give it any value)
-        facts.append(Implication((Relation("=", n, 1),), Relation("=", shorter, 0)))
-        if nonnegative(terms):
-            facts.append(Implication((Relation(">=", n, 0),), Relation(">=", s, 0)))
-            facts.append(Implication((Relation(">=", n, 1),), Relation(">=", shorter, 0)))
-            facts.append(Implication((Relation(">=", n, 1),), Relation(">=", last, 0)))
+    formulas = list(formulas) + ([goal] if goal is not None else [])
+    facts = _shift_facts(sums_in(formulas)) if summed else []
+    for s in sums_in(formulas + facts):
+        facts += _defining_facts(s, nonnegative)
+    if summed and isinstance(goal, Relation):
+        facts += _termwise_facts(goal, nonnegative)
     return facts
+
+
+def _defining_facts(s: sp.Sum, nonnegative) -> list:
+    terms, n = s.function, count(s)
+    try:
+        last = exact_subs(terms, BOUND, n - 1)
+    except ValueError:  # no facts rather than facts SymPy computed in floating point
+        return []
+    shorter = make_sum(terms, n - 1)
+    facts = [Implication((Relation("=", n, 0),), Relation("=", s, 0)),
+             Implication((Relation(">=", n, 1),), Relation("=", s, shorter + last)),
+             # and the shorter sum is empty when n = 1 (else a counterexample may give it any
+             # value)
+             Implication((Relation("=", n, 1),), Relation("=", shorter, 0))]
+    if nonnegative(terms):
+        facts.append(Implication((Relation(">=", n, 0),), Relation(">=", s, 0)))
+        facts.append(Implication((Relation(">=", n, 1),), Relation(">=", shorter, 0)))
+        facts.append(Implication((Relation(">=", n, 1),), Relation(">=", last, 0)))
+    return facts
+
+
+# Sums whose terms start at index m >= 1 are shifted down at most this many times.
+_SHIFTS = 4
+
+
+def _shift_facts(sums) -> list:
+    """sum(i < n, t(i)) = sum(i < n+1, t(i-1)) - t(-1) for the sums whose terms read sequences
+    only at i+1 or later (a[i+1] - a[i] then telescopes: the step facts of the shifted sum do
+    the rest).  t(i-1) means something at every i >= 0 because every index in it is still
+    >= i, and the rest of the term is a polynomial in i."""
+    facts, seen, pending = [], set(), list(sums)
+    for _ in range(_SHIFTS):
+        found = []
+        for s in pending:
+            if s in seen or not _starts_later(s.function):
+                continue
+            seen.add(s)
+            terms, n = s.function, count(s)
+            earlier = terms.xreplace({BOUND: BOUND - 1})
+            fact = Implication((Relation(">=", n, 0),), Relation(
+                "=", s, make_sum(earlier, n + 1) - earlier.xreplace({BOUND: sp.Integer(0)})))
+            facts.append(fact)
+            found += sums_in([fact])
+        pending = found
+    return facts
+
+
+def _starts_later(terms: sp.Expr) -> bool:
+    """Whether every sequence element of terms that depends on the index is read at i + c
+    with a whole c >= 1, and the rest of terms is a polynomial in i."""
+    elements = [e for e in terms.atoms(sp.core.function.AppliedUndef)
+                if BOUND in e.free_symbols and len(e.args) == 1]
+    if not elements:
+        return False
+    for e in elements:
+        offset = sp.expand(e.args[0] - BOUND)
+        if not (offset.is_Integer and offset >= 1):
+            return False
+    rest = terms.xreplace({e: sp.Dummy() for e in elements})
+    return BOUND not in rest.free_symbols or rest.is_polynomial(BOUND)
+
+
+def _termwise_facts(goal: Relation, nonnegative) -> list:
+    """Summing an inequality over the indices: for the sums of one count n in the goal, taken
+    with their coefficients c_j and the goal's multiple c of n, sum_j c_j*S_j + c*n >= 0 (or
+    <= 0) when sum_j c_j*t_j(i) + c >= 0 (or <= 0) at every index i (the sum of the terms is
+    that combination, by linearity).  Only coefficients without division or roots."""
+    difference = sp.expand(goal.lhs - goal.rhs)
+    by_count: dict = {}
+    for s in sums_in([goal]):
+        by_count.setdefault(count(s), []).append(s)
+    facts = []
+    for n, sums in by_count.items():
+        coefficients = [difference.coeff(s) for s in sums]
+        rest = sp.expand(difference - sum(c * s for c, s in zip(coefficients, sums)))
+        if any(not _plain(c) or c.has(sp.Sum) for c in coefficients) or rest.has(*sums):
+            continue
+        combination = sum(c * s for c, s in zip(coefficients, sums))
+        terms = sum(c * s.function for c, s in zip(coefficients, sums))
+        candidates = [(terms, combination)]
+        multiple = _multiple_of(rest, n)
+        if multiple is not None:
+            candidates.append((terms + multiple, combination + multiple * n))
+        for terms_at_i, total in candidates:
+            for sign, rel in ((1, ">="), (-1, "<=")):
+                if nonnegative(sp.expand(sign * terms_at_i)):
+                    facts.append(Implication((Relation(">=", n, 0),),
+                                             Relation(rel, total, sp.Integer(0))))
+    return facts
+
+
+def _plain(c: sp.Expr) -> bool:
+    """A coefficient that is a polynomial in its symbols (no division, no root)."""
+    return BOUND not in c.free_symbols and sp.denom(c).is_Number and \
+        all(not (p.is_Pow and not (p.exp.is_Integer and p.exp > 0)) for p in c.atoms(sp.Pow))
+
+
+def _multiple_of(rest: sp.Expr, n: sp.Expr):
+    """c with rest = c*n + (what does not mention n's symbol), c free of that symbol and plain;
+    None when n is not a number times a nat plus a number, or rest is not linear in it."""
+    symbols = n.free_symbols
+    if len(symbols) != 1:
+        return None
+    (k,) = symbols
+    slope, c = _linear_coefficient(n, k), _linear_coefficient(rest, k)
+    if slope is None or not slope.is_Number or slope == 0 or c is None or c == 0:
+        return None
+    c = sp.expand(c / slope)
+    return c if _plain(c) else None
+
+
+def _linear_coefficient(expr: sp.Expr, k: sp.Symbol):
+    """c with expr = c*k + (terms without k), c free of k; None when there is none."""
+    _, with_k = sp.expand(expr).as_independent(k, as_Add=True)
+    c = sp.expand(with_k / k)
+    return None if k in c.free_symbols else c
