@@ -374,7 +374,9 @@ def test_gradescope_results(graded):
         assert data["score"] == sum(EXPECTED[student.name])
         assert [t["name"] for t in data["tests"]] == ITEMS
         for test, points, item in zip(data["tests"], EXPECTED[student.name], student.items):
-            assert set(test) == {"name", "score", "max_score", "status", "output", "visibility"}
+            assert set(test) == {"name", "score", "max_score", "status", "output",
+                                 "output_format", "visibility"}
+            assert test["output_format"] == "md" and test["output"].startswith(item.note)
             assert test["score"] == points and test["max_score"] == int(item.max_points)
             assert test["status"] == ("passed" if item.earned else "failed")
             assert test["visibility"] == "visible" and isinstance(test["output"], str)

@@ -118,8 +118,9 @@ def _number(value):
 def gradescope_results(student: StudentResult) -> dict:
     """Gradescope's results.json for one student: the score and one test per item."""
     tests = [{"name": r.name, "score": _number(r.points), "max_score": _number(r.max_points),
-              "status": "passed" if r.earned else "failed", "output": r.note,
-              "visibility": "visible"} for r in student.items]
+              "status": "passed" if r.earned else "failed",
+              "output": r.note + (f"\n\n{r.detail}" if r.detail else ""),
+              "output_format": "md", "visibility": "visible"} for r in student.items]
     output = [f"{format_points(student.score)} / {format_points(student.max_score)} points"]
     output += [LATE_NOTE] if student.late else []
     output += [student.problem] if student.problem else []

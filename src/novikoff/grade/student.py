@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..checker import Checker, FileReport
 from .assignment import Assignment, format_points
+from .credit import record_steps
 from .judge import judge, not_checked
 from .results import StudentResult
 from .submissions import Submission, prepare, readable_name
@@ -51,7 +52,8 @@ def grade_student(task: StudentTask) -> StudentResult:
         report = Checker(timeout_ms=task.query_timeout_ms, confine=private,
                          parts=assignment.parts).check_file(
             prepared.graded)
-        result.items = judge(assignment, report, task.budget)
+        # The checks' statuses ride along for partial credit (applied, if asked, by the host).
+        result.items = record_steps(assignment, report, judge(assignment, report, task.budget))
     result.documents = feedback(result, assignment, report)
     return result
 
