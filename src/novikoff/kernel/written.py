@@ -23,7 +23,8 @@ from .terms import (LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Vec, capped_monomial
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
-           "symbol", "SCALAR_KINDS", "KINDS", "check_real", "integer_polynomial"]
+           "symbol", "SCALAR_KINDS", "KINDS", "check_real", "integer_polynomial", "MAX_NODES",
+           "WRITTEN_LIMIT_TEXT"]
 
 SCALAR_KINDS = ("real", "label", "label01", "nat")
 KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence")
@@ -44,109 +45,147 @@ def symbol(name: str, kind: str):
 
 # ---------------------------------------------------------------------------- the syntax
 
-@dataclass(frozen=True)
-class Num:
+# A written term is a tree, but `define`s share subterms: `define a2 = a1 + a1`, `define a3 =
+# a2 + a2`, ... makes a term of 2^44 nodes from 45 lines.  So each term's hash and size (its
+# nodes, definitions expanded) are computed once, from its parts', when it is made, and a term of
+# more than MAX_NODES nodes is refused before anything walks it (the generated dataclass hash
+# walked the whole tree, at every lookup of interpret's cache: that chain never finished).
+MAX_NODES = 100_000
+WRITTEN_LIMIT_TEXT = (f"written out, with its definitions expanded, it has more than "
+                      f"{MAX_NODES:,} symbols and operations")
+
+
+class _Written:
+    """The base of the written terms: hash, equality and size in time independent of the tree."""
+
+    def __post_init__(self):
+        parts = tuple(getattr(self, f.name) for f in fields(self))
+        nodes = 1 + sum(p.nodes for p in parts if isinstance(p, _Written))
+        object.__setattr__(self, "_parts", parts)
+        object.__setattr__(self, "_hash", hash((type(self).__name__, parts)))
+        object.__setattr__(self, "nodes", min(nodes, MAX_NODES + 1))
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._hash == other._hash and self._parts == other._parts
+
+    def __reduce__(self):  # the cached hash is this process's (str hashes are salted)
+        return type(self), self._parts
+
+
+def _written(cls):
+    return dataclass(frozen=True, eq=False)(cls)
+
+
+@_written
+class Num(_Written):
     value: Fraction
 
 
-@dataclass(frozen=True)
-class Sym:
+@_written
+class Sym(_Written):
     name: str
     kind: str  # real | label | nat | vector | bound (the index of the sum around it)
 
 
-@dataclass(frozen=True)
-class Elem:
+@_written
+class Elem(_Written):
     name: str
     kind: str  # vector_sequence | real_sequence
     index: object
 
 
-@dataclass(frozen=True)
-class ZeroVector:
+@_written
+class ZeroVector(_Written):
     pass
 
 
-@dataclass(frozen=True)
-class Neg:
+@_written
+class Neg(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class Add:
+@_written
+class Add(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Sub:
+@_written
+class Sub(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Mul:
+@_written
+class Mul(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Div:
+@_written
+class Div(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Pow:
+@_written
+class Pow(_Written):
     base: object
     exp: Fraction  # an integer with |exp| <= 16, or a half-integer
 
 
-@dataclass(frozen=True)
-class Sqrt:
+@_written
+class Sqrt(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class Abs:
+@_written
+class Abs(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class Max:
+@_written
+class Max(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Min:
+@_written
+class Min(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class Floor:
+@_written
+class Floor(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class Ceil:
+@_written
+class Ceil(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class InnerOf:
+@_written
+class InnerOf(_Written):
     left: object
     right: object
 
 
-@dataclass(frozen=True)
-class NormOf:
+@_written
+class NormOf(_Written):
     arg: object
 
 
-@dataclass(frozen=True)
-class SumOf:
+@_written
+class SumOf(_Written):
     """sum(i < count, terms): terms mention the index as Sym(name, "bound")."""
 
     count: object
@@ -222,6 +261,10 @@ def written_size(term) -> tuple:
 @functools.lru_cache(maxsize=1 << 14)  # the elaborator asks again for subterms' meanings, and
 def interpret(term) -> Meaning:       # building SymPy terms is slow: measured 15% of checking
     """The meaning of a written term, with the obligations collected before any simplification."""
+    if not isinstance(term, _Written):
+        raise KernelError(f"not a written term: {type(term).__name__}")
+    if term.nodes > MAX_NODES:  # first: written_size walks the term's distinct parts
+        raise KernelError(f"this term is too large to check: {WRITTEN_LIMIT_TEXT}")
     monomials, digits = written_size(term)
     if monomials > MAX_MONOMIALS or digits > MAX_DIGITS:
         raise KernelError(f"this term is too large to check: {LIMITS_TEXT}")
