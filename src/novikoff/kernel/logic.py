@@ -345,18 +345,8 @@ def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
     (squared) for every two vector atoms; with triples, the Gram determinant of every three
     (for at most 8 atoms: a setting's check, where it matters, not every step's); and
     ||v||^2 >= 0 for every norm, where v's coefficients mean something."""
-    atoms: set = set()
-    norms: set = set()
-    for f in formulas:
-        for side in sides(f):
-            for inner in side.atoms(Inner):
-                atoms.update(inner.args)
-            for n in side.atoms(Norm):
-                norms.add(n)
-                for inner in n.gram().atoms(Inner):
-                    atoms.update(inner.args)
-    atoms = {a for a in atoms if BOUND not in a.free_symbols}  # not the terms of a sum
-    ordered = sorted(atoms, key=sp.default_sort_key)[:limit]
+    norms = {n for f in formulas for side in sides(f) for n in side.atoms(Norm)}
+    ordered = _vector_atoms(formulas)[:limit]
     facts = [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
              for i, a in enumerate(ordered) for b in ordered[i + 1:]]
     if triples and len(ordered) <= 8:
@@ -371,6 +361,20 @@ def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
         fact = Relation(">=", n.gram(), sp.Integer(0))
         facts.append(Implication(defined, fact) if defined else fact)
     return facts
+
+
+def _vector_atoms(formulas) -> list:
+    """The vector atoms the scalar formulas mention (in inner products and norms), sorted; not
+    the terms of a sum."""
+    atoms: set = set()
+    for f in formulas:
+        for side in sides(f):
+            for inner in side.atoms(Inner):
+                atoms.update(inner.args)
+            for n in side.atoms(Norm):
+                for inner in n.gram().atoms(Inner):
+                    atoms.update(inner.args)
+    return sorted((a for a in atoms if BOUND not in a.free_symbols), key=sp.default_sort_key)
 
 
 def _with_gram(formulas, goal=None, triples: bool = False) -> list:
@@ -425,11 +429,13 @@ def _substitutable(f: VectorEq) -> bool:
     return not shown and not any(has_irrational_number(c) for _, c in f.rhs.terms)
 
 
-def _vector_definitions(formulas) -> tuple:
+def _vector_definitions(formulas, goal=None) -> tuple:
     """Vector definitions as substitutions, and the scalar facts the rest of them give.
 
-    A second definition of a defined vector, or one that would be circular, is never dropped:
-    it becomes the equation ||lhs - rhs||^2 = 0.  Returns (defs, facts).
+    A second definition of a defined vector, one that would be circular, or one that is not
+    substitutable is never dropped: it becomes the equation ||lhs - rhs||^2 = 0, with its
+    consequences <lhs - rhs, v> = 0 for every vector v the formulas and the goal mention (lhs -
+    rhs is the zero vector).  Returns (defs, facts).
     """
     defs: dict = {}
     equations: list = []
@@ -446,9 +452,13 @@ def _vector_definitions(formulas) -> tuple:
         one = {f.atom: rhs}
         defs = {a: _substitute(v, one) for a, v in defs.items()}
         defs[f.atom] = rhs
+    scalar = [f for f in formulas if not isinstance(f, VectorEq)]
     for d in equations:
         d = _substitute(d, defs)
         facts.append(Relation("=", ip(d, d), sp.Integer(0)))
+        mentioned = _vector_atoms(scalar + ([goal] if goal is not None else [])
+                                  + [Relation("=", ip(d, d), sp.Integer(0))])
+        facts += [Relation("=", ip(d, Vec.atom(v)), sp.Integer(0)) for v in mentioned]
     return defs, [rewrite_vectors(f, defs) for f in facts]
 
 
@@ -458,15 +468,15 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
     of a sum may be shown >= 0 at every index."""
-    told = _told(s, formulas)
+    told = _told(s, formulas, goal)
     everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
     return told + sum_facts(told, lambda terms: _nonnegative_terms(s, terms, everywhere),
                             goal, summed)
 
 
-def _told(s: Setting, formulas) -> list:
+def _told(s: Setting, formulas, goal=None) -> list:
     plain = [f.formula if isinstance(f, (Supposition, Everywhere)) else f for f in formulas]
-    defs, facts = _vector_definitions(plain)
+    defs, facts = _vector_definitions(plain, goal)
     return list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
 
