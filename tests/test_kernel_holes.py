@@ -57,3 +57,54 @@ def test_written_terms_share_their_parts_without_walking_them():
     with pytest.raises(KernelError, match="symbols and operations"):
         W.interpret(b)
     assert W.Add(W.Num(Fraction(1)), a) != W.Add(W.Num(Fraction(2)), a)
+
+
+# ---------------------------------------------------------------- 1b: the exact Gram test
+
+def _principal_minors_psd(m) -> bool:
+    import itertools
+
+    import sympy as sp
+    n = len(m)
+    return all(sp.Matrix([[m[i][j] for j in rows] for i in rows]).det() >= 0
+               for order in range(1, n + 1) for rows in itertools.combinations(range(n), order))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_gram_test_agrees_with_all_principal_minors(seed):
+    import random
+    rng = random.Random(seed)
+    n, rank = rng.randint(1, 5), rng.randint(0, 5)
+    vectors = [[Fraction(rng.randint(-3, 3)) for _ in range(rank)] for _ in range(n)]
+    gram = [[sum((p * q for p, q in zip(u, v)), Fraction(0)) for v in vectors] for u in vectors]
+    if seed % 2:  # perturb: often no longer a Gram matrix (zero pivots with non-zero rows too)
+        i, j = rng.randrange(n), rng.randrange(n)
+        delta = Fraction(rng.randint(-2, 2), rng.randint(1, 3))
+        gram[i][j] += delta
+        if i != j:
+            gram[j][i] += delta
+    from novikoff.diagnostics import _is_psd
+    assert _is_psd(gram) == _principal_minors_psd(gram)
+
+
+def test_the_gram_test_handles_zero_pivots():
+    from novikoff.diagnostics import _is_psd
+    F = Fraction
+    assert _is_psd([[F(0), F(0)], [F(0), F(1)]])
+    assert not _is_psd([[F(0), F(1)], [F(1), F(1)]])  # leading minors 0, -1: not PSD
+    assert not _is_psd([[F(0), F(0)], [F(0), F(-1)]])  # leading minors 0, 0: not PSD either
+    assert _is_psd([[F(1), F(1)], [F(1), F(1)]])
+
+
+def test_the_counterexample_recheck_is_polynomial_in_the_vectors():
+    """24 vectors: 2^24 principal minors before; an elimination of 24 rows now (the work is
+    bounded by construction, so nothing is timed)."""
+    import sympy as sp
+
+    from novikoff.diagnostics import _gram_psd
+    from novikoff.kernel import Inner
+    atoms = [sp.Symbol(f"v{i}") for i in range(24)]
+    values = {Inner(a, b): sp.Rational(1 if a == b else 0) for a in atoms for b in atoms}
+    assert _gram_psd(atoms, values) is True
+    values[Inner(atoms[3], atoms[5])] = sp.Rational(2)  # |<v3, v5>| > ||v3|| ||v5||
+    assert _gram_psd(atoms, values) is False

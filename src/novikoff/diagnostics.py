@@ -231,17 +231,37 @@ def _values(model: z3.ModelRef, tr: Translator):
 
 
 def _gram_psd(atoms, subs) -> bool | None:
+    """Whether the values of the inner products form a positive-semidefinite Gram matrix (so
+    real vectors have them); None when a value is missing."""
     if not atoms:
         return True
     try:
-        matrix = sp.Matrix([[subs[Inner(a, b)] for b in atoms] for a in atoms])
+        matrix = [[Fraction(int(subs[Inner(a, b)].p), int(subs[Inner(a, b)].q)) for b in atoms]
+                  for a in atoms]
     except KeyError:
         return None
-    n = len(atoms)
-    for order in range(1, n + 1):
-        for rows in itertools.combinations(range(n), order):
-            if matrix.extract(list(rows), list(rows)).det() < 0:
+    return _is_psd(matrix)
+
+
+def _is_psd(matrix) -> bool:
+    """Whether a symmetric matrix of Fractions is positive semidefinite, exactly, in O(n^3):
+    symmetric elimination (an LDL^T factorisation).  A negative pivot refutes it; a zero pivot
+    needs a zero row (a PSD matrix with a_ii = 0 has a_ij = 0 for every j), which is then
+    dropped; a positive pivot is eliminated, and the matrix is PSD exactly when its Schur
+    complement is.  (Sylvester's leading minors do not suffice for semidefiniteness, and all
+    2^n principal minors hung on 24 vectors.)"""
+    a = [list(row) for row in matrix]
+    while a:
+        pivot = a[0][0]
+        if pivot < 0:
+            return False
+        if pivot == 0:
+            if any(a[0][j] != 0 or a[j][0] != 0 for j in range(1, len(a))):
                 return False
+            a = [row[1:] for row in a[1:]]
+            continue
+        a = [[a[i][j] - a[i][0] * a[0][j] / pivot for j in range(1, len(a))]
+             for i in range(1, len(a))]
     return True
 
 
