@@ -179,7 +179,12 @@ BAD = [
     ("run of huge fractions", dict(NORM, X=[[f"1/{10**199 + 7}", "0"], [f"1/{10**199 + 9}", "0"],
                                             [f"1/{10**199 + 11}", "0"]], y=[1, -1, 1],
                                    max_epochs=100_000, order=[0, 1, 2]),
-     "whose entries take 33 64-bit words"),
+     "whose entries take more than 6 64-bit words"),
+    # Small rows scaled by 1,000 scales of 200 digits: the scaled run's entries count too.
+    ("scales of huge fractions", dict(NORM, X=[[1, 1]] * 1000, y=[1, -1] * 500, max_epochs=1,
+                                      scales=[f"{10**199 + 2 * i + 1}/{10**199 + 2 * i}"
+                                              for i in range(1000)]),
+     "at most 2,000,000 visits x words"),
 ]
 
 

@@ -94,13 +94,23 @@ def _visits(epochs: int, length: int, X) -> None:
     if epochs * length > MAX_VISITS:
         raise WitnessError(f"the run would visit {epochs} x {length} examples (at most "
                            f"{MAX_VISITS})")
-    words = sum(1 + (math.lcm(*(q.denominator for q in column)).bit_length()
-                     + max(q.numerator.bit_length() for q in column)) // 64
-                for column in zip(*X))
-    if epochs * length * words > MAX_WORK:
+    # At most MAX_WORK // visits words are allowed: stop counting (and computing the lcm, which
+    # grows with every distinct denominator) as soon as they are exceeded.
+    allowed, words = MAX_WORK // (epochs * length), 0
+    for column in zip(*X):
+        words += 1 + max(q.numerator.bit_length() for q in column) // 64
+        lcm = 1
+        for q in set(q.denominator for q in column):
+            lcm = math.lcm(lcm, q)
+            if words + lcm.bit_length() // 64 > allowed:
+                break
+        words += lcm.bit_length() // 64
+        if words > allowed:
+            break
+    if words > allowed:
         raise WitnessError(f"the run would visit {epochs} x {length} examples of dimension "
-                           f"{len(X[0])} whose entries take {words} 64-bit words (at most "
-                           f"{MAX_WORK:,} visits x words)")
+                           f"{len(X[0])} whose entries take more than {allowed} 64-bit words "
+                           f"(at most {MAX_WORK:,} visits x words)")
 
 
 # -- the classic perceptron, cycling over an order ---------------------------------------------
@@ -154,6 +164,7 @@ def _normalising(f: Fields) -> tuple[bool, str]:
             scales.append(1 / r)
         how = "normalised"
     Z = [tuple(c * a for a in x) for c, x in zip(scales, X)]
+    _visits(epochs, len(order), Z)  # the scaled run's entries: 200-digit scales make them long
     a, b = _cyclic(X, y, order, epochs), _cyclic(Z, y, order, epochs)
     first = next((k for k, (p, q) in enumerate(zip(a.mistakes, b.mistakes)) if p != q), None)
     if first is None and len(a.mistakes) != len(b.mistakes):
