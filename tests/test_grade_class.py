@@ -282,3 +282,61 @@ def test_a_malformed_policy_is_refused(tmp_path, capsys, line, toml, message):
                  str(root / "out"), "-q"])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- red-team findings
+
+def _one(tmp_path: Path, reference: str, submission: str, **options):
+    course = tmp_path / "c"
+    (course / "subs").mkdir(parents=True)
+    (course / "assignment.proof").write_text(reference, encoding="utf-8")
+    (course / "subs" / "s.proof").write_text(submission, encoding="utf-8")
+    result = grade_class(course / "subs", course / "assignment.proof", course / "out", jobs=1,
+                         **BUDGETS, **options)
+    return _items(result, "s")
+
+
+def test_a_stray_character_in_a_step_fails_that_lemma_only(tmp_path):
+    items = _one(tmp_path, REF, _edit("  hence ||w_star|| > 0\n", "  hence ||w_star|| > 0 $\n"))
+    assert [int(r.points) for r in items.values()] == [0, 3, 3, 2, 1]
+    assert "unexpected character '$'" in items["w_star_nonzero"].note
+
+
+def test_a_part_verified_only_in_another_setting_is_cited_as_the_assignment_states_it(tmp_path):
+    """Under the policy, the student's progress and norm_growth hold only in a setting of
+    their own (with extra assumptions): mistake_bound, in the assignment's setting, rests on
+    the parts as the assignment states them."""
+    setting = REF[REF.index("setting perceptron:"):REF.index("\n\n\n# points: 1")]
+    cheat = setting.replace("setting perceptron:", "setting cheat:") + \
+        "\n  assume   pg: <w_star, w[k]> >= k*gamma\n  assume   ng: ||w[k]||^2 <= k*R^2\n"
+    lemmas = ("\nlemma progress: <w_star, w[k]> >= k*gamma\nproof:\n  <w_star, w[k]> >= k*gamma"
+              "   by pg\n\nlemma norm_growth: ||w[k]||^2 <= k*R^2\nproof:\n"
+              "  ||w[k]||^2 <= k*R^2   by ng\n\n")
+    bound = REF[REF.index("# points: 2\ntheorem mistake_bound"):REF.index("# points: 1\ntheorem")]
+    submission = cheat + lemmas + setting + "\n\n" + bound
+    items = _one(tmp_path, POLICY_LINE + REF, submission)
+    assert items["progress"].failure == "setting"
+    assert items["mistake_bound"].points == 2, items["mistake_bound"].note
+    assert "citing progress, norm_growth as the assignment states them" in \
+        items["mistake_bound"].note
+
+
+def test_a_part_cited_at_another_value_says_why_it_cannot_be(tmp_path):
+    reference = POLICY_LINE + REF + (
+        "\n\n# points: 1\nlemma next: <w_star, w[k+1]> >= (k+1)*gamma\nproof:\n"
+        "  <w_star, w[k+1]> >= (k+1)*gamma     by progress[k := k+1]\n")
+    setting = REF[:REF.index("\n\n\n# points: 1")]
+    submission = setting + ("\n\nlemma next: <w_star, w[k+1]> >= (k+1)*gamma\nproof:\n"
+                            "  <w_star, w[k+1]> >= (k+1)*gamma     by progress[k := k+1]\n")
+    note = _one(tmp_path, reference, submission)["next"].note
+    assert "progress is cited as the assignment states it, not proved here: it holds at k " \
+           "only" in note
+
+
+def test_equivalence_uses_the_settings_assumptions(tmp_path):
+    reference = ("setting s:\n  real a, b\n  assume ha: a >= 1\n  assume hb: b >= 2\n\n"
+                 "lemma L: a >= 0 and b >= 0\nproof:\n  a >= 0 and b >= 0   by ha, hb\n")
+    submission = reference.replace("lemma L: a >= 0 and b >= 0\nproof:\n  a >= 0 and b >= 0",
+                                   "lemma L: a >= 1 and b >= 0\nproof:\n  a >= 1 and b >= 0")
+    item = _one(tmp_path, reference, submission)["L"]
+    assert item.points == 1 and "stated differently" in item.note

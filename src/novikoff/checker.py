@@ -321,6 +321,7 @@ class _LemmaCheck:
         self.unverified_cites: dict = {}  # supposed theorem -> the unverified lemma it stands for
         self.parts = self._earlier_parts()  # name -> statement: citable unproved
         self.parts_cited: dict = {}  # name -> statement, in the order first cited
+        self.part_theorems: set = set()  # their hypothetical theorems
 
     # ------------------------------------------------------------------ entry
 
@@ -828,6 +829,10 @@ class _LemmaCheck:
         if thm in self.unverified_cites:
             raise self.scope.error(f"{cite.name} is not verified: it cannot be used at another "
                                    f"value of {var.id}", cite.pos)
+        if thm in self.part_theorems:
+            raise self.scope.error(f"{cite.name} is cited as the assignment states it, not "
+                                   f"proved here: it holds at {var.id} only; prove it to use "
+                                   f"it at another value of {var.id}", cite.pos)
         if self.scope.kinds.get(var.id) != "nat":
             raise self.scope.error(f"{var.id} is not a nat of setting {self.scope.name}",
                                    var.pos)
@@ -882,8 +887,11 @@ class _LemmaCheck:
                                    f"have an error (line {outcome.line})", pos)
         if outcome.scope is not self.scope:
             self._check_compatible(outcome, pos)
-        if outcome.name in self.parts and (outcome.parts_cited or outcome.status != "verified"):
-            return self._part(outcome.name)  # proved only from other parts, or not at all
+        if outcome.name in self.parts and (
+                outcome.parts_cited or outcome.status != "verified"
+                or not all(self.setting.allows(h) for h in outcome.theorem.hyps)):
+            # proved only from other parts, not at all, or not in this setting
+            return self._part(outcome.name)
         if outcome.status == "verified":
             return outcome.theorem
         thm = self._hypothetical(outcome.formula, "cites",
@@ -895,7 +903,9 @@ class _LemmaCheck:
         """An earlier assignment part, cited unproved: its statement (the assignment's) as a
         hypothesis, which becomes a premise of this lemma's statement."""
         self.parts_cited[name] = self.parts[name]
-        return K.assume(self.setting, self.parts[name])
+        thm = K.assume(self.setting, self.parts[name])
+        self.part_theorems.add(thm)
+        return thm
 
     def _check_compatible(self, outcome: LemmaReport, pos: A.Pos):
         """A lemma of another setting means the same here only if every symbol it mentions

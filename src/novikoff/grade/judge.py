@@ -122,8 +122,9 @@ def _judge_item(item: Item, lemma, assignment: Assignment, budget, timeout_ms: i
         return earned
     if _equivalent(item, lemma, timeout_ms):
         return ItemResult(item.name, item.kind, item.points, item.points, "",
-                          f"verified; stated differently (`{lemma.statement}`), equivalent to "
-                          f"the assignment's `{item.statement}`")
+                          f"verified; stated differently ({_shown(lemma.statement, lemma.givens)}"
+                          f"), equivalent to the assignment's "
+                          f"{_shown(item.statement, item.givens)}")
     return unearned(*_statement_difference(item, lemma))
 
 
@@ -144,13 +145,15 @@ def _equivalent(item: Item, lemma, timeout_ms: int) -> bool:
     theorem, which the kernel must accept for the assignment's statement."""
     setting = lemma.scope.setting
     try:
+        assumptions = [K.assume(setting, f) for f in setting.assumptions.values()]
         LIMITS.start_lemma()
-        forward = K.decide(setting, [lemma.theorem], item.formula, timeout_ms=timeout_ms)
+        forward = K.decide(setting, [lemma.theorem, *assumptions], item.formula,
+                           timeout_ms=timeout_ms)
         if forward.status != "verified":
             return False
         LIMITS.start_lemma()
-        back = K.decide(setting, [K.assume(setting, item.formula)], lemma.formula,
-                        timeout_ms=timeout_ms)
+        back = K.decide(setting, [K.assume(setting, item.formula), *assumptions],
+                        lemma.formula, timeout_ms=timeout_ms)
         if back.status != "verified":
             return False
         LIMITS.start_lemma()
@@ -169,7 +172,8 @@ def _why_not_verified(lemma, assignment: Assignment, budget) -> tuple:
                          f"verified")
     for s in steps:  # "holds only if X holds, which is not verified", "X is not verified: ..."
         if "is not verified" in s.reason or "are not verified" in s.reason:
-            policy = POLICY_ON if assignment.policy["cite_earlier_parts"] else POLICY_OFF
+            policy = (POLICY_ON + ", only earlier parts of the assignment" if
+                      assignment.policy["cite_earlier_parts"] else POLICY_OFF)
             return "unverified-citation", f"line {s.line}: {s.reason} ({policy})"
     for s in steps:
         if s.status == "unknown" and _out_of_limits(s.reason):
@@ -235,10 +239,11 @@ def _assumption_text(scope, name: str) -> str:
     return f"`{' '.join(text.split('#', 1)[0].split()) or name}`"
 
 
-def _statement_difference(item: Item, lemma) -> tuple:
-    def shown(statement: str, givens: tuple) -> str:
-        return f"`{statement}`" + (f" given {', '.join(givens)}" if givens else "")
+def _shown(statement: str, givens: tuple) -> str:
+    return f"`{statement}`" + (f" given {', '.join(givens)}" if givens else "")
 
+
+def _statement_difference(item: Item, lemma) -> tuple:
     same_text = lemma.statement.strip() == item.statement.strip()
     if same_text and lemma.givens != item.givens:
         return ("givens", f"line {lemma.line}: verified, but with givens "
@@ -249,5 +254,5 @@ def _statement_difference(item: Item, lemma) -> tuple:
                              f"assignment's, but it means something else here (a `define` "
                              f"differs?)")
     return ("statement", f"line {lemma.line}: verified, but it states "
-                         f"{shown(lemma.statement, lemma.givens)}, not the assignment's "
-                         f"{shown(item.statement, item.givens)}")
+                         f"{_shown(lemma.statement, lemma.givens)}, not the assignment's "
+                         f"{_shown(item.statement, item.givens)}")

@@ -50,7 +50,7 @@ MAX_NAME = 64
 
 @dataclass(frozen=True)
 class Token:
-    kind: str  # NAME, NUMBER, OP
+    kind: str  # NAME, NUMBER, OP; ERROR: a character that cannot be read (value: why)
     value: str
     line: int
     col: int
@@ -125,13 +125,19 @@ def tokenize(source: str, path: str = "<string>") -> list:
                 indent += 8 - indent % 8
             else:
                 break
-        tokens = _tokenize_line(code, number, path)
+        tokens = []
+        try:
+            _tokenize_line(code, number, path, tokens)
+        except ProofSyntaxError as exc:
+            # Kept as an ERROR token after what was read: the parser raises it when it reads
+            # the line, so a bad character in a step fails that lemma only.
+            tokens.append(Token("ERROR", exc.message, number, exc.column))
         lines.append(Line(indent, tuple(tokens), number, code.strip()))
     return lines
 
 
-def _tokenize_line(code: str, number: int, path: str) -> list:
-    tokens = []
+def _tokenize_line(code: str, number: int, path: str, tokens: list) -> list:
+    """Append the tokens of one line to tokens (those before an error stay there)."""
     i, n = 0, len(code)
     while i < n:
         ch = code[i]

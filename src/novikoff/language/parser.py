@@ -305,7 +305,14 @@ class _Parser:
                                col if col is not None else line.indent + 1, line.text)
 
     def cursor(self, line: Line) -> _Tokens:
+        self.readable(line)
         return _Tokens(line.tokens, self.path, line)
+
+    def readable(self, line: Line) -> None:
+        """Raise the lexer's error of a line that has one (at its position)."""
+        bad = next((t for t in line.tokens if t.kind == "ERROR"), None)
+        if bad is not None:
+            raise ProofSyntaxError(bad.value, self.path, bad.line, bad.col, line.text)
 
     def peek(self) -> Line | None:
         return self.lines[self.i] if self.i < len(self.lines) else None
@@ -326,6 +333,8 @@ class _Parser:
             if line.indent != 0:
                 self.error("unexpected indentation", line)
             head = line.tokens[0]
+            if head.kind == "ERROR":
+                self.readable(line)
             if head.value == "from" and head.kind == "NAME":
                 pf.imports.append(self.parse_import(line))
                 self.i += 1
@@ -822,7 +831,7 @@ def parse_term(text: str, formula: bool = False, path: str = "<string>"):
     lines = tokenize(text, path)
     if len(lines) != 1:
         raise ProofSyntaxError("expected one line of notation", path, 1, 1, text)
-    ts = _Tokens(lines[0].tokens, path, lines[0])
+    ts = _Parser(lines, path).cursor(lines[0])
     node = _formula(ts) if formula else _expr(ts)
     ts.end()
     return node
