@@ -108,3 +108,39 @@ def test_the_counterexample_recheck_is_polynomial_in_the_vectors():
     assert _gram_psd(atoms, values) is True
     values[Inner(atoms[3], atoms[5])] = sp.Rational(2)  # |<v3, v5>| > ||v3|| ||v5||
     assert _gram_psd(atoms, values) is False
+
+
+# ---------------------------------------------------------------- 1d: model values of 9,000 digits
+
+def test_a_model_value_too_long_for_python_is_left_out():
+    import z3
+
+    from novikoff.kernel.solver import model_number
+    assert model_number(z3.RealVal("1" + "0" * 5000)) is None  # int() refuses 4,300+ digits
+    assert model_number(z3.RealVal("1/" + "3" * 5000)) is None
+    assert model_number(z3.IntVal(-12)) == -12
+    assert model_number(z3.RealVal("-7/2")) == Fraction(-7, 2)
+
+
+HUGE_MODEL = """setting s:
+  real a, b, c
+
+lemma claim: c < 0
+  given ga: a >= 1000000000000000000000000000000000000000
+  given gb: b >= a^16
+  given gc: c >= b^16
+proof:
+  c < 0    by ga, gb, gc
+"""
+
+
+def test_cross_check_of_a_model_with_a_value_of_thousands_of_digits(tmp_path, monkeypatch):
+    """z3's model gives c about 10^9700: pinning it for cvc5 raised ValueError (an internal
+    error); now the value is not pinned, and the step fails cleanly (or is unknown)."""
+    pytest.importorskip("cvc5")
+    from novikoff.kernel import solver
+    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    claim = _lemma(_check(tmp_path, HUGE_MODEL))
+    (step,) = claim.steps
+    assert step.status in ("failed", "unknown")
+    assert "internal error" not in step.reason and "ValueError" not in step.reason

@@ -19,7 +19,8 @@ from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, 
 from .kernel.formulas import sides
 from .kernel.sums import BOUND
 from .kernel.terms import expand_norms
-from .kernel.solver import LIMITS, Translator, TranslationError, atom_name, display_name
+from .kernel.solver import (LIMITS, Translator, TranslationError, atom_name, display_name,
+                           model_number)
 
 __all__ = ["Explanation", "explain_failure"]
 
@@ -35,12 +36,12 @@ class Explanation:
 
 
 def _fraction(value: z3.ExprRef) -> Fraction | None:
-    if z3.is_rational_value(value):
-        return Fraction(value.numerator_as_long(), value.denominator_as_long())
+    """The value exactly (an algebraic one to 30 digits); None when it is not a number or is
+    too long to show (model_number)."""
     if z3.is_algebraic_value(value):
-        approx = value.approx(30)
-        return Fraction(approx.numerator_as_long(), approx.denominator_as_long())
-    return None
+        value = value.approx(30)
+    number = model_number(value)
+    return None if number is None else Fraction(int(number.p), int(number.q))
 
 
 def _truth(formula, subs: dict) -> bool | None:
@@ -282,7 +283,8 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
         return Explanation(note="no counterexample was found in time")
     subs, shown = _values(*found)
     if subs is None:
-        return Explanation(note="the solver's counterexample has no exact rational form")
+        return Explanation(note="the solver's counterexample has no exact rational form "
+                                "short enough to show")
     ok = all(_truth(h, subs) is True for h in hypotheses) and _truth(goal, subs) is False
     psd = _gram_psd(atoms, subs)
     if not ok or psd is not True or not _consistent_indices(subs, atoms):

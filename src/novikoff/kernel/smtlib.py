@@ -300,8 +300,11 @@ if outputs == ["sat"]:
     for term in symbols.getDeclaredTerms():
         value = solver.getValue(term)
         rational = value.isIntegerValue() or value.isRealValue()
-        text = str(value.getIntegerValue() if value.isIntegerValue() else
-                   value.getRealValue() if value.isRealValue() else value)
+        try:
+            text = str(value.getIntegerValue() if value.isIntegerValue() else
+                       value.getRealValue() if value.isRealValue() else value)
+        except ValueError:  # more than 4,300 digits: Python will not write it out
+            rational, text = False, "a number too long to write"
         model["|" + term.getSymbol() + "|"] = [rational, text]
 print(json.dumps({"outputs": outputs, "model": model}))
 """

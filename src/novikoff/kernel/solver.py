@@ -23,7 +23,7 @@ import z3
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
                        sides, visible_obligations)
 from .sums import BOUND, count, index_of
-from .terms import Inner, Norm
+from .terms import MAX_DIGITS, Inner, Norm
 
 __all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "display_name",
            "AUDIT", "Audit", "LIMITS", "Limits", "BUDGET_SPENT"]
@@ -447,16 +447,29 @@ def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict)
 
 
 def _model_values(verdict: Verdict) -> list:
-    """atom = value for every atom of the model with a rational value."""
+    """atom = value for every atom of the model with a rational value of at most MAX_DIGITS
+    digits (the pins only help cvc5 find the model: one left out loses nothing)."""
     out = []
     for atom, var in verdict.translator.atoms.values():
-        value = verdict.model.eval(var, model_completion=True)
-        if z3.is_int_value(value):
-            out.append(Relation("=", atom, sp.Integer(value.as_long())))
-        elif z3.is_rational_value(value):
-            number = sp.Rational(value.numerator_as_long(), value.denominator_as_long())
+        number = model_number(verdict.model.eval(var, model_completion=True))
+        if number is not None:
             out.append(Relation("=", atom, number))
     return out
+
+
+def model_number(value: z3.ExprRef) -> sp.Rational | None:
+    """A model's rational value, exactly; None if it is not rational or has more than
+    MAX_DIGITS digits: Python refuses to read integers of more than 4,300 digits from text
+    (z3's as_long does), and no term of the kernel holds such a number."""
+    if z3.is_int_value(value):
+        parts = (value.as_string(), "1")
+    elif z3.is_rational_value(value):
+        parts = (value.numerator().as_string(), value.denominator().as_string())
+    else:
+        return None
+    if any(len(p.lstrip("-")) > MAX_DIGITS for p in parts):
+        return None
+    return sp.Rational(int(parts[0]), int(parts[1]))
 
 
 def _fractional_nats(verdict: Verdict, nats) -> bool:
@@ -464,7 +477,7 @@ def _fractional_nats(verdict: Verdict, nats) -> bool:
     for atom, var in verdict.translator.atoms.values():
         if atom in nats:
             value = model.eval(var, model_completion=True)
-            if not (z3.is_rational_value(value) and value.denominator_as_long() == 1):
+            if not (z3.is_rational_value(value) and value.denominator().as_string() == "1"):
                 return True
     # A natural that appears only in an index has no variable; its value is unconstrained.
     return False
