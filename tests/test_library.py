@@ -13,6 +13,8 @@ import pytest
 from novikoff.language import ast as A
 from novikoff.language.parser import parse
 
+from helpers import run_cli  # noqa: E402  (tests/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
 PROOFS = ROOT / "proofs"
 SEEDS = PROOFS / "seeds"
@@ -285,11 +287,25 @@ SEED_SLIPS = {
 
 @lru_cache(maxsize=None)
 def check(path: Path):
-    """Run `novikoff check --json PATH`; return (exit code, document)."""
-    proc = subprocess.run([sys.executable, "-m", "novikoff", "check", "--json", str(path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    """Run `novikoff check --json PATH` (in this process); return (exit code, document)."""
+    proc = run_cli("check", "--json", path, cwd=ROOT)
     assert proc.stdout, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
+
+
+@pytest.mark.e2e
+def test_check_json_in_a_fresh_process_is_the_same():
+    path = SEED_FILES[0]
+    proc = subprocess.run([sys.executable, "-m", "novikoff", "check", "--json", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    def untimed(doc):
+        doc = dict(doc, summary=dict(doc["summary"]))
+        doc.pop("seconds", None)
+        doc["summary"].pop("seconds", None)
+        return doc
+
+    code, doc = check(path)
+    assert (proc.returncode, untimed(json.loads(proc.stdout))) == (code, untimed(doc))
 
 
 def lemmas(path: Path) -> dict:
@@ -411,22 +427,28 @@ def test_every_slip_has_a_verified_correction(path):
         assert status.get(corrected) == "verified", corrected
 
 
-def _expected_failures():
-    for path in SEED_FILES:
-        for s in steps(path):
-            if s["status"] == "expected_failure":
-                yield pytest.param(path.name, s, id=f"{path.name}:{s['line']}")
-
-
-@pytest.mark.parametrize("name, step", list(_expected_failures()))
-def test_expected_failures_come_with_a_counterexample_or_a_hint(name, step):
-    if step["text"].startswith("claim "):  # a claim about runs: its counterexample is a run
-        assert step["reason"].startswith("refuted by run "), step
-        return
-    assert step["text"].rstrip().endswith("xfail")
-    assert step["reason"]
-    relative = step["reason"].startswith("holds only if")  # rests on an unverified lemma
-    assert step["counterexample"] or step["missing"] or relative, step
+# (One test per seed file, not per step: parametrizing by step would check the seeds while the
+# tests are collected, for every pytest run, whichever tests it runs.)
+@pytest.mark.parametrize("path", SEED_FILES, ids=lambda p: p.name)
+def test_expected_failures_come_with_a_counterexample_or_a_hint(path):
+    for step in steps(path):
+        if step["status"] != "expected_failure":
+            continue
+        where = f"{path.name}:{step['line']}"
+        if step["text"].startswith("claim "):  # a claim about runs: its counterexample is a run
+            assert step["reason"].startswith("refuted by run "), (where, step)
+            continue
+        assert step["text"].rstrip().endswith("xfail"), where
+        assert step["reason"], where
+        relative = step["reason"].startswith("holds only if")  # rests on an unverified lemma
+        assert step["counterexample"] or step["missing"] or relative or \
+            step["judgement"] == "under-justified", (where, step)
+        # a slip's counterexample satisfies the seed's setting; an under-justified step says
+        # it is true there and what it needs
+        if step["judgement"] == "slip":
+            assert step["counterexample"] and "false in its setting" in step["reason"], where
+        if step["judgement"] == "under-justified":
+            assert step["reason"].startswith("true in this setting, but"), where
 
 
 def test_an_xfail_step_that_verifies_is_an_error(tmp_path):

@@ -216,19 +216,22 @@ def test_a_lemmas_status_is_in_its_heading(mixed):
 
 
 def test_a_counterexample_is_a_table_of_values(mixed):
-    (failing,) = [s for s in lemma_steps(mixed, "wrong") if s.status == "failed"]
-    assert failing.counterexample
+    (failing,) = [s for s in lemma_steps(mixed, "slip") if s.status == "expected_failure"]
+    assert failing.counterexample and failing.judgement == "slip"
     root = xml(render(mixed, "html"))
     (table,) = [t for t in root.iter(f"{XHTML}table") if t.get("class") == "cex"
                 and t.find(f".//{MATHML}math") is not None
-                and any("R" == text_of(td) for td in t.iter(f"{XHTML}td"))
-                and _in_section(root, t, "lemma-wrong")]
+                and any("γ" in text_of(td) for td in t.iter(f"{XHTML}td"))
+                and _in_section(root, t, "lemma-slip")]
     rows = table.findall(f"{XHTML}tr")
     assert len(rows) == 1 + len(failing.counterexample)
     tex = render(mixed, "tex")
     assert r"\textbf{counterexample:}" in tex and r"\begin{tabular}" in tex
     md = render(mixed, "md")
-    assert md.count("| symbol | value |") == 2  # wrong's and slip's
+    # slip's only: wrong's step is true in its setting (it needs `mistake`), so it has none
+    assert md.count("| symbol | value |") == 1
+    (wrong,) = [s for s in lemma_steps(mixed, "wrong") if s.status == "failed"]
+    assert wrong.judgement == "under-justified" and wrong.counterexample is None
 
 
 def _in_section(root, element, section_id) -> bool:
@@ -625,7 +628,7 @@ def test_a_report_whose_source_cannot_be_read_is_shown_from_the_report_alone(mix
     sections = {s.get("id"): s for s in root.iter(f"{XHTML}section")}
     assert "✗ failed" in text_of(sections["lemma-wrong"])
     assert sections["lemma-wrong"].find(f".//{MATHML}math") is not None  # its statement
-    assert "counterexample" in text_of(sections["lemma-wrong"])
+    assert "true in this setting" in text_of(sections["lemma-wrong"])
     assert render(moved, "md") and _braces_balance(render(moved, "tex"))
 
 

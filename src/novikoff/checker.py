@@ -49,12 +49,16 @@ class StepReport:
     missing: list = field(default_factory=list)
     xfail: bool = False
     seconds: float = 0.0  # time spent on this check, diagnostics included
+    # Of a step that does not follow from what it cites: "slip" (false in its setting, with a
+    # counterexample satisfying every fact in force) or "under-justified" (true in its
+    # setting: it needs more citations); "" otherwise.
+    judgement: str = ""
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "column": self.column,
                 "lemma": self.lemma, "text": self.text, "status": self.status,
                 "reason": self.reason, "counterexample": self.counterexample,
-                "missing": list(self.missing)}
+                "missing": list(self.missing), "judgement": self.judgement}
 
     @property
     def ok(self) -> bool:
@@ -673,7 +677,12 @@ class _LemmaCheck:
             base += " (supposing its left side meaningful, which the step above could not show)"
         if decision.kind == "domain":
             base = K.describe_obligation(decision.obligation, goal, _show_expr)
-        reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
+        status, judgement = decision.status, ""
+        if decision.kind == "goal" and status == "failed":
+            status, judgement, reason, cex = self._in_setting(goal, premises, instances, facts,
+                                                              base)
+        else:
+            reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
         # An expected failure with its counterexample needs no hint (the slip is known): the
         # search for facts that would make it hold cost 7% of `novikoff check proofs/`.
@@ -682,14 +691,45 @@ class _LemmaCheck:
                                     vectors)
             if missing:
                 reason += f"; it would hold with: {', '.join(missing)}"
-        status = decision.status
-        if xfail and status == "failed":
+        if xfail and status in ("failed", "unknown"):  # not verified, as the xfail says
             status = "expected_failure"
-        self._record(pos, text, status, reason, cex, missing, xfail=xfail)
+        self._record(pos, text, status, reason, cex, missing, xfail=xfail,
+                     judgement=judgement)
         self.report.steps[-1].seconds = time.perf_counter() - started
         cause = "expected" if status == "expected_failure" else "failed"
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")
+
+    def _in_setting(self, goal, premises, instances, facts: dict, base: str) -> tuple:
+        """Why a step that does not follow from what it cites fails: (status, judgement,
+        reason, counterexample).  A counterexample that satisfies every assumption, given,
+        case condition and fact in force makes it a slip (false in its setting, 'failed'); if
+        those facts imply it, it is under-justified (true in its setting, 'failed': it needs
+        more citations); otherwise it is undecided ('unknown')."""
+        in_force = [t for t in facts.values()
+                    if not any(isinstance(h, K.Supposition) for h in t.hyps)]
+        try:
+            d = K.decide(self.setting, in_force + list(premises), goal, facts=instances,
+                         timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        except KernelError:
+            d = None
+        if d is not None and (d.status == "verified" or d.kind == "vacuous"):
+            return "failed", "under-justified", f"true in this setting, but it {base}", None
+        if d is not None and d.status == "failed" and d.kind == "goal":
+            found = explain_failure(d.hypotheses, d.obligation, nats=self.setting.nats,
+                                    timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+            if found.counterexample is not None:
+                return ("failed", "slip", f"{base} (false in its setting: the counterexample "
+                                          f"satisfies every assumption and fact in force)",
+                        found.counterexample)
+            if found.holds:
+                return ("failed", "under-justified",
+                        f"true in this setting, but it {base} ({found.note})", None)
+            note = found.note
+        else:
+            note = (d.reason if d is not None else "") or "the solver could not decide"
+        return "unknown", "", f"could not decide: it {base}, and no counterexample in its " \
+                              f"setting was confirmed ({note})", None
 
     def _unverified_citations(self, premises) -> list:
         """The unverified lemmas that a step cites directly."""
@@ -941,10 +981,10 @@ class _LemmaCheck:
             "expected_failure" if xfail else "failed", f"error: {exc.message}", xfail=xfail))
 
     def _record(self, pos: A.Pos, text: str, status: str, reason: str = "",
-                counterexample=None, missing=(), xfail: bool = False):
+                counterexample=None, missing=(), xfail: bool = False, judgement: str = ""):
         self.report.steps.append(StepReport(self.display, pos.line, pos.col, self.lemma.name,
                                             text, status, reason, counterexample,
-                                            list(missing), xfail))
+                                            list(missing), xfail, judgement=judgement))
 
 
 def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> LemmaReport:

@@ -30,9 +30,10 @@ _DIAGNOSTIC_TIMEOUT_MS = 3000
 class Explanation:
     """What the diagnostics found: a re-checked counterexample and/or a note."""
 
-    def __init__(self, counterexample=None, note: str = ""):
+    def __init__(self, counterexample=None, note: str = "", holds: bool = False):
         self.counterexample = counterexample
         self.note = note
+        self.holds = holds  # no counterexample exists: it holds (for real vectors, for nats)
 
 
 def _fraction(value: z3.ExprRef) -> Fraction | None:
@@ -275,10 +276,11 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
         answer, found, atoms = _search(hypotheses, goal, gram=True, timeout_ms=timeout_ms)
         if answer == "sat":
             return Explanation(note="it holds for natural numbers, but steps are proved for "
-                                    "all reals >= 0: cite nat_cases (k = 0 or k >= 1)")
+                                    "all reals >= 0: cite nat_cases (k = 0 or k >= 1)",
+                               holds=True)
     if answer == "unsat":
         return Explanation(note="it holds for real vectors: a vector fact such as "
-                                "cauchy_schwarz is needed")
+                                "cauchy_schwarz is needed", holds=True)
     if answer != "sat":
         return Explanation(note="no counterexample was found in time")
     subs, shown = _values(*found)
