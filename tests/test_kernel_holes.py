@@ -144,3 +144,44 @@ def test_cross_check_of_a_model_with_a_value_of_thousands_of_digits(tmp_path, mo
     (step,) = claim.steps
     assert step.status in ("failed", "unknown")
     assert "internal error" not in step.reason and "ValueError" not in step.reason
+
+
+# ---------------------------------------------------------------- 2b: unknown is not consistent
+
+def test_a_setting_whose_consistency_is_unknown_has_a_problem():
+    """floor(a)^2 = 2*floor(b)^2 with floor(b) >= 1 has no solution (sqrt(2) is irrational), which
+    the solver cannot show: the setting must not count as consistent."""
+    import sympy as sp
+
+    from novikoff import kernel as K
+    a, b = sp.Symbol("a", real=True), sp.Symbol("b", real=True)
+    s = K.make_setting("root", {"a": "real", "b": "real"}, {}, (),
+                       {"root": K.Relation("=", sp.floor(a) ** 2, 2 * sp.floor(b) ** 2),
+                        "pos": K.Relation(">=", sp.floor(b), 1)}, timeout_ms=200)
+    assert [(name, status) for name, status, _ in s.problems] == [(None, "unknown")]
+    assert "could not show the assumptions consistent" in s.problems[0][2]
+    trivial = K.decide(s, [], K.Relation("=", a, a)).theorem
+    assert not K.accepts(s, trivial, K.Relation("=", a, a))[0]
+
+
+def test_no_lemma_of_a_setting_of_unknown_consistency_is_verified(tmp_path):
+    path = tmp_path / "t.proof"
+    path.write_text("setting s:\n  real a, b\n"
+                    "  assume root: floor(a)*floor(a) = 2*floor(b)*floor(b)\n"
+                    "  assume pos: floor(b) >= 1\n\n"
+                    "lemma claim: a = a\nproof:\n  a = a\n", encoding="utf-8")
+    report = Checker(timeout_ms=200).check_file(path)
+    assert _lemma(report).status != "verified"
+
+
+def test_the_nats_of_a_diophantine_setting_are_refused_first():
+    """k*k = 2*j*j and j >= 1 for nats j, k: both bound a nat by itself (no consistency check
+    needed to refuse them)."""
+    import sympy as sp
+
+    from novikoff import kernel as K
+    j, k = sp.Symbol("j", real=True), sp.Symbol("k", real=True)
+    s = K.make_setting("root", {"j": "nat", "k": "nat"}, {}, (),
+                       {"root": K.Relation("=", k * k, 2 * j * j),
+                        "pos": K.Relation(">=", j, 1)}, timeout_ms=200)
+    assert [name for name, _, _ in s.problems] == ["root", "pos"]

@@ -140,12 +140,18 @@ def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumpti
 def _setting_problems(s: Setting, timeout_ms: int) -> list:
     problems = []
     earlier: list = []
+    values: dict = {}  # nat -> more values at which the assumptions are checked together
     for n, f in s.assumptions.items():
-        nat = _constrains_nat_alone(s, f)
+        nat, more = _constrains_nat_alone(s, f)
         if nat is not None:
             problems.append((n, "failed", f"assumption {n} constrains the nat {nat} by itself, "
                                           f"but every assumption holds at every value of "
-                                          f"{nat}: state it as a `given` of a lemma"))
+                                          f"{nat}: state it as a `given` of a lemma (a nat "
+                                          f"may occur outside an index only where the "
+                                          f"assumption defines or bounds an element of a real "
+                                          f"sequence at it, as in `eta[{nat}] = 1/({nat}+1)`)"))
+        for k, at in more.items():
+            values.setdefault(k, set()).update(at)
         for o, verdict in _meaningful(s, _hypotheses(s, earlier, f, earlier), f.obligations(),
                                       timeout_ms):
             problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
@@ -153,38 +159,109 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                              f"declarations and the assumptions above it)"))
         earlier.append(f)
     if not problems:
-        verdict = entails(_with_gram(_hypotheses(s, _instances(s), None,
+        verdict = entails(_with_gram(_hypotheses(s, _instances(s, values), None,
                                                  tuple(s.assumptions.values())), triples=True),
                           None, timeout_ms, s.nats)
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
                                              "would hold vacuously"))
+        elif verdict.answer != "invalid":  # unknown is never consistent
+            problems.append((None, "unknown", f"could not show the assumptions consistent: "
+                                              f"{verdict.reason or 'the solver could not decide'}"
+                                              f"; if they contradict each other, every lemma of "
+                                              f"this setting would hold vacuously"))
     return problems
 
 
-def _constrains_nat_alone(s: Setting, f) -> str | None:
-    """A nat outside every index, in an assumption where nothing else varies with it."""
-    if not isinstance(f, Relation):
-        return None
-    expr = sp.expand(f.lhs - f.rhs)
-    elements = expr.atoms(sp.core.function.AppliedUndef) | expr.atoms(sp.Sum)
-    varying = {e for e in elements if e.free_symbols & s.nats}  # a[0] is a constant, a[k] not
-    outside = expr.xreplace({e: sp.Dummy() for e in elements}).free_symbols & s.nats
-    if not outside or varying or free_symbols(f) & s.per_update_symbols:
-        return None
-    return str(sorted(outside, key=str)[0])
+def _constrains_nat_alone(s: Setting, f) -> tuple:
+    """(a nat that the assumption bounds, or None; {nat: values at which to check it too}).
+
+    Every assumption holds at every value of every nat, so one that fails at some value of a nat
+    whatever the other quantities are makes the setting vacuous: `k >= 3`; `c[k] >= j`, where
+    c[k] does not change with j; `||x|| >= k` with x per update, which with `||x|| <= R` gives
+    k <= R for every k; `(k - 2)*a[k] != 0`, false at k = 2.  The consistency check tries the
+    nats at a symbolic point, 0 and k + 1 only, so it cannot see these.  Hence a nat n may occur
+    outside every index (a sum's number of terms is outside) only where the assumption gives one
+    element E = a[p] of a real sequence at n a value or a bound: lhs - rhs is c*E + r with c a
+    polynomial in n alone, a absent from r, p a polynomial in n that grows with n (no two values
+    of n share E), and n the only nat it mentions (`eta[k] = 1/(k+1)`, `k*w[k] = k/2`).  At
+    every n where c != 0 some value of E satisfies it; the natural roots of c are returned, to
+    be checked with the other assumptions.  A vector definition w[p] = ... is the same with c = 1,
+    where w occurs on the right only at indices p - 1, p - 2, ... (`w[k+1] = w[k] + x/(k+1)`).
+    A per-update symbol absorbs nothing: it is an example, which the setting's other assumptions
+    bound at every update alike (||x|| <= R)."""
+    if isinstance(f, Relation):
+        expr = sp.expand(f.lhs - f.rhs)
+        parts = [expr]
+    elif isinstance(f, VectorEq):
+        expr = None
+        parts = [f.atom] + [c for _, c in f.rhs.terms] + list(f.rhs.atoms())
+    else:
+        return None, {}
+    elements = set().union(*(e.atoms(sp.core.function.AppliedUndef) for e in parts))
+    outside = set().union(*(e.xreplace({a: sp.Dummy() for a in elements}).free_symbols
+                            for e in parts)) & s.nats
+    if not outside:
+        return None, {}
+    nats = set().union(*(e.free_symbols for e in parts)) & s.nats
+    n = sorted(outside, key=str)[0]
+    if nats != {n}:
+        return str(n), {}
+    if expr is None:  # a vector definition
+        atom = f.atom
+        if not (isinstance(atom, sp.core.function.AppliedUndef)
+                and s.kinds.get(atom.func.__name__) == "vector_sequence"
+                and _grows_with(atom.args[0], n)):
+            return str(n), {}
+        for e in elements - {atom}:
+            if e.func == atom.func:
+                lag = sp.expand(atom.args[0] - e.args[0])
+                if not (lag.is_Integer and lag > 0):
+                    return str(n), {}
+        return None, {}
+    for e in sorted(elements, key=sp.default_sort_key):
+        if s.kinds.get(e.func.__name__) != "real_sequence" or not _grows_with(e.args[0], n):
+            continue
+        c = expr.coeff(e)
+        rest = sp.expand(expr - c * e)
+        if any(a.func == e.func for a in rest.atoms(sp.core.function.AppliedUndef)) \
+                or c.atoms(sp.core.function.AppliedUndef) or not c.free_symbols <= {n} or c == 0:
+            continue
+        try:
+            poly = sp.Poly(c, n)
+        except sp.PolynomialError:  # a sum, a square root of n
+            continue
+        if not all(a.is_Rational for a in poly.coeffs()):
+            continue
+        roots = {r for r in poly.real_roots() if r.is_Integer and r > 0}
+        return None, ({n: roots} if roots else {})
+    return str(n), {}
 
 
-def _instances(s: Setting) -> list:
-    """The assumptions at the symbolic point and with each nat n at 0 and at n+1.
+def _grows_with(index: sp.Expr, n: sp.Symbol) -> bool:
+    """Whether an index is a polynomial in n alone that grows with n at every n >= 0."""
+    if index.free_symbols != {n}:
+        return False
+    try:
+        poly = sp.Poly(index, n)
+    except sp.PolynomialError:
+        return False
+    coeffs = [c for (degree,), c in poly.terms() if degree >= 1]
+    return all(c.is_Rational and c >= 0 for c in coeffs) and any(c > 0 for c in coeffs)
+
+
+def _instances(s: Setting, values=None) -> list:
+    """The assumptions at the symbolic point and with each nat n at 0, at n+1 and at the values
+    given for it.
 
     Every assumption holds at every value of the nats, so all these hold together; the
     per-update symbols of an instance are fresh (they may differ from update to update).
     """
     out = list(s.declarations) + list(s.assumptions.values())
     for i, k in enumerate(sorted(s.nats, key=str)):
-        for j, value in enumerate((sp.Integer(0), k + 1)):
+        more = sorted((values or {}).get(k, ()))
+        for j, value in enumerate((sp.Integer(0), k + 1, *more)):
             fresh = {p: sp.Symbol(f"{p.name}@{i}.{j}", **p.assumptions0)
                      for p in s.per_update_symbols}
             for f in list(s.declarations) + list(s.assumptions.values()):
