@@ -18,7 +18,7 @@ import numpy as np
 U = Fraction(1, 2 ** 53)
 
 
-def gamma(n: int) -> Fraction:
+def gamma_n(n: int) -> Fraction:
     """Higham's gamma_n, exactly."""
     return n * U / (1 - n * U)
 
@@ -35,7 +35,7 @@ def dot(a, b) -> Fraction:
 
 def dot_bound(a, b) -> Fraction:
     """The documented bound on |fl(<a, b>) - <a, b>| for every summation order."""
-    return gamma(len(fr(a))) * sum((abs(x * z) for x, z in zip(fr(a), fr(b))), Fraction(0))
+    return gamma_n(len(fr(a))) * sum((abs(x * z) for x, z in zip(fr(a), fr(b))), Fraction(0))
 
 
 def margins(X, y, w) -> list:

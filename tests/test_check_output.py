@@ -131,6 +131,7 @@ def test_a_lemmas_givens_are_shown_beside_its_statement(capsys, tmp_path):
     assert json.loads("\n".join(lines))["lemmas"][0]["givens"] == ["g: a > 0"]
 
 
+@pytest.mark.e2e  # a fresh process checking the whole library into a closed pipe
 def test_a_reader_that_leaves_early_gets_no_traceback():
     # `novikoff check -v proofs/ | head -1`: the pipe closes while the report is printed.
     import subprocess

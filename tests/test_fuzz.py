@@ -212,6 +212,7 @@ def test_a_failure_found_once_is_replayed_first(lemmas, tmp_path):
     assert again.examples == 1 <= first.examples
 
 
+@pytest.mark.e2e  # a whole campaign: every engine's runs, then the mutants named
 def test_fuzz_cli_json(tmp_path, capsys):
     from novikoff.cli import main
     code = main(["fuzz", "--json", "--mutant", "subtract_update", "--mutant",
@@ -380,6 +381,7 @@ def test_the_correct_batch_and_kernel_learners_match_the_engines():
     np.testing.assert_allclose(W, res.steps, rtol=1e-12)
 
 
+@pytest.mark.e2e  # a whole campaign: every engine's runs, then the mutants named
 def test_fuzz_report_shows_each_mutants_variant(tmp_path, capsys):
     from novikoff.cli import main
     code = main(["fuzz", "--mutant", "batch_strict", "--mutant", "kernel_strict", "--dir",
@@ -570,6 +572,7 @@ def test_averaged_and_voted_cases_round_trip_and_old_cases_still_load(lemmas, tm
                                              ds.gamma_exact, order, W, extra={"order": A}))
 
 
+@pytest.mark.e2e  # a whole campaign: every engine's runs, then the mutants named
 def test_fuzz_report_shows_the_averaged_and_voted_variants(tmp_path, capsys):
     from novikoff.cli import main
     code = main(["fuzz", "--mutant", "average_of_updates", "--mutant", "vote_aliased", "--dir",

@@ -11,7 +11,7 @@ import pytest
 from novikoff.checker import Checker
 from novikoff.cli import main
 
-from helpers import PERCEPTRON
+from helpers import PERCEPTRON, run_cli
 
 GOOD_LEMMA = """
 lemma t: y*<w_star, x> >= gamma
@@ -164,12 +164,25 @@ def test_payloads_do_not_run(tmp_path, monkeypatch, where, text):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "evil.proof"
     path.write_text(text, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "novikoff", "check", str(path)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    proc = run_cli("check", path, cwd=tmp_path)  # `novikoff check` in this process
     assert not (tmp_path / "PWNED").exists()
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "evil.proof:" in proc.stdout + proc.stderr
+
+
+@pytest.mark.e2e
+def test_payloads_do_not_run_in_a_fresh_process(tmp_path):
+    """Every payload above, checked by `python -m novikoff check` in a fresh process."""
+    for j, (_, text) in enumerate(_positions()):
+        (tmp_path / f"evil{j:02}.proof").write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "novikoff", "check", str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert not (tmp_path / "PWNED").exists()
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    for j in range(len(_positions())):
+        assert f"evil{j:02}.proof:" in proc.stdout + proc.stderr, j
 
 
 def test_cli_exit_codes_and_json(tmp_path, capsys):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import re
 import shutil
 import struct
@@ -18,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+import helpers
 from helpers import check_text
-from novikoff.checker import Checker, FileReport, bundled_proofs_dir, check_paths, proof_files
+from novikoff.checker import Checker, FileReport, bundled_proofs_dir, proof_files
 from novikoff.cli import main
 from novikoff.language import ast as A
 from novikoff.language.parser import parse
@@ -468,7 +468,7 @@ def test_a_node_kind_with_no_rule_is_shown_as_its_escaped_source():
 
 @pytest.fixture(scope="module")
 def bundled_reports():
-    return check_paths([bundled_proofs_dir()], jobs=os.cpu_count() or 1)
+    return list(helpers.bundled_reports().values())  # checked once per session
 
 
 def test_every_bundled_proof_renders_in_every_format(bundled_reports):

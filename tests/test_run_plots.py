@@ -14,7 +14,7 @@ from novikoff.errors import InvalidArgument, NovikoffError
 from novikoff.report.run_plots import plot_run, trajectories
 from novikoff.runtime import load_dataset, run
 
-from exact_floats import fr, gamma  # noqa: E402  (tests/ is on sys.path)
+from exact_floats import fr, gamma_n  # noqa: E402  (tests/ is on sys.path)
 
 pytest.importorskip("matplotlib")
 
@@ -49,7 +49,7 @@ def test_the_trajectories_of_a_run_respect_its_lemmas():
     t = trajectories(X, y, res.updates, res.w_star)
     d = X.shape[1]
     ws = fr(res.w_star)
-    gamma_, R2 = Fraction(res.gamma), Fraction(res.R) ** 2
+    gamma, R2 = Fraction(res.gamma), Fraction(res.R) ** 2
     w = [Fraction(0)] * d     # w[k], exactly
     a = [Fraction(0)] * d     # sum of |y*x| over the updates: each coordinate's rounding
     S = Fraction(0)           # sum of sum_i |w*_i x_i| over the updates: the progress's
@@ -61,11 +61,11 @@ def test_the_trajectories_of_a_run_respect_its_lemmas():
             S += sum(abs(u * v) for u, v in zip(ws, x))
         progress = sum(u * v for u, v in zip(ws, w))
         norm_sq = sum(v * v for v in w)
-        assert progress >= k * gamma_ and norm_sq <= k * R2, k  # the lemmas, exactly
-        assert abs(Fraction(t["progress"][k]) - progress) <= gamma(d + k) * S, k
-        delta = [gamma(k) * ai for ai in a]  # |fl(w[k])_i - w[k]_i|
+        assert progress >= k * gamma and norm_sq <= k * R2, k  # the lemmas, exactly
+        assert abs(Fraction(t["progress"][k]) - progress) <= gamma_n(d + k) * S, k
+        delta = [gamma_n(k) * ai for ai in a]  # |fl(w[k])_i - w[k]_i|
         A = sum((abs(v) + e) ** 2 for v, e in zip(w, delta))  # >= ||fl(w[k])||^2
-        assert abs(Fraction(t["norm_sq"][k]) - norm_sq) <= gamma(d) * A + (A - norm_sq), k
+        assert abs(Fraction(t["norm_sq"][k]) - norm_sq) <= gamma_n(d) * A + (A - norm_sq), k
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"),

@@ -17,6 +17,8 @@ from novikoff.runtime._batch_run import run_batch
 from novikoff.runtime._io import load_dataset
 from novikoff.runtime._monitor import LemmaViolation
 
+from helpers import run_cli  # noqa: E402  (tests/ is on sys.path)
+
 BATCH_LEMMAS = {"batch_run_progress", "batch_run_norm_growth", "batch_steps_at_most_total",
                 "batch_squares_at_most_n_times", "batch_run_corrections", "batch_step_bound"}
 
@@ -161,8 +163,7 @@ def test_update_rule_is_checked():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "novikoff", "run", *args], capture_output=True,
-                          text=True, timeout=300)
+    return run_cli("run", *args)  # in this process: the command line's code, no start-up
 
 
 def test_cli_runs_the_batch_perceptron():
@@ -170,6 +171,14 @@ def test_cli_runs_the_batch_perceptron():
     assert out.returncode == 0, out.stderr
     assert "batch_step_bound" in out.stdout and "no violation" in out.stdout
     assert "steps      7" in out.stdout
+
+
+@pytest.mark.e2e
+def test_cli_runs_the_batch_perceptron_in_a_fresh_process():
+    out = subprocess.run([sys.executable, "-m", "novikoff", "run", "iris", "--variant", "batch",
+                          "--eta", "0.5"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "steps      7" in out.stdout and "no violation" in out.stdout
 
 
 @pytest.mark.parametrize("flag", [["--exact"], ["--save", "r.npz"], ["--plot", "p.png"],

@@ -22,7 +22,7 @@ from novikoff.runtime._bounds import DataStats, certify_margin, exact_dot
 from novikoff.runtime._kernels import (BAD, BUDGET, END, FULL, IMIN, NLOG, QMAX, T, YMIN, YMIN2,
                                        new_state, run_visits)
 
-from exact_floats import dot, dot_bound, gamma  # noqa: E402  (tests/ is on sys.path)
+from exact_floats import dot, dot_bound, gamma_n  # noqa: E402  (tests/ is on sys.path)
 from test_runtime_engine import separable  # noqa: E402
 from test_runtime_inputs import WS0, X0, Y0, _with  # noqa: E402
 
@@ -461,7 +461,7 @@ def test_kernel_statistics_of_the_visited_examples(case, chunk, log_cap):
     m = {i: dot(X[i], ws) for i in visited}
     e_m = {i: dot_bound(X[i], ws) for i in visited}
     q = {i: dot(X[i], X[i]) for i in visited}
-    g = gamma(X.shape[1])
+    g = gamma_n(X.shape[1])
 
     def m_ok(i, value):
         return abs(Fraction(float(value)) - m[i]) <= e_m[i]

@@ -22,6 +22,8 @@ from novikoff.runtime._monitor import LemmaViolation
 from novikoff.runtime._voted_run import run_voted
 from novikoff.strategies import orderings, separable_datasets
 
+from helpers import run_cli  # noqa: E402  (tests/ is on sys.path)
+
 VOTED_LEMMAS = {"vectors_voted", "voted_size", "replaced_counted", "counts_add_up",
                 "updates_at_most_visits", "vote_weight"}
 
@@ -335,8 +337,7 @@ def test_a_bad_convention_is_named():
 # --------------------------------------------------------------------------- the command line
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "novikoff", *args], capture_output=True,
-                          text=True, cwd=cwd)
+    return run_cli(*args, cwd=cwd)  # in this process: the command line's code, no start-up
 
 
 def test_cli_run_voted_on_iris():
@@ -344,6 +345,14 @@ def test_cli_run_voted_on_iris():
     assert out.returncode == 0, out.stderr
     assert "vote       6 vectors, counts 1 50 100 50 100 299 (sum 600)" in out.stdout
     assert "no violation" in out.stdout
+
+
+@pytest.mark.e2e
+def test_cli_run_voted_in_a_fresh_process():
+    out = subprocess.run([sys.executable, "-m", "novikoff", "run", "iris", "--variant", "voted"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "vote       6 vectors, counts 1 50 100 50 100 299 (sum 600)" in out.stdout
 
 
 def test_cli_run_voted_json():

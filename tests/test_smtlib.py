@@ -283,6 +283,7 @@ def _obligations(draw):
     return hyps, Relation(draw(relation), draw(_polynomials(nvars)), 0)
 
 
+@pytest.mark.e2e  # a cvc5 child process per obligation: some 0.2 s each, 60 of them
 @given(_obligations())
 def test_cvc5_and_z3_agree_on_random_polynomial_inequalities(obligation):
     hyps, goal = obligation
