@@ -8,6 +8,8 @@ the hypotheses of everything built on it, which is what keeps the lemma unverifi
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,7 +25,7 @@ from .kernel.solver import AUDIT, LIMITS, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
-from .language.parser import parse
+from .language.parser import parse, parse_term
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
            "bundled_proofs_dir", "proof_files"]
@@ -65,10 +67,18 @@ class StepReport:
         return self.status in ("verified", "expected_failure")
 
 
+# Seals the statuses that workers of check_paths settle: made when this module is imported, so
+# the forked workers share it with the parent that reads their reports, and nothing else has it.
+_SEAL_KEY = os.urandom(32)
+
+
 @dataclass
 class LemmaReport:
     """A lemma's outcome.  `status` is 'verified' only when the kernel certifies the theorem for
-    the statement: an outcome string or a theorem made elsewhere cannot make a lemma verified."""
+    the statement, and the statement and givens as written read as that formula: an outcome
+    string, a theorem made elsewhere or a statement text changed afterwards cannot make a lemma
+    verified.  A worker of check_paths settles its reports (settle): the status the kernel gave
+    there, sealed with the statement it is about."""
 
     name: str
     kind: str
@@ -81,31 +91,88 @@ class LemmaReport:
     theorem: object = None
     formula: object = None
     scope: Scope | None = None
-    settled: str | None = None  # the status the kernel gave in a worker process (see settle)
     givens: tuple = ()  # "name: formula" of each `given`: the statement holds under them
     parts_cited: tuple = ()  # assignment parts cited unproved (Checker parts): formula is
     # then (their statements and the givens) => statement
+    # (status, formula_text, seal), set by settle() only; and (text, givens) -> whether they read
+    # as the formula, computed once.
+    _settled: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _read_as: tuple = field(default=(), init=False, repr=False, compare=False)
 
     @property
     def status(self) -> str:
         """verified | failed | expected_failure."""
-        if self.settled is not None:
-            return self.settled
+        if self._settled is not None:
+            status, shown, seal = self._settled
+            return status if hmac.compare_digest(seal, self._seal(status, shown)) else "failed"
         if self.outcome == "verified":
-            return "verified" if K.certifies(self.theorem, self.formula) else "failed"
+            return ("verified" if K.certifies(self.theorem, self.formula) and self._written_as_read()
+                    else "failed")
         return self.outcome
 
+    @property
+    def settled(self) -> str | None:
+        """The status a worker process settled (read-only); None where the lemma was checked."""
+        return None if self._settled is None else self.status
+
+    @property
+    def formula_text(self) -> str | None:
+        """The statement as the kernel read it ((parts cited and) givens => statement), printed:
+        what `status` is about."""
+        if self._settled is not None:
+            return self._settled[1]
+        return None if self.formula is None else _show(self.formula)
+
     def settle(self) -> "LemmaReport":
-        """Fix the status as the kernel gives it here, and drop the kernel's objects (which
-        cannot leave the process): what a worker of check_paths sends back."""
-        self.settled = self.status
+        """Fix the status as the kernel gives it in this process, sealed with the statement it is
+        about, and drop the kernel's objects (which cannot leave the process): what a worker of
+        check_paths sends back.  Settling again changes nothing."""
+        if self._settled is None:
+            status, shown = self.status, self.formula_text
+            self._settled = (status, shown, self._seal(status, shown))
         self.theorem = self.formula = self.scope = None
         return self
+
+    def _seal(self, status: str, shown) -> bytes:
+        about = repr((self.name, self.kind, self.file, self.line, self.statement,
+                      tuple(self.givens), tuple(self.parts_cited), status, shown))
+        return hmac.new(_SEAL_KEY, about.encode("utf-8"), hashlib.sha256).digest()
+
+    def _written_as_read(self) -> bool:
+        """Whether the statement and givens as written elaborate, in the lemma's setting, to the
+        formula the kernel certified (so the text shown beside 'verified' is what was proved)."""
+        key = (self.statement, tuple(self.givens), self.formula)
+        if not self._read_as or self._read_as[0] != key:
+            self._read_as = (key, self._reads_as_formula())
+        return self._read_as[1]
+
+    def _reads_as_formula(self) -> bool:
+        scope, formula = self.scope, self.formula
+        if scope is None:
+            return False
+        premises, goal = (), formula
+        if self.givens or self.parts_cited:
+            if not isinstance(formula, K.Implication):
+                return False
+            premises, goal = formula.premises, formula.conclusion
+        if len(premises) != len(self.parts_cited) + len(self.givens):
+            return False
+        seen, index = list(scope.vectors_seen), scope.sum_index
+        try:
+            read = [scope.statement(parse_term(self.statement, True, self.file))]
+            for given in self.givens:
+                read.append(scope.formula(parse_term(given.partition(": ")[2], True,
+                                                     self.file)))
+        except (ProofSyntaxError, KernelError, RecursionError):
+            return False
+        finally:  # the elaborator's state, as the checker left it
+            scope.vectors_seen, scope.sum_index = seen, index
+        return read == [goal, *premises[len(self.parts_cited):]]
 
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "file": self.file, "line": self.line,
                 "statement": self.statement, "givens": list(self.givens),
-                "status": self.status, "reason": self.reason}
+                "formula": self.formula_text, "status": self.status, "reason": self.reason}
 
 
 @dataclass
@@ -394,7 +461,8 @@ class _LemmaCheck:
             statement = K.Implication(premises, goal)
         self.report.formula = statement
         self.report.parts_cited = tuple(self.parts_cited)
-        ok, extra = K.accepts(setting, thm, statement, self.checker.timeout_ms)
+        ok, extra = K.accepts(setting, thm, statement, self.checker.timeout_ms,
+                              givens=bool(premises))
         # A failing check that the final theorem happens not to use still fails the lemma.
         if ok and all(s.status == "verified" for s in self.report.steps):
             self.report.outcome = "verified"

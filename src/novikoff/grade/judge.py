@@ -157,7 +157,8 @@ def _equivalent(item: Item, lemma, timeout_ms: int) -> bool:
         if back.status != "verified":
             return False
         LIMITS.start_lemma()
-        ok, _ = K.accepts(setting, forward.theorem, item.formula, timeout_ms)
+        ok, _ = K.accepts(setting, forward.theorem, item.formula, timeout_ms,
+                          givens=bool(item.givens))
         return ok and K.certifies(forward.theorem, item.formula)
     except KernelError:  # a formula of another shape than a step's: not shown equivalent
         return False

@@ -998,18 +998,22 @@ def discharge(s: Setting, thm: Theorem, premises: tuple) -> Theorem:
     return _make(s, thm.hyps - set(premises), Implication(tuple(premises), thm.concl))
 
 
-def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000) -> tuple:
+def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000,
+            givens: bool = True) -> tuple:
     """Whether thm proves statement in setting s; (ok, hypotheses that are not allowed).
 
     The setting must have no problems, every hypothesis must be one of its assumptions or
-    declarations, and the statement must mean something where they hold.
+    declarations, and the statement must mean something where they hold.  givens: whether the
+    premises of an implication statement are a lemma's givens, which must not contradict the
+    setting (a statement written as `A => B` may have a premise that never holds: it is then
+    true, vacuously, as written).
     """
     _genuine(s, thm)
     extra = tuple(h for h in thm.hyps if not s.allows(h))
     ok = (not s.problems and not extra
           and conclusion_matches(thm.concl, statement, s.labels)
           and _defined(s, thm.hyps, statement, timeout_ms)
-          and not vacuous_givens(s, statement, timeout_ms))
+          and not (givens and vacuous_givens(s, statement, timeout_ms)))
     if ok:
         _ACCEPTED.setdefault(thm, []).append(statement)
     return ok, extra
