@@ -638,8 +638,18 @@ class _LemmaCheck:
 
     def _chain(self, chain: A.Chain, facts: dict):
         """The chain's result; when its steps do not compose, a supposition of what it claims
-        (the failure is recorded), so that what follows is still judged."""
+        (the failure is recorded), so that what follows is still judged.  A vector equation
+        `u = v  by ...` is a chain of one step."""
         self.scope.vectors_seen = []
+        first = chain.steps[0]
+        equation = A.Rel(first.op, chain.first, first.rhs, chain.pos, first.text)
+        if self.scope.is_vector_equation(equation):
+            if len(chain.steps) > 1:
+                raise self.scope.error("vector equations are not chained: write each as a line "
+                                       "of its own (`have NAME: u = v  by ...`)",
+                                       chain.steps[1].pos)
+            return self._step(self.scope.formula(equation), first.cites, first.xfail,
+                              first.pos, first.text, facts)
         first = self.scope.scalar(chain.first, "a chain relates scalars")
         prev = first
         prev_vectors = list(self.scope.vectors_seen)

@@ -645,12 +645,15 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     ('cauchy_schwarz', u, v), ('triangle', u, v) for vectors, ('nat_cases', k) for a nat.
     """
     _genuine(s, *premises)
-    if not isinstance(goal, (Relation, *COMPOUND)):
-        raise KernelError(f"a step proves a scalar formula, not {goal!r}")
+    if not isinstance(goal, (Relation, VectorEq, *COMPOUND)):
+        raise KernelError(f"a step proves a formula, not {goal!r}")
     _kinds_of(s, [goal])
     concls = [t.concl for t in premises]
     defs, _ = _vector_definitions(concls)
-    target = rewrite_vectors(goal, defs)
+    # A vector equation u = v holds exactly when ||u - v||^2 = 0 (real vectors).
+    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
+              if isinstance(goal, VectorEq) else goal)
+    target = rewrite_vectors(scalar, defs)
     movable = [t for t in premises if all(s.allows(h) for h in t.hyps)]  # hold at every k
     hyps = tuple(_hypotheses(s, concls + _instances_of(s, facts), target,
                              [t.concl for t in movable]))
@@ -920,8 +923,8 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
     _genuine(s, base, step)
     if var not in s.nats:
         raise KernelError(f"induction on {var}, which is not declared nat")
-    if not isinstance(statement, (Relation, *COMPOUND)):
-        raise KernelError("induction proves a scalar formula")
+    if not isinstance(statement, (Relation, VectorEq, *COMPOUND)):
+        raise KernelError("induction proves a formula")
     _kinds_of(s, [statement])
     varying = free_symbols(statement) & s.per_update_symbols
     if varying:

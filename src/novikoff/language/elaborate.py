@@ -252,8 +252,11 @@ class Scope:
             raise self.error(str(exc), pos) from None
 
     def statement(self, node):
-        """A scalar formula: a relation, or relations joined by and, or, =>, <=>."""
+        """A formula: a relation, relations joined by and, or, =>, <=>, or (alone) a vector
+        equation `u = v` with a vector or sequence element alone on one side."""
         if isinstance(node, A.Rel):
+            if self.is_vector_equation(node):
+                return self.formula(node)
             return self.relation(node)
         parts = tuple(self.statement(p) for p in node.parts)
         if node.op == "and":
@@ -263,6 +266,10 @@ class Scope:
         if node.op == "=>":
             return Implication((parts[0],), parts[1])
         return Equivalence(*parts)
+
+    def is_vector_equation(self, rel: A.Rel) -> bool:
+        """Whether a relation is `=` between vectors (then it is a vector equation)."""
+        return rel.op == "=" and "vector" in (self.expr(rel.lhs).kind, self.expr(rel.rhs).kind)
 
     def formula(self, rel):
         """A statement, or a vector definition (assumptions and givens)."""
