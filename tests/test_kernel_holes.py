@@ -185,3 +185,86 @@ def test_the_nats_of_a_diophantine_setting_are_refused_first():
                        {"root": K.Relation("=", k * k, 2 * j * j),
                         "pos": K.Relation(">=", j, 1)}, timeout_ms=200)
     assert [name for name, _, _ in s.problems] == ["root", "pos"]
+
+
+# ---------------------------------------------------------------- 3: a report's status
+
+TWO_LEMMAS = """setting s:
+  real a, b
+  assume pos: a > 0
+
+lemma good: a >= 0
+proof:
+  a >= 0    by pos
+
+lemma given_ok: a + b > 0
+  given g: b >= 0
+proof:
+  a + b > 0    by pos, g
+
+lemma bad: a >= 1
+proof:
+  a >= 1    by pos
+"""
+
+
+def _reports(tmp_path):
+    report = _check(tmp_path, TWO_LEMMAS)
+    return {lemma.name: lemma for lemma in report.lemmas}
+
+
+def test_a_status_cannot_be_set_through_the_api(tmp_path):
+    from novikoff.checker import LemmaReport
+    lemmas = _reports(tmp_path)
+    bad = lemmas["bad"]
+    assert bad.status == "failed"
+    with pytest.raises(AttributeError):
+        bad.settled = "verified"
+    with pytest.raises(TypeError):
+        LemmaReport("x", "lemma", "f", 1, "a >= 1", settled="verified")
+    bad.outcome = "verified"  # the checker's word is not the kernel's
+    assert bad.status == "failed"
+    bad._settled = ("verified", "a >= 1", b"forged")  # nor is a status without its seal
+    assert bad.status == "failed" and bad.settled == "failed"
+
+
+def test_the_statement_shown_is_the_one_proved(tmp_path):
+    lemmas = _reports(tmp_path)
+    good, given_ok = lemmas["good"], lemmas["given_ok"]
+    assert good.status == given_ok.status == "verified"
+    assert good.to_json()["formula"] == "a >= 0"
+    assert given_ok.to_json()["formula"] == "b >= 0 => a + b > 0"
+    good.statement = "a >= 1"  # text that is not what the kernel proved
+    assert good.status == "failed"
+    good.statement = "a >= 0"
+    assert good.status == "verified"
+    given_ok.givens = ("g: b >= 1",)
+    assert given_ok.status == "failed"
+
+
+def test_a_settled_status_is_sealed_with_its_statement(tmp_path):
+    lemmas = _reports(tmp_path)
+    good, bad = lemmas["good"].settle(), lemmas["bad"].settle()
+    assert good.theorem is None and good.status == "verified" and good.settled == "verified"
+    assert good.formula_text == "a >= 0" and bad.status == "failed"
+    good.statement = "a >= 1"
+    assert good.status == "failed"
+    status, shown, seal = bad._settled
+    bad._settled = ("verified", shown, seal)
+    assert bad.status == "failed"
+
+
+def test_worker_processes_settle_what_their_kernel_certified(tmp_path):
+    from novikoff.checker import check_paths
+    (tmp_path / "one.proof").write_text(TWO_LEMMAS, encoding="utf-8")
+    (tmp_path / "two.proof").write_text("setting t:\n  real c\n\nlemma sq: c^2 >= 0\nproof:\n"
+                                        "  c^2 >= 0\n", encoding="utf-8")
+    reports = check_paths([tmp_path], jobs=2)
+    statuses = {lemma.name: lemma.status for r in reports for lemma in r.lemmas}
+    assert statuses == {"good": "verified", "given_ok": "verified", "bad": "failed",
+                        "sq": "verified"}
+    assert all(lemma.settled is not None for r in reports for lemma in r.lemmas)
+    sq = reports[1].lemmas[0]
+    assert sq.to_json()["formula"] == "c^2 >= 0"
+    sq.statement = "c^2 >= 1"
+    assert sq.status == "failed"
