@@ -123,7 +123,9 @@ def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumpti
     set_(s, "kinds", dict(kinds))
     set_(s, "per_update", per_update)
     set_(s, "declarations", tuple(declarations))
-    set_(s, "labels", frozenset(symbol(n, k) for n, k in kinds.items() if k == "label"))
+    # A label y, or a label sequence y (each y[t] in {-1, +1}): y^2 = 1 in the normal form.
+    set_(s, "labels", frozenset(symbol(n, k) for n, k in kinds.items()
+                                if k in ("label", "label_sequence")))
     set_(s, "nats", frozenset(symbol(n, k) for n, k in kinds.items() if k == "nat"))
     set_(s, "per_update_symbols", frozenset(symbol(n, kinds[n]) for n in per_update))
     set_(s, "_pairs", frozenset((n, s.kind_of(n)) for n in kinds))
@@ -554,8 +556,24 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
 def _told(s: Setting, formulas, goal=None) -> list:
     plain = [f.formula if isinstance(f, (Supposition, Everywhere)) else f for f in formulas]
     defs, facts = _vector_definitions(plain, goal)
-    return list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
+    told = list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
+    return told + _label_elements(s, told + ([goal] if goal is not None else []))
+
+
+def _label_elements(s: Setting, formulas) -> list:
+    """y[t]^2 = 1 for every element of a label sequence the formulas mention (the declaration
+    of each label, at the indices in play)."""
+    sequences = {f for f in s.labels if not isinstance(f, sp.Symbol)}
+    if not sequences:
+        return []
+    elements = set()
+    for f in formulas:
+        for side in sides(f):
+            elements |= {e for e in side.atoms(sp.core.function.AppliedUndef)
+                         if e.func in sequences}
+    return [Relation("=", e ** 2, sp.Integer(1))
+            for e in sorted(elements, key=sp.default_sort_key)]
 
 
 # Whether the terms of a sum are >= 0 at every index, per setting (decided once: measured to

@@ -275,7 +275,8 @@ def label_reduce(expr: sp.Expr, labels: Iterable[sp.Symbol]) -> sp.Expr:
     if not labels:
         return expr
     return expr.replace(
-        lambda e: e.is_Pow and e.base in labels and e.exp.is_Integer,
+        lambda e: e.is_Pow and e.exp.is_Integer and (
+            e.base in labels or getattr(e.base, "func", None) in labels),
         lambda e: e.base ** (e.exp % 2),
     )
 

@@ -27,7 +27,7 @@ __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div"
            "WRITTEN_LIMIT_TEXT"]
 
 SCALAR_KINDS = ("real", "label", "label01", "nat")
-KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence")
+KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence", "label_sequence")
 
 
 def symbol(name: str, kind: str):
@@ -36,7 +36,7 @@ def symbol(name: str, kind: str):
         return sp.Symbol(name)
     if kind == "vector_sequence":
         return sp.Function(name)
-    if kind == "real_sequence":
+    if kind in ("real_sequence", "label_sequence"):  # labels: y[t]^2 = 1 (logic.py)
         return sp.Function(name, real=True)
     if kind in SCALAR_KINDS:
         return sp.Symbol(name, real=True)
@@ -378,7 +378,7 @@ def _power(term: Pow) -> Meaning:
 
 
 def _element(term: Elem) -> Meaning:
-    if term.kind not in ("vector_sequence", "real_sequence"):
+    if term.kind not in ("vector_sequence", "real_sequence", "label_sequence"):
         raise KernelError(f"{term.name} is a {term.kind}, not a sequence")
     m = interpret(term.index)
     index = _scalar(m, "an index")

@@ -15,7 +15,8 @@ from .lexer import KEYWORDS
 
 __all__ = ["Scope", "elaborate_setting", "Typed", "BUILTIN_FACTS"]
 
-KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "label01", "nat")
+KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "label01", "nat",
+         "label_sequence")
 # Names a proof cites without declaring them: a hypothesis may not take one of these names.
 BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
                            "triangle", "nat_cases", "ih"})

@@ -411,9 +411,9 @@ class _Parser:
         ts = self.cursor(ln)
         head = ts.next()
         word = head.value if head.kind == "NAME" else ""
-        if word == "real" and ts.at_keyword("sequence"):
+        if word in ("real", "label") and ts.at_keyword("sequence"):
             ts.next()
-            kind = "real_sequence"
+            kind = f"{word}_sequence"
         elif word in DECL_KINDS:
             kind = DECL_KINDS[word]
         elif word == "per":

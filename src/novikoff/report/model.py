@@ -32,6 +32,7 @@ DECLARATIONS = {  # kind -> (one, several)
     "vector": ("vector", "vectors"),
     "vector_sequence": ("sequence of vectors", "sequences of vectors"),
     "real": ("real", "reals"), "real_sequence": ("sequence of reals", "sequences of reals"),
+    "label_sequence": ("sequence of labels", "sequences of labels"),
     "label": ("label in {−1, +1}", "labels in {−1, +1}"),
     "label01": ("label in {0, 1}", "labels in {0, 1}"),
     "nat": ("natural number", "natural numbers")}
