@@ -269,17 +269,18 @@ SEED_SLIPS = {
         "sign_equivalence_as_written": "sign_equivalence",
     },
     "seed_002_handwritten_pct.proof": {
-        "closest_as_written": "closest_distance",
         "part1_as_written": "part1",
         "part3_as_written": "pct",
         "part3_square_only": "pct",
         "rgeom_bound_as_written": "rgeom_bound",
         "outline_as_written": "rgeom_bound",
         "another_pf_as_written": "another_pf",
+        "update_iff_mislabel_as_written": "update_iff_mislabel",
     },
     "seed_003_eaton_slides.proof": {
-        "more_correct_without_bias": "more_correct",
+        "less_negative_as_written": "less_negative",
         "update_means_incorrect_as_written": "incorrect_means_update",
+        "cost_is_confidence_as_written": "cost_is_confidence",
     },
     "seed_004_virtue_slides.proof": {
         "part2_as_written": "part2",
