@@ -29,7 +29,7 @@ from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
-from .solver import Verdict, entails
+from .solver import Verdict, entails, identity
 from .sums import BOUND, count, sum_facts, sums_in
 from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
 from .written import KINDS, integer_polynomial, symbol
@@ -656,6 +656,21 @@ def _instances_of(s: Setting, facts) -> list:
     return out
 
 
+def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
+    """(hypotheses, goal) as decide() tells them to the solver, the shifted and termwise facts of
+    sums included: for diagnostics, which search them for a counterexample (nothing here is a
+    decision)."""
+    _genuine(s, *premises)
+    concls = [t.concl for t in premises]
+    defs, _ = _vector_definitions(concls)
+    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
+              if isinstance(goal, VectorEq) else goal)
+    target = rewrite_vectors(scalar, defs)
+    movable = [t.concl for t in premises if all(s.allows(h) for h in t.hyps)]
+    return tuple(_hypotheses(s, concls + _instances_of(s, facts), target, movable,
+                             summed=True)), target
+
+
 def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
     """Decide premises + declarations + instances of named facts |- goal.
 
@@ -695,7 +710,11 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
 
     if (isinstance(target, Relation) and target.rel == "="
             and normal_form(target.lhs - target.rhs, s.labels) == 0):
-        return Decision("verified", "goal", _make(s, all_hyps, goal), None, target, hyps)
+        # Exported and cross-checked like every obligation (solver.identity).
+        verdict = identity(hyps, target, timeout_ms, s.nats)
+        if verdict.answer == "valid":
+            return Decision("verified", "goal", _make(s, all_hyps, goal), None, target, hyps)
+        return Decision("unknown", "goal", None, verdict, target, hyps, verdict.reason)
     verdict = entails(hyps, target, timeout_ms, s.nats)
     if verdict.answer != "valid" and sums_in(hyps):
         # Only then the facts of shifted and termwise sums (they cost 16% of checking the
