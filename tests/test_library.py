@@ -265,7 +265,6 @@ SEED_SLIPS = {
     },
     "seed_001_perceptron_notes.proof": {
         "lp_margin_as_written": "lp_margin",
-        "norm_growth_as_written": "norm_growth",
         "sign_equivalence_as_written": "sign_equivalence",
     },
     "seed_002_handwritten_pct.proof": {
