@@ -191,6 +191,7 @@ print(smt2_script(hyps, Relation("<=", ip(Vec.atom(w(k + 1)), W), sp.Abs(a - y) 
 """
 
 
+@pytest.mark.e2e  # three fresh interpreters
 def test_scripts_do_not_depend_on_hash_seeds():
     outputs = set()
     for seed in ("0", "1", "12345"):
@@ -327,6 +328,7 @@ def _typical_obligations():
     return out
 
 
+@pytest.mark.e2e  # a cvc5 child process per obligation; prints its table of timings
 def test_timings_cvc5_against_z3(capsys):
     rows = []
     for name, hyps, goal, nats in _typical_obligations():

@@ -6,9 +6,6 @@ plain tests.  Reference implementations here are plain numpy, independent of the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,6 +13,7 @@ from novikoff.errors import InvalidArgument, NovikoffError
 from novikoff.runtime import audit_averaged, audit_batch, audit_kernel, audit_voted, run
 
 from exact_floats import dot_bound, margins  # (tests/ is on sys.path)
+from helpers import run_cli
 
 BAD_KINDS = {"rule", "lemma", "average", "vote", "td"}
 
@@ -213,9 +211,8 @@ def test_voted_cli_error_names_the_trace_file(tmp_path):
     order, W, V, c = np_cyclic(X, y)
     np.savez(tmp_path / "D.npz", X=X, y=y)
     np.savez(tmp_path / "T.npz", order=order, w=W, vectors=V, counts=np.array(1.0))
-    p = subprocess.run([sys.executable, "-m", "novikoff", "audit", "--variant", "voted",
-                        "--data", str(tmp_path / "D.npz"), "--trace", str(tmp_path / "T.npz")],
-                       capture_output=True, text=True)
+    p = run_cli("audit", "--variant", "voted", "--data", tmp_path / "D.npz", "--trace",
+                tmp_path / "T.npz")  # the command line, in this process
     assert p.returncode == 2
     assert "T.npz" in p.stderr
 

@@ -25,6 +25,8 @@ import pytest
 
 from novikoff.checker import Checker
 
+from helpers import run_cli  # noqa: E402  (tests/ is on sys.path)
+
 CASES = Path(__file__).resolve().parent / "cases"
 EXPECT = re.compile(r"^# expect:\s*(rejected|verified)\s*$", re.M)
 
@@ -148,12 +150,15 @@ def _cli() -> list:
     return [found]
 
 
-@pytest.fixture(scope="module")
-def cli():
-    return _cli()
+@pytest.fixture(scope="module", params=["in-process", pytest.param("fresh", marks=pytest.mark.e2e)])
+def cli(request):
+    """The command line: in this process (no start-up: cheap), or as a user runs it (e2e)."""
+    return None if request.param == "in-process" else _cli()
 
 
 def _run(cli, rel: str):
+    if cli is None:
+        return run_cli("check", CASES / rel, cwd=CASES)
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     return subprocess.run(cli + ["check", str(CASES / rel)], capture_output=True, text=True,
