@@ -46,7 +46,8 @@ def test_smt2_files_are_self_contained_and_agree_with_the_verdicts(tmp_path):
     for f in files:
         text = f.read_text(encoding="utf-8")
         assert "(set-logic" in text and text.rstrip().endswith("(check-sat)")
-        said = [line for line in text.splitlines() if line.startswith("; z3: ")][0].split()[2]
+        said = [line for line in text.splitlines()
+                if line.startswith(("; z3: ", "; sympy: "))][0].split()[2]
         if said == "valid":  # anyone can re-check a verified obligation: cvc5 finds it unsat
             assert run_cvc5(text, 5000).answer == "valid", f.name
 
@@ -57,6 +58,35 @@ def test_cross_check_agrees_and_keeps_the_verdicts(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     summary = {lemma["name"]: lemma["status"] for lemma in json.loads(done.stdout)["lemmas"]}
     assert summary == {"progress": "verified", "slip": "expected_failure"}
+
+
+def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, monkeypatch):
+    """An equality whose normal form is 0 never reaches z3; it is still exported (`; sympy:
+    valid`) and cvc5 must confirm it (issue 21, 4)."""
+    (tmp_path / "p.proof").write_text(PERCEPTRON + BODY, encoding="utf-8")
+    out = tmp_path / "smt"
+    done = novikoff("check", "p.proof", "--smt2", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    identities = [f for f in sorted(out.glob("*.smt2"))
+                  if "; sympy: valid" in f.read_text(encoding="utf-8")]
+    assert identities  # <w_star, w[0]> = 0 by start, = (k+1)*gamma
+    for f in identities:
+        assert run_cvc5(f.read_text(encoding="utf-8"), 5000).answer == "valid", f.name
+
+    from novikoff.kernel import smtlib
+
+    def contrary(hypotheses, goal, timeout_ms, *, nats=()):
+        return smtlib.Cvc5Verdict("invalid", "planted disagreement")
+
+    monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
+    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    report = check_text(tmp_path, """
+        lemma t: (gamma + 1)^2 = gamma^2 + 2*gamma + 1
+        proof:
+          (gamma + 1)^2 = gamma^2 + 2*gamma + 1
+        """)
+    (step,) = steps_of(report, "t")
+    assert step.status == "unknown" and "sympy says valid" in step.reason
 
 
 def test_a_disagreement_makes_the_step_unknown(tmp_path, monkeypatch):

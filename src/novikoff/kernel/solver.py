@@ -411,16 +411,27 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     return verdict
 
 
-def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict) -> Verdict:
+def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
+    """The verdict on an equality that the kernel settled by SymPy's exact normal form (no
+    solver was asked): 'valid', and under `--smt2` it is written like every obligation, under
+    `--cross-check` cvc5 must confirm it (else 'unknown', as for any obligation)."""
+    verdict = Verdict("valid", reason="an identity by SymPy's normal form")
+    if AUDIT.cross_check or AUDIT.smt2_dir is not None:
+        verdict = _audit(hypotheses, goal, timeout_ms, frozenset(nats), verdict, by="sympy")
+    return verdict
+
+
+def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict,
+           by: str = "z3") -> Verdict:
     """Write the obligation as SMT-LIB 2 and/or have cvc5 decide it; a disagreement or a cvc5
-    failure turns the verdict into 'unknown' with both answers."""
+    failure turns the verdict into 'unknown' with both answers.  by: who gave the verdict."""
     from .smtlib import cvc5_entails, smt2_script
 
     if AUDIT.smt2_dir is not None:
         AUDIT.written += 1
         try:
             text = smt2_script(hypotheses, goal, nats=nats,
-                               comment=f"{AUDIT.label}\nz3: {verdict.answer} (unsat = valid)")
+                               comment=f"{AUDIT.label}\n{by}: {verdict.answer} (unsat = valid)")
         except TranslationError as exc:
             text = f"; {AUDIT.label}: no SMT-LIB translation ({exc})\n"
         stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in AUDIT.label)[-80:]
@@ -439,7 +450,7 @@ def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict)
         second = cvc5_entails(hypotheses, goal, timeout_ms, nats=nats)
     if second.answer == verdict.answer:
         return verdict
-    reason = (f"the solvers disagree: z3 says {verdict.answer}"
+    reason = (f"the solvers disagree: {by} says {verdict.answer}"
               f"{f' ({verdict.reason})' if verdict.reason else ''}, cvc5 says {second.answer}"
               f"{f' ({second.reason})' if second.reason else ''}")
     AUDIT.disagreements.append((AUDIT.label, reason))
