@@ -1088,4 +1088,10 @@ def describe_obligation(obligation, formula=None, show=str) -> str:
         return f"index {what}, which may be negative"
     if any(count(s) == obligation.lhs for s in sums_in([formula] if formula else [])):
         return f"a sum of {what} terms, which may be negative"
-    return f"square root of {what}, which may be negative"
+    roots = {p.base for side in (sides(formula) if formula is not None else [])
+             for p in side.atoms(sp.Pow) if p.exp.is_Rational and not p.exp.is_Integer}
+    if obligation.lhs in roots:
+        return f"square root of {what}, which may be negative"
+    # (a sum whose closed form left no Sum behind, or a root SymPy rewrote)
+    return f"{what} >= 0 is needed for the formula to mean something (the number of terms " \
+           f"of a sum, or a square root's argument), and it may be negative"
