@@ -116,11 +116,25 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
     """
     formulas = list(formulas) + ([goal] if goal is not None else [])
     facts = _shift_facts(sums_in(formulas)) if summed else []
-    for s in sums_in(formulas + facts):
-        facts += _defining_facts(s, nonnegative)
+    done, pending = set(), sums_in(formulas + facts)
+    # With summed, the shorter sums' facts too, a few terms deep (k = 2 => sum(i < k, a[i]) =
+    # a[0] + a[1]).
+    for _ in range(_DEPTH if summed else 1):
+        found = []
+        for s in pending:
+            if s not in done:
+                done.add(s)
+                new = _defining_facts(s, nonnegative)
+                facts += new
+                found += sums_in(new)
+        pending = found
     if summed and isinstance(goal, Relation):
         facts += _termwise_facts(goal, nonnegative)
     return facts
+
+
+# How many terms deep the defining facts of the shorter sums go when a step needs them.
+_DEPTH = 3
 
 
 def _defining_facts(s: sp.Sum, nonnegative) -> list:
