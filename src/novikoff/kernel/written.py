@@ -429,18 +429,28 @@ def _written_parts(term):
 
 
 def _holds_for_every_index(obligation: Relation, nats: set) -> bool:
-    """p >= 0, or p != 0 with p > 0 at i = 0, for p a polynomial in the index and nats with
-    non-negative coefficients: true at every i >= 0 (an index i+1 or i+k, a division by i+1)."""
+    """p >= 0, or p != 0 with a positive constant term, for p a polynomial with non-negative
+    coefficients in the index, nats and other reals, each real (a sequence element a[i] among
+    them) only at even powers: every monomial is >= 0, so this is true at every i >= 0 and for
+    every value of the reals (an index i+1 or i+k, a division by i+1 or by 1 + a[i]^2)."""
     lhs = obligation.lhs
-    if obligation.rhs != 0 or BOUND not in lhs.free_symbols or not lhs.free_symbols <= nats:
+    if obligation.rhs != 0 or BOUND not in lhs.free_symbols:
         return False
+    reals = sorted(lhs.atoms(sp.core.function.AppliedUndef), key=str)
+    others = lhs.free_symbols - nats - {s for e in reals for s in e.free_symbols}
+    if any(not isinstance(s, sp.Symbol) for s in others):
+        return False
+    generators = sorted(lhs.free_symbols & nats, key=str) + reals + sorted(others, key=str)
     try:
-        poly = sp.Poly(lhs, *sorted(lhs.free_symbols, key=str))
+        poly = sp.Poly(lhs, *generators)
     except sp.PolynomialError:
         return False
     if not all(c.is_Rational and c >= 0 for c in poly.coeffs()):
         return False
-    return obligation.rel == ">=" or (obligation.rel == "!=" and poly.TC() > 0)
+    natural = len(lhs.free_symbols & nats)  # the first generators: >= 0 at any power
+    if any(e % 2 for monomial in poly.monoms() for e in monomial[natural:]):
+        return False
+    return obligation.rel == ">=" or (obligation.rel == "!=" and poly.coeff_monomial(1) > 0)
 
 
 def _natural_polynomial(term) -> bool:
