@@ -20,6 +20,8 @@ WITNESSES = Path(__file__).resolve().parents[1] / "proofs" / "seeds" / "witnesse
 BUNDLED = {
     "seed000_normalise.json": ("normalising-preserves-run",
                                ["[0, 1, 0, 0, 0, 0]", "normalised: [0, 1]", "update 3"]),
+    "seed001_normalise_bound.json": ("normalising-preserves-run",
+                                     ["epoch 38 clean", "normalised: [0, 1]", "update 3"]),
     "seed003_batch_stop.json": ("batch-stop-separates",
                                 ["margins [2, 6]", "after 2 iterations", "1/4 < epsilon^2 = 1",
                                  "theta = (1/2, 2)", "example [0]"]),
