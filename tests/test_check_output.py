@@ -146,3 +146,17 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     err = proc.stderr.read().decode()
     proc.wait(timeout=600)
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_a_meaningless_statement_names_the_term_and_an_instance(tmp_path):
+    """'the statement may mean nothing' says which condition fails and where (issue 21)."""
+    from novikoff.checker import Checker
+
+    path = tmp_path / "k.proof"
+    path.write_text("setting s:\n  nat k\n  real a\n\nlemma claim: a >= 0 => k/k >= 0\n"
+                    "proof:\n  a >= 0 => 1 >= 0\n", encoding="utf-8")
+    (claim,) = Checker().check_file(path).lemmas
+    assert claim.status == "failed"
+    assert "the statement may mean nothing where its hypotheses hold (division by k, which " \
+           "may be zero: at " in claim.reason
+    assert "k = 0" in claim.reason

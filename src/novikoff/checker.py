@@ -489,9 +489,8 @@ class _LemmaCheck:
         if setting.problems:
             reasons.append(f"setting {scope.name} has problems (see its checks)")
         if not reasons and K.conclusion_matches(thm.concl, statement, setting.labels):
-            reasons.append("the statement may mean nothing where its hypotheses hold (a "
-                           "division by zero, a square root of a negative number or a "
-                           "negative index in its terms as written)")
+            reasons.append("the statement may mean nothing where its hypotheses hold ("
+                           + self._meaningless(statement, facts) + ")")
         if not reasons:
             reasons.append("the kernel does not accept the proof of this statement")
         self.report.reason = "; ".join(reasons)
@@ -506,6 +505,30 @@ class _LemmaCheck:
         if len(self.checker._loading) != 1 or self.lemma.name not in names:
             return {}
         return dict(self.checker.parts[:names.index(self.lemma.name)])
+
+    def _meaningless(self, statement, facts: dict) -> str:
+        """Which condition of the statement's meaning fails where its hypotheses hold, with an
+        instance when one is found (the statement as written, its givens as premises)."""
+        goal, premises = statement, list(facts.values())
+        while isinstance(goal, K.Implication):
+            premises += [K.assume(self.setting, p) for p in goal.premises]
+            goal = goal.conclusion
+        for obligation in K.domain_obligations(goal):
+            try:
+                hyps, target = K.told_for(self.setting, premises, obligation)
+            except KernelError:
+                continue
+            found = explain_failure(hyps, target, nats=self.setting.nats,
+                                    timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+            if found.holds:
+                continue
+            what = K.describe_obligation(obligation, goal, _show_expr)
+            if found.counterexample:
+                at = ", ".join(f"{k} = {v}" for k, v in found.counterexample.items())
+                return f"{what}: at {at}"
+            return what
+        return ("a division by zero, a square root of a negative number or a negative index in "
+                "its terms as written")
 
     def _statement(self):
         """The lemma's statement as the kernel reads it (givens => statement)."""
