@@ -302,9 +302,20 @@ def check(path: Path):
 
 
 def _untimed(doc):
+    """The document without its timings, every file named by its absolute path (the command
+    names a file relative to the directory it runs in when it can), and whether a step has a
+    counterexample rather than which: the solver's model depends on what the process checked
+    before (one file, or the whole directory), any of them is a counterexample."""
+    def where(name):
+        return str((ROOT / name).resolve())
+
     doc = dict(doc, summary=dict(doc["summary"]))
     doc.pop("seconds", None)
     doc["summary"].pop("seconds", None)
+    doc["files"] = [dict(f, path=where(f["path"])) for f in doc["files"]]
+    doc["lemmas"] = [dict(x, file=where(x["file"])) for x in doc["lemmas"]]
+    doc["steps"] = [dict(x, file=where(x["file"]), counterexample=bool(x["counterexample"]))
+                    for x in doc["steps"]]
     return doc
 
 

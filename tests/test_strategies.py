@@ -232,7 +232,8 @@ def test_probing_adversaries_probe_once_at_each_new_w():
                 exact = {j: int(ds.y[j]) * dot(w, ds.X[j]) for j in out}
                 bound = {j: dot_bound(w, ds.X[j]) for j in out}
                 assert all(exact[i] - bound[i] <= exact[j] + bound[j] for j in out)
-                # rounding may tip the learner's test only within the two products' bounds
+                # the learner's float y<w, x> is within the bound of the exact value: only
+                # there can it fall on the other side of the threshold and update
                 threshold = Fraction((g / 2) * np.sqrt(w @ w))  # the learner's float
                 edge = abs(exact[i] - threshold) <= bound[i]
                 assert np.array_equal(W[t], w) or edge
