@@ -383,15 +383,20 @@ def test_the_correct_batch_and_kernel_learners_match_the_engines():
 
 @pytest.mark.e2e  # a whole campaign: every engine's runs, then the mutants named
 def test_fuzz_report_shows_each_mutants_variant(tmp_path, capsys):
+    # (one campaign for the batch, kernel, averaged and voted mutants: each runs every engine)
     from novikoff.cli import main
-    code = main(["fuzz", "--mutant", "batch_strict", "--mutant", "kernel_strict", "--dir",
-                 str(tmp_path)])
+    code = main(["fuzz", "--mutant", "batch_strict", "--mutant", "kernel_strict", "--mutant",
+                 "average_of_updates", "--mutant", "vote_aliased", "--dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0
     assert any(line.split()[:3] == ["batch", "batch_strict", "yes"] for line in out.splitlines())
     assert any(line.split()[:3] == ["kernel", "kernel_strict", "yes"] for line in out.splitlines())
     assert "(update rule)" in out and "engine batch:" in out and "engine kernel:" in out
     assert "time: engines" in out
+    lines = [line.split() for line in out.splitlines()]
+    assert ["averaged", "average_of_updates", "yes", "(average)"] in [r[:4] for r in lines]
+    assert ["voted", "vote_aliased", "yes", "(vote)"] in [r[:4] for r in lines]
+    assert "engine averaged: 60 runs, ok" in out and "engine voted: 60 runs, ok" in out
 
 
 # ----------------------------------------------------------------------- averaged and voted
@@ -570,16 +575,3 @@ def test_averaged_and_voted_cases_round_trip_and_old_cases_still_load(lemmas, tm
     with pytest.raises(ValueError, match="'order' is a field of every case"):
         save_case(tmp_path / "bad.npz", Case("c", "voted", ds.X, ds.y, ds.w_star,
                                              ds.gamma_exact, order, W, extra={"order": A}))
-
-
-@pytest.mark.e2e  # a whole campaign: every engine's runs, then the mutants named
-def test_fuzz_report_shows_the_averaged_and_voted_variants(tmp_path, capsys):
-    from novikoff.cli import main
-    code = main(["fuzz", "--mutant", "average_of_updates", "--mutant", "vote_aliased", "--dir",
-                 str(tmp_path)])
-    out = capsys.readouterr().out
-    assert code == 0
-    lines = [line.split() for line in out.splitlines()]
-    assert ["averaged", "average_of_updates", "yes", "(average)"] in [r[:4] for r in lines]
-    assert ["voted", "vote_aliased", "yes", "(vote)"] in [r[:4] for r in lines]
-    assert "engine averaged: 60 runs, ok" in out and "engine voted: 60 runs, ok" in out
