@@ -656,19 +656,30 @@ def _instances_of(s: Setting, facts) -> list:
     return out
 
 
-def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
-    """(hypotheses, goal) as decide() tells them to the solver, the shifted and termwise facts of
-    sums included: for diagnostics, which search them for a counterexample (nothing here is a
-    decision)."""
-    _genuine(s, *premises)
+def _movable(s: Setting, premises) -> list:
+    """The premises that rest on the setting alone: they hold at every k."""
+    return [t for t in premises if all(s.allows(h) for h in t.hyps)]
+
+
+def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
+    """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
+    a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
     concls = [t.concl for t in premises]
     defs, _ = _vector_definitions(concls)
     scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
               if isinstance(goal, VectorEq) else goal)
     target = rewrite_vectors(scalar, defs)
-    movable = [t.concl for t in premises if all(s.allows(h) for h in t.hyps)]
-    return tuple(_hypotheses(s, concls + _instances_of(s, facts), target, movable,
-                             summed=True)), target
+    hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
+                       [t.concl for t in _movable(s, premises)], summed=summed)
+    return tuple(hyps), target
+
+
+def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
+    """(hypotheses, goal) as decide() tells them to the solver, the shifted and termwise facts of
+    sums included: for diagnostics, which search them for a counterexample (nothing here is a
+    decision)."""
+    _genuine(s, *premises)
+    return _step_told(s, premises, goal, facts, summed=True)
 
 
 def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
@@ -681,15 +692,8 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     if not isinstance(goal, (Relation, VectorEq, *COMPOUND)):
         raise KernelError(f"a step proves a formula, not {goal!r}")
     _kinds_of(s, [goal])
-    concls = [t.concl for t in premises]
-    defs, _ = _vector_definitions(concls)
-    # A vector equation u = v holds exactly when ||u - v||^2 = 0 (real vectors).
-    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
-              if isinstance(goal, VectorEq) else goal)
-    target = rewrite_vectors(scalar, defs)
-    movable = [t for t in premises if all(s.allows(h) for h in t.hyps)]  # hold at every k
-    hyps = tuple(_hypotheses(s, concls + _instances_of(s, facts), target,
-                             [t.concl for t in movable]))
+    hyps, target = _step_told(s, premises, goal, facts, summed=False)
+    movable = _movable(s, premises)  # hold at every k
     all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
     if sums_in(hyps):  # the terms of a sum may have been shown >= 0 from them at every index
         all_hyps |= {_at_every_k(h) for t in movable for h in t.hyps}
@@ -719,8 +723,7 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     if verdict.answer != "valid" and sums_in(hyps):
         # Only then the facts of shifted and termwise sums (they cost 16% of checking the
         # library when told at every step, measured in solver checks and CPU time).
-        summed = tuple(_hypotheses(s, concls + _instances_of(s, facts), target,
-                                   [t.concl for t in movable], summed=True))
+        summed, _ = _step_told(s, premises, goal, facts, summed=True)
         if len(summed) > len(hyps):
             hyps = summed
             verdict = entails(hyps, target, timeout_ms, s.nats)
@@ -740,7 +743,7 @@ def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
         raise KernelError(f"a step proves a scalar formula, not {goal!r}")
     _kinds_of(s, [goal])
     instances = _instances_of(s, facts)
-    settled = [t for t in premises if all(s.allows(h) for h in t.hyps)]
+    settled = _movable(s, premises)
     if len(settled) == len(premises):
         return Decision("failed", "vacuous", None, None, None, (),
                         "it cites only facts of the setting: a contradiction among them "
