@@ -29,7 +29,8 @@ from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
-from .solver import Verdict, entails, identity
+from .certified import entails, identity
+from .solver import Verdict
 from .sums import BOUND, count, sum_facts, sums_in
 from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
 from .written import KINDS, integer_polynomial, symbol

@@ -309,6 +309,7 @@ class Verdict:
     model: z3.ModelRef | None = None
     translator: Translator | None = None
     reason: str = ""
+    basis: str = ""  # of a 'valid' verdict: 'solver', 'sympy' or 'certified' (certified.py)
 
 
 @dataclass
@@ -415,7 +416,7 @@ def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     """The verdict on an equality that the kernel settled by SymPy's exact normal form (no
     solver was asked): 'valid', and under `--smt2` it is written like every obligation, under
     `--cross-check` cvc5 must confirm it (else 'unknown', as for any obligation)."""
-    verdict = Verdict("valid", reason="an identity by SymPy's normal form")
+    verdict = Verdict("valid", reason="an identity by SymPy's normal form", basis="sympy")
     if AUDIT.cross_check or AUDIT.smt2_dir is not None:
         verdict = _audit(hypotheses, goal, timeout_ms, frozenset(nats), verdict, by="sympy")
     return verdict
@@ -517,7 +518,7 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
         if answer is None:
             return Verdict("unknown", translator=tr, reason=f"timed out: {BUDGET_SPENT}")
         if answer == z3.unsat:
-            return Verdict("valid", translator=tr)
+            return Verdict("valid", translator=tr, basis="solver")
         if answer == z3.sat:
             return Verdict("invalid", model=solver.model(), translator=tr)
         if any(why in solver.reason_unknown() for why in ("timeout", "canceled",

@@ -1,0 +1,260 @@
+"""Search a certificate for an obligation's statement (untrusted: the kernel replays it).
+
+The tree is found top down.  At each branch Z3 (with the nats as integers) gives an unsat core
+of the branch's literals and compounds; a Positivstellensatz leaf is sought over the core's
+literals by a linear program (HiGHS): non-negative multipliers of the literals, their products
+by pairs and squares of atoms, and multiples of the equalities, adding up to zero with the
+strict products weighing 1.  The LP's solution is floating point: it only names the support, on
+which the identity is solved again exactly in Fractions.  When no leaf is found, the branch is
+split on a disjunction of its core (each disjunct a branch of its own); when none is left, the
+core's literals are tried with products of three.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import z3
+from scipy.optimize import linprog
+
+from ..kernel.certificates import (Branch, CertificateError, check, parse_statement, poly_add,
+                                   poly_mul, poly_to_json)
+
+__all__ = ["find_certificate"]
+
+_MAX_DEPTH = 10
+_MAX_COLUMNS = 4000
+
+
+def find_certificate(statement_text: str, timeout_ms: int = 3000) -> dict | None:
+    """A certificate that the kernel's checker accepts for the statement, or None."""
+    branch, nats = parse_statement(statement_text)
+    node = _Search(nats, timeout_ms).close(branch, 0, frozenset())
+    if node is None:
+        return None
+    try:
+        check(statement_text, node)
+    except CertificateError:
+        return None
+    return node
+
+
+def _monomial_z3(monomial, variables) -> z3.ArithRef:
+    factors = [variables[a] ** e if e > 1 else variables[a] for a, e in monomial]
+    return z3.Product(factors) if len(factors) > 1 else factors[0] if factors else z3.RealVal(1)
+
+
+def _z3_poly(p: dict, variables) -> z3.ArithRef:
+    if not p:
+        return z3.RealVal(0)
+    terms = [z3.RealVal(f"{c.numerator}/{c.denominator}") * _monomial_z3(m, variables)
+             for m, c in p.items()]
+    return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
+
+class _Search:
+    def __init__(self, nats, timeout_ms: int):
+        self.nats = nats
+        self.timeout_ms = timeout_ms
+        self.variables: dict = {}
+
+    def _var(self, name: str):
+        if name not in self.variables:
+            self.variables[name] = (z3.ToReal(z3.Int(name)) if name in self.nats
+                                    else z3.Real(name))
+        return self.variables[name]
+
+    def _z3(self, fact):
+        kind, body = fact
+        if kind == "and":
+            return z3.And([self._z3(f) for f in body])
+        if kind == "or":
+            return z3.Or([self._z3(f) for f in body])
+        for m in body:
+            for a, _ in m:
+                self._var(a)
+        p = _z3_poly(body, self.variables)
+        return {"ge": p >= 0, "gt": p > 0, "eq": p == 0, "ne": p != 0}[kind]
+
+    def core(self, branch: Branch, spent: frozenset):
+        """(literal indices, compound indices) of an unsat core, or None if not shown unsat.
+        spent: compounds already split on above (each case holds one of their disjuncts)."""
+        solver = z3.Solver()
+        solver.set("timeout", self.timeout_ms)
+        tracks = {}
+        for i, lit in enumerate(branch.literals):
+            t = z3.Bool(f"!l{i}")
+            tracks[t.get_id()] = ("l", i)
+            solver.assert_and_track(self._z3(lit), t)
+        for j, comp in enumerate(branch.compounds):
+            if j in spent:
+                continue
+            t = z3.Bool(f"!c{j}")
+            tracks[t.get_id()] = ("c", j)
+            solver.assert_and_track(self._z3(comp), t)
+        if solver.check() != z3.unsat:
+            return None
+        lits, comps = [], []
+        for t in solver.unsat_core():
+            kind, i = tracks[t.get_id()]
+            (lits if kind == "l" else comps).append(i)
+        return sorted(lits), sorted(comps)
+
+    def close(self, branch: Branch, depth: int, spent: frozenset):
+        if depth > _MAX_DEPTH:
+            return None
+        found = self.core(branch, spent)
+        if found is None:
+            return None
+        lits, comps = found
+        for j in comps:
+            if not branch.compounds[j][1]:
+                return {"by": "or", "at": j, "cases": []}
+        leaf = _leaf(branch.literals, lits, degree=2)
+        if leaf is not None:
+            return leaf
+        for j in comps[:3]:
+            cases = []
+            for disjunct in branch.compounds[j][1]:
+                case = self.close(branch.copy().add(disjunct), depth + 1, spent | {j})
+                if case is None:
+                    break
+                cases.append(case)
+            else:
+                return {"by": "or", "at": j, "cases": cases}
+        if not comps:
+            return _leaf(branch.literals, lits, degree=3)
+        return None
+
+
+# ---------------------------------------------------------------------------- the LP leaf
+
+def _atoms(p: dict) -> set:
+    return {a for m in p for a, _ in m}
+
+
+def _deg(p: dict) -> int:
+    return max((sum(e for _, e in m) for m in p), default=0)
+
+
+def _leaf(literals, chosen, degree: int):
+    """A psatz node over the chosen literals, or None."""
+    inequalities = [i for i in chosen if literals[i][0] in ("ge", "gt")]
+    equalities = [i for i in chosen if literals[i][0] == "eq"]
+    atoms = sorted(set().union(*(_atoms(literals[i][1]) for i in chosen)) if chosen else set())
+    columns = []  # (kind, payload, polynomial, nonnegative, strict)
+    columns.append(("product", [], {(): Fraction(1)}, True, True))
+    for size in range(1, degree + 1):
+        for combo in itertools.combinations_with_replacement(inequalities, size):
+            p = {(): Fraction(1)}
+            for i in combo:
+                p = poly_mul(p, literals[i][1])
+            if _deg(p) > 2 * degree or len(columns) > _MAX_COLUMNS:
+                continue
+            columns.append(("product", list(combo), p, True,
+                            all(literals[i][0] == "gt" for i in combo)))
+    for a in atoms:
+        m = {((a, 1),): Fraction(1)}
+        columns.append(("square", m, poly_mul(m, m), True, False))
+    multipliers = [{(): Fraction(1)}] + [{((a, 1),): Fraction(1)} for a in atoms]
+    if len(atoms) <= 8:
+        multipliers += [poly_mul({((a, 1),): Fraction(1)}, {((b, 1),): Fraction(1)})
+                        for a, b in itertools.combinations_with_replacement(atoms, 2)]
+    for i in equalities:
+        for q in multipliers:
+            columns.append(("multiple", (q, i), poly_mul(q, literals[i][1]), False, False))
+    if len(columns) > _MAX_COLUMNS:
+        return None
+    rows: dict = {}
+    for col in columns:
+        for m in col[2]:
+            rows.setdefault(m, len(rows))
+    n, r = len(columns), len(rows) + 1
+    a_eq = np.zeros((r, n))
+    for j, col in enumerate(columns):
+        for m, c in col[2].items():
+            a_eq[rows[m], j] = float(c)
+        if col[4]:
+            a_eq[r - 1, j] = 1.0
+    b_eq = np.zeros(r)
+    b_eq[r - 1] = 1.0
+    bounds = [(0, None) if col[3] else (None, None) for col in columns]
+    cost = np.array([1.0 if col[3] else 0.0 for col in columns])
+    try:
+        result = linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    except ValueError:
+        return None
+    if result.status != 0:
+        return None
+    support = [j for j in range(n) if abs(result.x[j]) > 1e-9]
+    exact = _exact(columns, rows, support, result.x)
+    if exact is None:
+        return None
+    node = {"by": "psatz", "products": [], "squares": [], "multiples": []}
+    for j, value in exact.items():
+        if value == 0:
+            continue
+        kind, payload = columns[j][0], columns[j][1]
+        text = _text(value)
+        if kind == "product":
+            node["products"].append([text, payload])
+        elif kind == "square":
+            node["squares"].append([text, poly_to_json(payload)])
+        else:
+            q, i = payload
+            node["multiples"].append([poly_to_json(poly_add({}, q, value)), i])
+    return node
+
+
+def _text(c: Fraction) -> str:
+    return str(c.numerator) if c.denominator == 1 else f"{c.numerator}/{c.denominator}"
+
+
+def _exact(columns, rows, support, approx):
+    """Exact values on the support that satisfy the identity and the normalisation, with the
+    signs the columns need; None if rounding the LP's free values does not give them."""
+    r = len(rows) + 1
+    matrix = [[Fraction(0)] * len(support) + [Fraction(0)] for _ in range(r)]
+    for k, j in enumerate(support):
+        for m, c in columns[j][2].items():
+            matrix[rows[m]][k] = c
+        if columns[j][4]:
+            matrix[r - 1][k] = Fraction(1)
+    matrix[r - 1][-1] = Fraction(1)
+    pivots = _row_reduce(matrix, len(support))
+    if pivots is None:
+        return None
+    free = [k for k in range(len(support)) if k not in pivots.values()]
+    for limit in (1, 10, 1000, 10 ** 6):
+        values = {k: Fraction(float(approx[support[k]])).limit_denominator(limit) for k in free}
+        for row, k in pivots.items():
+            v = matrix[row][-1] - sum(matrix[row][f] * values[f] for f in free)
+            values[k] = v
+        if all(values[k] >= 0 for k in range(len(support)) if columns[support[k]][3]):
+            return {support[k]: values[k] for k in range(len(support))}
+    return None
+
+
+def _row_reduce(matrix, width: int):
+    """Reduced row echelon form in place; {row: pivot column}, or None if inconsistent."""
+    pivots = {}
+    row = 0
+    for col in range(width):
+        pivot = next((i for i in range(row, len(matrix)) if matrix[i][col] != 0), None)
+        if pivot is None:
+            continue
+        matrix[row], matrix[pivot] = matrix[pivot], matrix[row]
+        lead = matrix[row][col]
+        matrix[row] = [x / lead for x in matrix[row]]
+        for i in range(len(matrix)):
+            if i != row and matrix[i][col] != 0:
+                f = matrix[i][col]
+                matrix[i] = [x - f * y for x, y in zip(matrix[i], matrix[row])]
+        pivots[row] = col
+        row += 1
+    if any(all(x == 0 for x in matrix[i][:-1]) and matrix[i][-1] != 0
+           for i in range(row, len(matrix))):
+        return None
+    return pivots

@@ -1,0 +1,324 @@
+"""Check Positivstellensatz certificates: exact proofs that an obligation's facts contradict.
+
+Standard library only (fractions, hashlib, json, re): nothing here trusts a solver or SymPy.
+
+An *obligation* (a statement) is a list of facts that must be shown contradictory, built by
+``statements.py`` from the kernel's formulas: the hypotheses, the negated goal and the
+definitions of helper variables (square roots, inverses, ``abs``, ``max``, ``min``).  A fact is
+
+    ["ge", P]  P >= 0        ["gt", P]  P > 0        ["eq", P]  P = 0        ["ne", P]  P != 0
+    ["and", [fact, ...]]     ["or", [fact, ...]]     (["or", []] is false, ["and", []] true)
+
+and a polynomial ``P`` is a list of terms ``["p/q", [[atom, exponent], ...]]`` (atoms are the
+solver names of the kernel's atoms; exponents are positive integers).  ``nats`` lists the atoms
+that are natural numbers (whole numbers), for integer splits.
+
+A *certificate* is a tree; each node closes the branch it is checked in.  A branch holds
+*literals* (``ge``, ``gt``, ``eq`` facts, numbered in the order they were met) and *compounds*
+(``or`` and ``ne`` facts, numbered the same way); an ``and`` adds its parts.  Nodes:
+
+    {"by": "or", "at": i, "cases": [node, ...]}        compound i; one node per disjunct
+                                                        (``ne P`` has two: P > 0, -P > 0)
+    {"by": "sign", "poly": P, "cases": [pos, zero, neg]}          P > 0 | P = 0 | -P > 0
+    {"by": "integer", "poly": P, "at": "n", "cases": [low, high]}  P <= n | P >= n + 1, for
+                                                        P with integer coefficients in nats
+    {"by": "cut", "fact": ["ge"|"gt"|"eq", P], "proof": node, "then": node}
+                                                        proof: the branch with the fact
+                                                        negated; then: the branch with it
+    {"by": "psatz", "products": [["c", [i, ...]], ...], "squares": [["w", P], ...],
+     "multiples": [[Q, i], ...]}
+        c > 0 times the product of literals i, ... (``ge``/``gt``; [] is the constant 1),
+        w > 0 times P^2, Q times the ``eq`` literal i: their sum must be the zero polynomial,
+        and some product must have only ``gt`` factors (so the sum would be > 0 = 0).
+
+``check`` accepts only a certificate that is exactly right and fails closed on anything else
+(an unknown key, a float, an index out of range, a polynomial over the size limits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from fractions import Fraction
+
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "statement_key",
+           "canonical_statement", "parse_statement", "poly_add", "poly_mul", "poly_to_json",
+           "poly_from_json"]
+
+FORMAT = "novikoff-certificates/1"
+
+# Bounds that keep a hostile certificate from exhausting memory or time.
+_MAX_DEPTH = 64
+_MAX_NODES = 20_000
+_MAX_DEGREE = 24
+_MAX_TERMS = 5_000
+_MAX_FACTORS = 12
+_MAX_DIGITS = 400
+_RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?\Z")
+_NODE_KEYS = {"or": {"by", "at", "cases"}, "sign": {"by", "poly", "cases"},
+              "integer": {"by", "poly", "at", "cases"}, "cut": {"by", "fact", "proof", "then"},
+              "psatz": {"by", "products", "squares", "multiples"}}
+
+
+class CertificateError(Exception):
+    """A certificate (or a statement) is malformed or does not prove the obligation."""
+
+
+# ---------------------------------------------------------------------------- exact polynomials
+# A polynomial is a dict {monomial: Fraction}, a monomial a sorted tuple of (atom, exponent).
+
+def _rational(text) -> Fraction:
+    if not isinstance(text, str) or len(text) > _MAX_DIGITS or not _RATIONAL.match(text):
+        raise CertificateError(f"not an exact rational 'p/q': {text!r}")
+    value = Fraction(text)
+    return value
+
+
+def _mono_mul(a: tuple, b: tuple) -> tuple:
+    powers = dict(a)
+    for atom, e in b:
+        powers[atom] = powers.get(atom, 0) + e
+    return tuple(sorted(powers.items()))
+
+
+def poly_add(p: dict, q: dict, factor: Fraction = Fraction(1)) -> dict:
+    """p + factor*q."""
+    out = dict(p)
+    for m, c in q.items():
+        v = out.get(m, 0) + factor * c
+        if v:
+            out[m] = v
+        else:
+            out.pop(m, None)
+    return out
+
+
+def poly_mul(p: dict, q: dict) -> dict:
+    out: dict = {}
+    for m1, c1 in p.items():
+        for m2, c2 in q.items():
+            m = _mono_mul(m1, m2)
+            v = out.get(m, 0) + c1 * c2
+            if v:
+                out[m] = v
+            else:
+                out.pop(m)
+    if len(out) > _MAX_TERMS:
+        raise CertificateError("a product has too many terms")
+    return out
+
+
+def _degree(p: dict) -> int:
+    return max((sum(e for _, e in m) for m in p), default=0)
+
+
+def poly_from_json(data) -> dict:
+    """A polynomial from its JSON form, refusing anything malformed."""
+    if not isinstance(data, list) or len(data) > _MAX_TERMS:
+        raise CertificateError("a polynomial is a list of terms")
+    out: dict = {}
+    for term in data:
+        if not (isinstance(term, list) and len(term) == 2 and isinstance(term[1], list)):
+            raise CertificateError(f"a term is [coefficient, monomial], not {term!r}")
+        powers: dict = {}
+        for factor in term[1]:
+            if not (isinstance(factor, list) and len(factor) == 2 and isinstance(factor[0], str)
+                    and type(factor[1]) is int and 1 <= factor[1] <= _MAX_DEGREE
+                    and factor[0] not in powers):
+                raise CertificateError(f"a factor is [atom, exponent >= 1], not {factor!r}")
+            powers[factor[0]] = factor[1]
+        monomial = tuple(sorted(powers.items()))
+        if sum(powers.values()) > _MAX_DEGREE:
+            raise CertificateError("a monomial's degree is too high")
+        if monomial in out:
+            raise CertificateError("a monomial appears twice in a polynomial")
+        c = _rational(term[0])
+        if c:
+            out[monomial] = c
+    return out
+
+
+def _fraction_text(c: Fraction) -> str:
+    return str(c.numerator) if c.denominator == 1 else f"{c.numerator}/{c.denominator}"
+
+
+def poly_to_json(p: dict) -> list:
+    return [[_fraction_text(c), [[a, e] for a, e in m]] for m, c in sorted(p.items())]
+
+
+# ---------------------------------------------------------------------------- statements
+
+def _fact_from_json(data, depth: int = 0):
+    """A fact as (kind, poly) or (kind, tuple of facts)."""
+    if depth > _MAX_DEPTH or not (isinstance(data, list) and len(data) == 2):
+        raise CertificateError(f"not a fact: {data!r}"[:200])
+    kind, body = data
+    if kind in ("ge", "gt", "eq", "ne"):
+        return kind, poly_from_json(body)
+    if kind in ("and", "or") and isinstance(body, list):
+        return kind, tuple(_fact_from_json(f, depth + 1) for f in body)
+    raise CertificateError(f"unknown fact kind {kind!r}")
+
+
+def canonical_statement(facts, nats) -> str:
+    """The statement's canonical text: facts (JSON forms) without repeats, sorted; nats sorted."""
+    texts = sorted({json.dumps(f, separators=(",", ":")) for f in facts})
+    return ('{"facts":[' + ",".join(texts) + '],"nats":'
+            + json.dumps(sorted(set(nats)), separators=(",", ":")) + "}")
+
+
+def statement_key(text: str) -> str:
+    """The key a certificate is stored under: the SHA-256 of the canonical statement."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------- the check
+
+class Branch:
+    """What a branch of the certificate knows: literals and compounds, numbered as met."""
+
+    def __init__(self, literals=(), compounds=()):
+        self.literals = list(literals)
+        self.compounds = list(compounds)
+
+    def copy(self) -> "Branch":
+        return Branch(self.literals, self.compounds)
+
+    def add(self, fact) -> "Branch":
+        kind, body = fact
+        if kind == "and":
+            for part in body:
+                self.add(part)
+        elif kind == "ne":
+            self.compounds.append(("or", (("gt", body), ("gt", poly_add({}, body, -1)))))
+        elif kind == "or":
+            self.compounds.append(fact)
+        else:
+            self.literals.append(fact)
+        return self
+
+
+def _negated(fact):
+    kind, p = fact
+    minus = poly_add({}, p, Fraction(-1))
+    return {"ge": ("gt", minus), "gt": ("ge", minus), "eq": ("ne", p)}[kind]
+
+
+class _Checker:
+    def __init__(self, nats):
+        self.nats = frozenset(nats)
+        self.nodes = 0
+
+    def close(self, branch: Branch, node, depth: int) -> None:
+        self.nodes += 1
+        if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
+            raise CertificateError("the certificate is too deep or too large")
+        if not isinstance(node, dict) or node.get("by") not in _NODE_KEYS \
+                or set(node) != _NODE_KEYS[node["by"]]:
+            raise CertificateError(f"malformed node: {str(node)[:120]}")
+        getattr(self, "_" + node["by"])(branch, node, depth)
+
+    def _cases(self, branch: Branch, node, facts: list, depth: int) -> None:
+        cases = node["cases"]
+        if not isinstance(cases, list) or len(cases) != len(facts):
+            raise CertificateError(f"{node['by']}: {len(facts)} cases needed")
+        for fact, case in zip(facts, cases):
+            self.close(branch.copy().add(fact), case, depth + 1)
+
+    def _or(self, branch: Branch, node, depth: int) -> None:
+        at = node["at"]
+        if type(at) is not int or not 0 <= at < len(branch.compounds):
+            raise CertificateError(f"or: no compound {at!r}")
+        self._cases(branch, node, list(branch.compounds[at][1]), depth)
+
+    def _sign(self, branch: Branch, node, depth: int) -> None:
+        p = poly_from_json(node["poly"])
+        self._cases(branch, node, [("gt", p), ("eq", p), ("gt", poly_add({}, p, -1))], depth)
+
+    def _integer(self, branch: Branch, node, depth: int) -> None:
+        p = poly_from_json(node["poly"])
+        n = _rational(node["at"])
+        if n.denominator != 1 or any(c.denominator != 1 or any(a not in self.nats for a, _ in m)
+                                     for m, c in p.items()):
+            raise CertificateError("integer: a whole number, and a polynomial with integer "
+                                   "coefficients in the nats, are needed")
+        low = poly_add({(): n}, p, -1)  # n - p >= 0
+        high = poly_add(p, {(): -n - 1})  # p - n - 1 >= 0
+        self._cases(branch, node, [("ge", low), ("ge", high)], depth)
+
+    def _cut(self, branch: Branch, node, depth: int) -> None:
+        fact = _fact_from_json(node["fact"])
+        if fact[0] not in ("ge", "gt", "eq"):
+            raise CertificateError("cut: the fact is a ge, gt or eq literal")
+        self.close(branch.copy().add(_negated(fact)), node["proof"], depth + 1)
+        self.close(branch.copy().add(fact), node["then"], depth + 1)
+
+    def _psatz(self, branch: Branch, node, depth: int) -> None:
+        products, squares, multiples = node["products"], node["squares"], node["multiples"]
+        if not all(isinstance(x, list) for x in (products, squares, multiples)) \
+                or len(products) + len(squares) + len(multiples) > _MAX_TERMS:
+            raise CertificateError("psatz: products, squares and multiples are lists")
+        literals = branch.literals
+        total: dict = {}
+        strict = False
+        for item in products:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list)
+                    and len(item[1]) <= _MAX_FACTORS):
+                raise CertificateError(f"psatz: a product is [c, [literal, ...]], not {item!r}")
+            c = _rational(item[0])
+            if c <= 0:
+                raise CertificateError("psatz: a product's coefficient must be > 0")
+            term = {(): c}
+            kinds = set()
+            for i in item[1]:
+                if type(i) is not int or not 0 <= i < len(literals) \
+                        or literals[i][0] not in ("ge", "gt"):
+                    raise CertificateError(f"psatz: literal {i!r} is not an inequality here")
+                kinds.add(literals[i][0])
+                term = poly_mul(term, literals[i][1])
+            strict = strict or kinds <= {"gt"}
+            total = poly_add(total, term)
+        for item in squares:
+            if not (isinstance(item, list) and len(item) == 2):
+                raise CertificateError(f"psatz: a square is [w, P], not {item!r}")
+            w, p = _rational(item[0]), poly_from_json(item[1])
+            if w <= 0:
+                raise CertificateError("psatz: a square's weight must be > 0")
+            total = poly_add(total, poly_mul(p, p), w)
+        for item in multiples:
+            if not (isinstance(item, list) and len(item) == 2 and type(item[1]) is int
+                    and 0 <= item[1] < len(literals) and literals[item[1]][0] == "eq"):
+                raise CertificateError(f"psatz: a multiple is [Q, equality], not {item!r}"[:160])
+            total = poly_add(total, poly_mul(poly_from_json(item[0]), literals[item[1]][1]))
+        if total:
+            raise CertificateError("psatz: the sum is not the zero polynomial")
+        if not strict:
+            raise CertificateError("psatz: no product of strict facts (> 0) has a positive "
+                                   "coefficient, so the sum 0 contradicts nothing")
+
+
+def parse_statement(statement_text: str) -> tuple:
+    """(the root Branch, nats) of a statement's canonical text."""
+    try:
+        statement = json.loads(statement_text)
+    except ValueError as exc:
+        raise CertificateError(f"the statement is not JSON: {exc}") from None
+    if not (isinstance(statement, dict) and set(statement) == {"facts", "nats"}
+            and isinstance(statement["facts"], list) and isinstance(statement["nats"], list)
+            and all(isinstance(n, str) for n in statement["nats"])):
+        raise CertificateError("a statement is {facts, nats}")
+    branch = Branch()
+    for fact in statement["facts"]:
+        branch.add(_fact_from_json(fact))
+    return branch, frozenset(statement["nats"])
+
+
+def check(statement_text: str, certificate) -> None:
+    """Accept (return None) only if the certificate shows the statement's facts contradictory;
+    raise CertificateError otherwise.  statement_text: canonical_statement's text."""
+    branch, nats = parse_statement(statement_text)
+    try:
+        _Checker(nats).close(branch, certificate, 0)
+    except RecursionError:
+        raise CertificateError("the certificate is nested too deeply") from None

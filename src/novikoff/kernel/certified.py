@@ -1,0 +1,98 @@
+"""Decisions that replay a stored certificate before they ask a solver.
+
+``entails`` and ``identity`` are ``solver``'s, but when the ledger holds a certificate for the
+obligation's statement (keyed by the statement's hash) and ``certificates.check`` accepts it, the
+verdict is 'valid' on the certificate alone (basis 'certified') and no solver is asked.  Every
+other 'valid' verdict rests on Z3 (basis 'solver') or on SymPy's normal form ('sympy'), and the
+ledger counts it, so that the checker can say what each verified step rests on.  Certificates in
+the ledger come from files anyone can edit: each is checked every time it is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import solver
+from .certificates import CertificateError, check, statement_key
+from .solver import Verdict
+from .statements import NoStatement, statement_of
+
+__all__ = ["LEDGER", "Ledger", "entails", "identity"]
+
+
+@dataclass
+class Ledger:
+    """The certificates the kernel may replay, and what the valid verdicts rested on.
+
+    store: statement key -> certificate (untrusted: checked on every use).  recording: keep the
+    statements of the verdicts no certificate backs (pending), for `novikoff certify`.  used:
+    key -> certificate of every replay accepted.  uncertified: how many 'valid' verdicts rested
+    on a solver or on SymPy (the checker compares it before and after a step)."""
+
+    store: dict = field(default_factory=dict)
+    recording: bool = False
+    pending: dict = field(default_factory=dict)  # key -> statement text
+    used: dict = field(default_factory=dict)
+    refused: dict = field(default_factory=dict)  # key -> why its certificate was refused
+    uncertified: int = 0
+    certified: int = 0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.store) or self.recording
+
+
+LEDGER = Ledger()
+
+
+def _statement(hypotheses, goal, nats):
+    """(key, statement text) of the obligation, or None when it has no polynomial statement."""
+    try:
+        text = statement_of(hypotheses, goal, nats)
+    except NoStatement:
+        return None
+    return statement_key(text), text
+
+
+def _replay(obligation) -> Verdict | None:
+    if obligation is None:
+        return None
+    key, text = obligation
+    certificate = LEDGER.store.get(key)
+    if certificate is None:
+        return None
+    try:
+        check(text, certificate)
+    except CertificateError as exc:
+        LEDGER.refused[key] = str(exc)
+        return None
+    LEDGER.used[key] = certificate
+    LEDGER.certified += 1
+    return Verdict("valid", reason="certified", basis="certified")
+
+
+def _uncertified(verdict: Verdict, obligation) -> Verdict:
+    if verdict.answer == "valid":
+        LEDGER.uncertified += 1
+        if LEDGER.recording and obligation is not None:
+            LEDGER.pending[obligation[0]] = obligation[1]
+    return verdict
+
+
+def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
+    """solver.entails, or 'valid' by a stored certificate that the checker accepts."""
+    obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
+    replayed = _replay(obligation)
+    if replayed is not None:
+        return replayed
+    return _uncertified(solver.entails(hypotheses, goal, timeout_ms, nats), obligation)
+
+
+def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
+    """solver.identity (SymPy's normal form), or 'valid' by a stored certificate: the checker's
+    own polynomial arithmetic then confirms it, and SymPy's simplifier is not trusted."""
+    obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
+    replayed = _replay(obligation)
+    if replayed is not None:
+        return replayed
+    return _uncertified(solver.identity(hypotheses, goal, timeout_ms, nats), obligation)

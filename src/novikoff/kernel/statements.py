@@ -1,0 +1,262 @@
+"""The statement of an obligation as exact polynomial facts, for the certificate checker.
+
+The same semantics as the Z3 translation (``solver.Translator``), built from the kernel's
+formulas by walking their terms, with the checker's own exact polynomial arithmetic (no SymPy
+simplification): atoms are named by ``atom_name``; square roots, inverses, ``abs``, ``max`` and
+``min`` are helper atoms with their total definitions (``a >= 0 => s >= 0 and s^2 = a``,
+``a < 0 => s = 0``; ``b != 0 => q*b = 1``, ``b = 0 => q = 0``); a relation holds only with its
+domain (a goal also with the conditions its SymPy terms show); ``<v, v> >= 0``; elements of one
+sequence at equal indices are equal.  ``floor`` and ``ceil`` have no statement (such obligations
+rest on the solver).  A helper atom is named after its kind and its argument's polynomial, so
+two different helpers never share a name and the same helper is the same atom everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from fractions import Fraction
+
+import sympy as sp
+
+from .certificates import canonical_statement, poly_add, poly_mul, poly_to_json
+from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
+                       sides)
+from .solver import atom_name, coefficient_conditions
+from .sums import index_of
+from .terms import Inner, Norm
+
+__all__ = ["NoStatement", "statement_of"]
+
+
+class NoStatement(Exception):
+    """The obligation has no polynomial statement (floor, ceil, an unsupported term)."""
+
+
+_ONE = {(): Fraction(1)}
+
+
+def _negate(fact):
+    kind, body = fact
+    if kind == "and":
+        return ("or", tuple(_negate(f) for f in body))
+    if kind == "or":
+        return ("and", tuple(_negate(f) for f in body))
+    minus = poly_add({}, dict(body), Fraction(-1))
+    return {"ge": ("gt", _frozen(minus)), "gt": ("ge", _frozen(minus)),
+            "eq": ("ne", body), "ne": ("eq", body)}[kind]
+
+
+def _frozen(p: dict) -> tuple:
+    return tuple(sorted(p.items()))
+
+
+def _json(fact):
+    kind, body = fact
+    if kind in ("and", "or"):
+        return [kind, [_json(f) for f in body]]
+    return [kind, poly_to_json(dict(body))]
+
+
+def _helper_name(kind: str, *polys) -> str:
+    return f"!{kind}" + json.dumps([poly_to_json(p) for p in polys], separators=(",", ":"))
+
+
+class _Builder:
+    def __init__(self):
+        self.atoms: dict = {}  # name -> SymPy atom
+        self.definitions: list = []  # facts (tuples), in order of creation
+        self.helpers: set = set()
+
+    def var(self, atom) -> dict:
+        name = atom_name(atom)
+        if name not in self.atoms:
+            self.atoms[name] = atom
+            if isinstance(atom, Inner) and atom.args[0] == atom.args[1]:
+                self.definitions.append(("ge", _frozen({((name, 1),): Fraction(1)})))
+        return {((name, 1),): Fraction(1)}
+
+    def _define(self, name: str, facts) -> dict:
+        if name not in self.helpers:
+            self.helpers.add(name)
+            self.definitions += facts
+        return {((name, 1),): Fraction(1)}
+
+    def sqrt(self, arg: sp.Expr, conditions=None) -> dict:
+        a = self.term(arg)
+        name = _helper_name("sqrt", a)
+        s = {((name, 1),): Fraction(1)}
+        fa = _frozen(a)
+        facts = [("or", (("gt", _frozen(poly_add({}, a, -1))),
+                         ("and", (("ge", _frozen(s)), ("eq", _frozen(poly_add(poly_mul(s, s), a, -1))))))),
+                 ("or", (("ge", fa), ("eq", _frozen(s))))]
+        out = self._define(name, facts)
+        if conditions is not None:  # ||v||^2 >= 0 where v's coefficients mean something
+            defined = [self.formula(c) for c in conditions]
+            gram = ("or", (*(_negate(d) for d in defined), ("ge", fa)))
+            if gram not in self.definitions:
+                self.definitions.append(gram)
+        return out
+
+    def inverse(self, arg: sp.Expr) -> dict:
+        b = self.term(arg)
+        name = _helper_name("inv", b)
+        q = {((name, 1),): Fraction(1)}
+        fb = _frozen(b)
+        facts = [("or", (("eq", fb), ("eq", _frozen(poly_add(poly_mul(q, b), _ONE, -1))))),
+                 ("or", (("ne", fb), ("eq", _frozen(q))))]
+        return self._define(name, facts)
+
+    def choice(self, kind: str, a: dict, b: dict) -> dict:
+        """abs (b = -a), max or min of two: a helper v with its two cases."""
+        name = _helper_name(kind, a, b)
+        v = {((name, 1),): Fraction(1)}
+        first = _frozen(poly_add(v, a, -1))  # v = a
+        second = _frozen(poly_add(v, b, -1))  # v = b
+        a_minus_b = _frozen(poly_add(a, b, -1))
+        b_minus_a = _frozen(poly_add(b, a, -1))
+        if kind == "abs":  # a >= 0 ? a : -a   (b is -a)
+            cases = (("and", (("ge", _frozen(a)), ("eq", first))),
+                     ("and", (("gt", _frozen(b)), ("eq", second))))
+        elif kind == "max":  # a > b ? a : b
+            cases = (("and", (("gt", a_minus_b), ("eq", first))),
+                     ("and", (("ge", b_minus_a), ("eq", second))))
+        else:  # min: a < b ? a : b
+            cases = (("and", (("gt", b_minus_a), ("eq", first))),
+                     ("and", (("ge", a_minus_b), ("eq", second))))
+        return self._define(name, [("or", cases)])
+
+    def term(self, e) -> dict:
+        if e.is_Rational:
+            value = Fraction(int(e.p), int(e.q))
+            return {(): value} if value else {}
+        if isinstance(e, (sp.Symbol, Inner, sp.core.function.AppliedUndef, sp.Sum)):
+            return self.var(e)
+        if isinstance(e, Norm):
+            return self.sqrt(e.gram(), conditions=coefficient_conditions(e))
+        if e.is_Add:
+            out: dict = {}
+            for a in e.args:
+                out = poly_add(out, self.term(a))
+            return out
+        if e.is_Mul:
+            out = _ONE
+            for a in e.args:
+                out = poly_mul(out, self.term(a))
+            return out
+        if e.is_Pow:
+            return self.power(e.base, e.exp)
+        if isinstance(e, sp.Abs):
+            a = self.term(e.args[0])
+            return self.choice("abs", a, poly_add({}, a, -1))
+        if isinstance(e, (sp.Max, sp.Min)):
+            args = [self.term(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = self.choice("max" if isinstance(e, sp.Max) else "min", a, out)
+            return out
+        raise NoStatement(f"no polynomial statement for {type(e).__name__}")
+
+    def power(self, base, exp) -> dict:
+        if exp.is_Integer:
+            n = int(exp)
+            if abs(n) > 16:
+                raise NoStatement(f"exponent {n} is too large")
+            b = self.inverse(base) if n < 0 else self.term(base)
+            out = _ONE
+            for _ in range(abs(n)):
+                out = poly_mul(out, b)
+            return out
+        if exp.is_Rational and exp.q == 2:
+            if exp < 0:
+                return self.inverse(base ** (-exp))
+            root = self.sqrt(base)
+            out = _ONE
+            for _ in range(int(exp.p)):
+                out = poly_mul(out, root)
+            return out
+        raise NoStatement(f"unsupported exponent {exp}")
+
+    def formula(self, f, goal: bool = True):
+        """As solver.Translator._formula: a goal is strong, a hypothesis weak."""
+        if isinstance(f, (Relation, VectorEq)):
+            if isinstance(f, Relation):
+                d = poly_add(self.term(f.lhs), self.term(f.rhs), -1)
+                rel = f.rel
+            else:
+                d, rel = self.term(f.as_quadratic()), "="
+            minus = _frozen(poly_add({}, d, -1))
+            holds = {"=": ("eq", _frozen(d)), "!=": ("ne", _frozen(d)), "<": ("gt", minus),
+                     "<=": ("ge", minus), ">": ("gt", _frozen(d)), ">=": ("ge", _frozen(d))}[rel]
+            written = [self.formula(o, goal) for o in f.domain]
+            shown = [self.formula(o) for o in f.obligations() if o not in f.domain]
+            if goal or not shown:
+                return ("and", (*written, *shown, holds))
+            return ("and", (*written, ("or", (*(_negate(s) for s in shown), holds))))
+        if isinstance(f, Implication):
+            premises = [self.formula(p, not goal) for p in f.premises]
+            return ("or", (*(_negate(p) for p in premises), self.formula(f.conclusion, goal)))
+        if isinstance(f, Disjunction):
+            return ("or", tuple(self.formula(d, goal) for d in f.disjuncts))
+        if isinstance(f, Conjunction):
+            return ("and", tuple(self.formula(p, goal) for p in f.parts))
+        if isinstance(f, Equivalence):
+            return ("and", (self.formula(Implication((f.left,), f.right), goal),
+                            self.formula(Implication((f.right,), f.left), goal)))
+        raise NoStatement(f"not a formula: {f!r}")
+
+    def congruence(self) -> list:
+        """As solver.Translator.congruence."""
+        elements: dict = {}
+        vectors: set = set()
+        for atom in list(self.atoms.values()):
+            parts = atom.args if isinstance(atom, Inner) else (atom,)
+            for part in parts:
+                if isinstance(part, sp.core.function.AppliedUndef) and not isinstance(part, Inner):
+                    elements.setdefault(part.func, set()).add(part)
+                if isinstance(atom, Inner):
+                    vectors.add(part)
+            if isinstance(atom, sp.Sum):
+                elements.setdefault(atom.function, set()).add(atom)
+        facts = []
+        for group in elements.values():
+            ordered = sorted(group, key=sp.default_sort_key)
+            for i, e1 in enumerate(ordered):
+                for e2 in ordered[i + 1:]:
+                    if sp.expand(index_of(e1) - index_of(e2)).is_number:
+                        continue
+                    same = poly_add(self.term(index_of(e1)), self.term(index_of(e2)), -1)
+                    if e1 in vectors or e2 in vectors:
+                        equal = [poly_add(self.var(Inner(e1, u)), self.var(Inner(e2, u)), -1)
+                                 for u in sorted(vectors, key=sp.default_sort_key)]
+                    else:
+                        equal = [poly_add(self.var(e1), self.var(e2), -1)]
+                    facts.append(("or", (("ne", _frozen(same)),
+                                         ("and", tuple(("eq", _frozen(q)) for q in equal)))))
+        return facts
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement(hypotheses: tuple, goals: tuple, nats: frozenset) -> str:
+    b = _Builder()
+    facts = [b.formula(h, goal=False) for h in hypotheses]
+    if goals:
+        facts.append(_negate(("and", tuple(b.formula(g) for g in goals))))
+    facts += b.congruence()
+    facts = b.definitions + facts
+    names = [atom_name(n) for n in nats]
+    return canonical_statement([_json(f) for f in facts], names)
+
+
+def statement_of(hypotheses, goal, nats=frozenset()) -> str:
+    """The canonical text of 'the hypotheses and the negated goal are contradictory' (goal:
+    a formula, a tuple of them, or None).  Raises NoStatement when there is none."""
+    goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
+    if any(side.has(sp.floor, sp.ceiling) for f in (*hypotheses, *goals)
+           for side in sides(f)):
+        raise NoStatement("floor and ceil rest on the solver")
+    try:
+        return _statement(tuple(hypotheses), goals, frozenset(nats))
+    except RecursionError:
+        raise NoStatement("a term is nested too deeply") from None
+
