@@ -20,6 +20,8 @@ import sympy as sp
 from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
+from .certify.store import CertificateFileError, load_certificates
+from .kernel.certified import LEDGER
 from .kernel.formulas import free_symbols
 from .kernel.solver import AUDIT, LIMITS, atom_name, display_name
 from .language import ast as A
@@ -55,12 +57,16 @@ class StepReport:
     # counterexample satisfying every fact in force) or "under-justified" (true in its
     # setting: it needs more citations); "" otherwise.
     judgement: str = ""
+    # Of a verified check: "certified" (every decision it made rests on a certificate the
+    # kernel replayed) or "solver" (one rests on Z3 or on SymPy's normal form alone).
+    basis: str = ""
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "column": self.column,
                 "lemma": self.lemma, "text": self.text, "status": self.status,
                 "reason": self.reason, "counterexample": self.counterexample,
-                "missing": list(self.missing), "judgement": self.judgement}
+                "missing": list(self.missing), "judgement": self.judgement,
+                "basis": self.basis}
 
     @property
     def ok(self) -> bool:
@@ -255,6 +261,12 @@ class Checker:
             return report
         if not self._loading:  # an imported file's checks count toward the importing file's
             LIMITS.start_file()
+        try:
+            LEDGER.store.update(load_certificates(Path(path)))
+        except CertificateFileError as exc:
+            report.error = ProofSyntaxError(str(exc), display, 1, 1)
+            self.reports[key] = report
+            return report
         self._loading.append(key)
         try:
             self._check_source(source, display, Path(path), report)
@@ -393,6 +405,8 @@ class _LemmaCheck:
         self.parts = self._earlier_parts()  # name -> statement: citable unproved
         self.parts_cited: dict = {}  # name -> statement, in the order first cited
         self.part_theorems: set = set()  # their hypothetical theorems
+        # The kernel's count of uncertified decisions when the last check was recorded.
+        self.ledger_mark = LEDGER.uncertified
 
     # ------------------------------------------------------------------ entry
 
@@ -1079,9 +1093,14 @@ class _LemmaCheck:
 
     def _record(self, pos: A.Pos, text: str, status: str, reason: str = "",
                 counterexample=None, missing=(), xfail: bool = False, judgement: str = ""):
+        # What the check rests on: the decisions the kernel made since the last record.
+        basis = ("certified" if LEDGER.uncertified == self.ledger_mark else "solver") \
+            if status == "verified" else ""
+        self.ledger_mark = LEDGER.uncertified
         self.report.steps.append(StepReport(self.display, pos.line, pos.col, self.lemma.name,
                                             text, status, reason, counterexample,
-                                            list(missing), xfail, judgement=judgement))
+                                            list(missing), xfail, judgement=judgement,
+                                            basis=basis))
 
 
 def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> LemmaReport:

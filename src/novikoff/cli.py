@@ -24,6 +24,8 @@ _SUBCOMMANDS = {
     "witness": ("novikoff.witness.cli", "replay or find runs that refute claims about perceptrons"),
     "report": ("novikoff.report.cli", "write an annotated proof document (HTML, LaTeX, Markdown) "
                                       "for each .proof file"),
+    "certify": ("novikoff.certify.cli", "search and store certificates for the verified steps "
+                                        "of .proof files"),
     "grade": ("novikoff.grade.cli", "grade a folder of students' .proof files against a reference "
                                     "assignment"),
 }
@@ -80,6 +82,9 @@ def _check(args) -> int:
             print(f"novikoff: error: --smt2 {args.smt2}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     AUDIT.cross_check = args.cross_check
+    from .kernel.certified import LEDGER
+
+    LEDGER.required = args.require_certificates
     AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
     start = time.perf_counter()
     reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1)
@@ -111,6 +116,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                             "step unknown (needs the cvc5 extra)")
     check.add_argument("--smt2", metavar="DIR",
                        help="write every obligation as a self-contained SMT-LIB 2 file in DIR")
+    check.add_argument("--require-certificates", action="store_true",
+                       help="count a step as verified only if every decision it rests on is "
+                            "backed by a stored certificate (`novikoff certify`), none by a "
+                            "solver alone")
     check.set_defaults(handler=_check)
     wanted = _SUBCOMMANDS.get(command, (None,))[0]
     if wanted is not None:

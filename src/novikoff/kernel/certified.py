@@ -17,7 +17,7 @@ from .certificates import CertificateError, check, statement_key
 from .solver import Verdict
 from .statements import NoStatement, statement_of
 
-__all__ = ["LEDGER", "Ledger", "entails", "identity"]
+__all__ = ["LEDGER", "Ledger", "NO_CERTIFICATE", "entails", "identity"]
 
 
 @dataclass
@@ -36,6 +36,8 @@ class Ledger:
     refused: dict = field(default_factory=dict)  # key -> why its certificate was refused
     uncertified: int = 0
     certified: int = 0
+    # A 'valid' verdict that no certificate backs is 'unknown' (check --require-certificates).
+    required: bool = False
 
     @property
     def active(self) -> bool:
@@ -71,11 +73,17 @@ def _replay(obligation) -> Verdict | None:
     return Verdict("valid", reason="certified", basis="certified")
 
 
+NO_CERTIFICATE = ("rests on a solver alone: no stored certificate backs it, and certificates "
+                  "are required (`novikoff certify` searches one)")
+
+
 def _uncertified(verdict: Verdict, obligation) -> Verdict:
     if verdict.answer == "valid":
         LEDGER.uncertified += 1
         if LEDGER.recording and obligation is not None:
             LEDGER.pending[obligation[0]] = obligation[1]
+        if LEDGER.required:
+            return Verdict("unknown", translator=verdict.translator, reason=NO_CERTIFICATE)
     return verdict
 
 

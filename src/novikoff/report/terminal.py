@@ -51,7 +51,8 @@ def _verbose(report) -> list:
 
 
 def _step_lines(step) -> list:
-    out = [f"    {step.file}:{step.line}:{step.column}: {step.status}: {step.text}"]
+    status = f"{step.status} ({step.basis})" if getattr(step, "basis", "") else step.status
+    out = [f"    {step.file}:{step.line}:{step.column}: {status}: {step.text}"]
     if step.status != "verified" and step.reason:
         out.append(f"        why: {step.reason}")
     if step.counterexample:
@@ -77,6 +78,7 @@ def summary_counts(reports, elapsed: float) -> dict:
             "failing_as_expected": count(lemmas, "expected_failure"),
             "not_verified": count(lemmas, "failed"),
             "checks": len(steps), "checks_verified": count(steps, "verified"),
+            "checks_certified": sum(1 for s in steps if getattr(s, "basis", "") == "certified"),
             "checks_expected_failures": count(steps, "expected_failure"),
             "checks_failed": count(steps, "failed"), "checks_unknown": count(steps, "unknown"),
             "seconds": round(elapsed, 3)}
@@ -86,7 +88,8 @@ def _counts_text(lemmas, steps) -> str:
     c = summary_counts([_Group(lemmas, steps)], 0.0)
     return (f"{c['lemmas']} lemmas: {c['verified']} verified, {c['failing_as_expected']} "
             f"failing as expected, {c['not_verified']} not verified; {c['checks']} checks: "
-            f"{c['checks_verified']} verified, {c['checks_expected_failures']} expected "
+            f"{c['checks_verified']} verified ({c['checks_certified']} certified), "
+            f"{c['checks_expected_failures']} expected "
             f"failures, {c['checks_failed']} failed, {c['checks_unknown']} unknown")
 
 

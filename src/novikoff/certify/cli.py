@@ -1,0 +1,83 @@
+"""`novikoff certify PATH...`: search certificates for the obligations of proof files and write
+them beside the files (DIR/.certificates/NAME.proof.json)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["register", "certify_file"]
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("certify", help="search and store certificates for the verified "
+                                            "steps of .proof files")
+    parser.add_argument("paths", nargs="*", help="files or directories (default: the bundled "
+                                                 "proofs/)")
+    parser.add_argument("--timeout", type=int, default=5000, metavar="MS",
+                        help="solver timeout per obligation in milliseconds (default 5000)")
+    parser.set_defaults(handler=_certify)
+
+
+def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
+    """Check one file with every decision recorded, search certificates for those the stored
+    ones do not cover, and write the file's certificates.  Returns counts."""
+    from ..checker import Checker
+    from ..kernel.certified import LEDGER
+    from .search import find_certificate
+    from .store import load_certificates, write_certificates
+
+    LEDGER.store = dict(load_certificates(path))
+    LEDGER.recording, LEDGER.pending, LEDGER.used = True, {}, {}
+    try:
+        report = Checker(timeout_ms=timeout_ms).check_file(path)
+        pending, used = dict(LEDGER.pending), dict(LEDGER.used)
+    finally:
+        LEDGER.store, LEDGER.recording, LEDGER.pending, LEDGER.used = {}, False, {}, {}
+    found = {}
+    for key, statement in pending.items():
+        certificate = find_certificate(statement, timeout_ms)
+        if certificate is not None:
+            found[key] = certificate
+    kept = {**used, **found}
+    if kept or load_certificates(path):
+        write_certificates(path, kept)
+    return {"error": report.error, "replayed": len(used), "found": len(found),
+            "left": len(pending) - len(found)}
+
+
+def _certify(args) -> int:
+    from ..checker import bundled_proofs_dir, proof_files
+    from .store import CertificateFileError
+
+    paths = args.paths or [bundled_proofs_dir()]
+    for p in paths:
+        if not Path(p).exists():
+            print(f"novikoff: error: no such file or directory: {p}", file=sys.stderr)
+            return 2
+    files = proof_files(paths)
+    if not files:
+        print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
+              file=sys.stderr)
+        return 2
+    code = 0
+    totals = {"replayed": 0, "found": 0, "left": 0}
+    start = time.perf_counter()
+    for path in files:
+        try:
+            counts = certify_file(Path(path), args.timeout)
+        except CertificateFileError as exc:
+            print(f"novikoff: error: {exc}", file=sys.stderr)
+            code = 2
+            continue
+        if counts["error"] is not None:
+            print(counts["error"], file=sys.stderr)
+            code = 2
+        for k in totals:
+            totals[k] += counts[k]
+        print(f"{path}: {counts['replayed']} certificates replayed, {counts['found']} found, "
+              f"{counts['left']} decisions left to the solver")
+    print(f"certify: {totals['replayed'] + totals['found']} certified, {totals['left']} left to "
+          f"the solver, in {time.perf_counter() - start:.1f} s")
+    return code
