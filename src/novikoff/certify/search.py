@@ -13,6 +13,7 @@ core's literals are tried with products of three.
 from __future__ import annotations
 
 import itertools
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -28,10 +29,16 @@ _MAX_DEPTH = 10
 _MAX_COLUMNS = 4000
 
 
-def find_certificate(statement_text: str, timeout_ms: int = 3000) -> dict | None:
-    """A certificate that the kernel's checker accepts for the statement, or None."""
+def find_certificate(statement_text: str, timeout_ms: int = 3000,
+                     budget_s: float = 20.0) -> dict | None:
+    """A certificate that the kernel's checker accepts for the statement, or None (also when
+    the search takes more than budget_s seconds)."""
     branch, nats = parse_statement(statement_text)
-    node = _Search(nats, timeout_ms).close(branch, 0, frozenset())
+    search = _Search(nats, timeout_ms, time.monotonic() + budget_s)
+    try:
+        node = search.close(branch, 0, frozenset())
+    except _OutOfTime:
+        return None
     if node is None:
         return None
     try:
@@ -54,10 +61,15 @@ def _z3_poly(p: dict, variables) -> z3.ArithRef:
     return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
+class _OutOfTime(Exception):
+    pass
+
+
 class _Search:
-    def __init__(self, nats, timeout_ms: int):
+    def __init__(self, nats, timeout_ms: int, deadline: float):
         self.nats = nats
         self.timeout_ms = timeout_ms
+        self.deadline = deadline
         self.variables: dict = {}
 
     def _var(self, name: str):
@@ -103,8 +115,24 @@ class _Search:
         return sorted(lits), sorted(comps)
 
     def close(self, branch: Branch, depth: int, spent: frozenset):
+        if time.monotonic() > self.deadline:
+            raise _OutOfTime
         if depth > _MAX_DEPTH:
             return None
+        pair = _opposite_pair(branch)
+        if pair is not None:
+            # p >= 0 and -p >= 0: cut p = 0 (two linear cases), so the leaves may multiply it.
+            p, i, j = pair
+            at, low = len(branch.compounds), len(branch.literals)
+            proof = {"by": "or", "at": at, "cases": [
+                {"by": "psatz", "products": [["1", [low]], ["1", [j]]], "squares": [],
+                 "multiples": []},
+                {"by": "psatz", "products": [["1", [low]], ["1", [i]]], "squares": [],
+                 "multiples": []}]}
+            then = self.close(branch.copy().add(("eq", p)), depth, spent)
+            if then is None:
+                return None
+            return {"by": "cut", "fact": ["eq", poly_to_json(p)], "proof": proof, "then": then}
         found = self.core(branch, spent)
         if found is None:
             return None
@@ -113,6 +141,8 @@ class _Search:
             if not branch.compounds[j][1]:
                 return {"by": "or", "at": j, "cases": []}
         leaf = _leaf(branch.literals, lits, degree=2)
+        if leaf is None and not comps and len(branch.literals) <= 24:
+            leaf = _leaf(branch.literals, range(len(branch.literals)), degree=2)
         if leaf is not None:
             return leaf
         for j in comps[:3]:
@@ -125,11 +155,46 @@ class _Search:
             else:
                 return {"by": "or", "at": j, "cases": cases}
         if not comps:
-            return _leaf(branch.literals, lits, degree=3)
+            for degree in (3, 4):
+                leaf = _leaf(branch.literals, lits, degree=degree)
+                if leaf is not None:
+                    return leaf
         return None
 
 
+def _opposite_pair(branch: Branch):
+    """(p, i, j) with literal i p >= 0 and literal j -p >= 0, p = 0 not yet a literal."""
+    seen = {}
+    equalities = {tuple(sorted(p.items())) for kind, p in branch.literals if kind == "eq"}
+    for i, (kind, p) in enumerate(branch.literals):
+        if kind != "ge" or not p:
+            continue
+        key = tuple(sorted(p.items()))
+        minus = tuple(sorted(poly_add({}, p, -1).items()))
+        if minus in seen and key not in equalities and minus not in equalities:
+            return p, i, seen[minus]
+        seen.setdefault(key, i)
+    return None
+
+
 # ---------------------------------------------------------------------------- the LP leaf
+
+def _divide(t: tuple, m: tuple):
+    """The monomial t/m, or None when m does not divide t."""
+    powers = dict(t)
+    for a, e in m:
+        if powers.get(a, 0) < e:
+            return None
+        powers[a] -= e
+    return tuple(sorted((a, e) for a, e in powers.items() if e))
+
+
+def _mono_mul(a: tuple, b: tuple) -> tuple:
+    powers = dict(a)
+    for atom, e in b:
+        powers[atom] = powers.get(atom, 0) + e
+    return tuple(sorted(powers.items()))
+
 
 def _atoms(p: dict) -> set:
     return {a for m in p for a, _ in m}
@@ -157,14 +222,32 @@ def _leaf(literals, chosen, degree: int):
                             all(literals[i][0] == "gt" for i in combo)))
     for a in atoms:
         m = {((a, 1),): Fraction(1)}
-        columns.append(("square", m, poly_mul(m, m), True, False))
-    multipliers = [{(): Fraction(1)}] + [{((a, 1),): Fraction(1)} for a in atoms]
+        columns.append(("square", (m, []), poly_mul(m, m), True, False))
+        for i in inequalities:
+            columns.append(("square", (m, [i]), poly_mul(poly_mul(m, m), literals[i][1]),
+                            True, False))
+    base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
-        multipliers += [poly_mul({((a, 1),): Fraction(1)}, {((b, 1),): Fraction(1)})
-                        for a, b in itertools.combinations_with_replacement(atoms, 2)]
+        base |= {_mono_mul(((a, 1),), ((b, 1),))
+                 for a, b in itertools.combinations_with_replacement(atoms, 2)}
+    # Multipliers that can cancel a monomial of the other columns (twice: a chain of two).
+    targets = {m for col in columns for m in col[2]}
+    multipliers = {i: set(base) for i in equalities}
+    for _ in range(2):
+        for i in equalities:
+            for m in literals[i][1]:
+                for t in targets:
+                    q = _divide(t, m)
+                    if q is not None:
+                        multipliers[i].add(q)
+        targets |= {_mono_mul(q, m) for i in equalities for q in multipliers[i]
+                    for m in literals[i][1]}
+        if sum(len(v) for v in multipliers.values()) > _MAX_COLUMNS:
+            return None
     for i in equalities:
-        for q in multipliers:
-            columns.append(("multiple", (q, i), poly_mul(q, literals[i][1]), False, False))
+        for q in sorted(multipliers[i]):
+            qp = {q: Fraction(1)}
+            columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False, False))
     if len(columns) > _MAX_COLUMNS:
         return None
     rows: dict = {}
@@ -201,7 +284,7 @@ def _leaf(literals, chosen, degree: int):
         if kind == "product":
             node["products"].append([text, payload])
         elif kind == "square":
-            node["squares"].append([text, poly_to_json(payload)])
+            node["squares"].append([text, poly_to_json(payload[0]), payload[1]])
         else:
             q, i = payload
             node["multiples"].append([poly_to_json(poly_add({}, q, value)), i])

@@ -25,11 +25,12 @@ A *certificate* is a tree; each node closes the branch it is checked in.  A bran
     {"by": "cut", "fact": ["ge"|"gt"|"eq", P], "proof": node, "then": node}
                                                         proof: the branch with the fact
                                                         negated; then: the branch with it
-    {"by": "psatz", "products": [["c", [i, ...]], ...], "squares": [["w", P], ...],
+    {"by": "psatz", "products": [["c", [i, ...]], ...], "squares": [["w", P, [i, ...]], ...],
      "multiples": [[Q, i], ...]}
         c > 0 times the product of literals i, ... (``ge``/``gt``; [] is the constant 1),
-        w > 0 times P^2, Q times the ``eq`` literal i: their sum must be the zero polynomial,
-        and some product must have only ``gt`` factors (so the sum would be > 0 = 0).
+        w > 0 times P^2 times the product of literals i, ..., Q times the ``eq`` literal i: their
+        sum must be the zero polynomial, and some product must have only ``gt`` factors (so
+        the sum would be > 0 = 0).
 
 ``check`` accepts only a certificate that is exactly right and fails closed on anything else
 (an unknown key, a float, an index out of range, a polynomial over the size limits).
@@ -254,6 +255,12 @@ class _Checker:
         self.close(branch.copy().add(_negated(fact)), node["proof"], depth + 1)
         self.close(branch.copy().add(fact), node["then"], depth + 1)
 
+    @staticmethod
+    def _inequality(literals, i) -> dict:
+        if type(i) is not int or not 0 <= i < len(literals) or literals[i][0] not in ("ge", "gt"):
+            raise CertificateError(f"psatz: literal {i!r} is not an inequality here")
+        return literals[i][1]
+
     def _psatz(self, branch: Branch, node, depth: int) -> None:
         products, squares, multiples = node["products"], node["squares"], node["multiples"]
         if not all(isinstance(x, list) for x in (products, squares, multiples)) \
@@ -272,20 +279,22 @@ class _Checker:
             term = {(): c}
             kinds = set()
             for i in item[1]:
-                if type(i) is not int or not 0 <= i < len(literals) \
-                        or literals[i][0] not in ("ge", "gt"):
-                    raise CertificateError(f"psatz: literal {i!r} is not an inequality here")
+                term = poly_mul(term, self._inequality(literals, i))
                 kinds.add(literals[i][0])
-                term = poly_mul(term, literals[i][1])
             strict = strict or kinds <= {"gt"}
             total = poly_add(total, term)
         for item in squares:
-            if not (isinstance(item, list) and len(item) == 2):
-                raise CertificateError(f"psatz: a square is [w, P], not {item!r}")
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[2], list)
+                    and len(item[2]) <= _MAX_FACTORS):
+                raise CertificateError(f"psatz: a square is [w, P, [literal, ...]], not "
+                                       f"{item!r}"[:160])
             w, p = _rational(item[0]), poly_from_json(item[1])
             if w <= 0:
                 raise CertificateError("psatz: a square's weight must be > 0")
-            total = poly_add(total, poly_mul(p, p), w)
+            term = poly_mul(p, p)
+            for i in item[2]:
+                term = poly_mul(term, self._inequality(literals, i))
+            total = poly_add(total, term, w)
         for item in multiples:
             if not (isinstance(item, list) and len(item) == 2 and type(item[1]) is int
                     and 0 <= item[1] < len(literals) and literals[item[1]][0] == "eq"):

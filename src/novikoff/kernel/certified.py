@@ -32,16 +32,23 @@ class Ledger:
     store: dict = field(default_factory=dict)
     recording: bool = False
     pending: dict = field(default_factory=dict)  # key -> statement text
+    # Recording: key -> statement text of every certificate replayed, and the statements a
+    # solver found satisfiable (a model), on which no certificate may ever be accepted.
+    statements: dict = field(default_factory=dict)
+    satisfiable: dict = field(default_factory=dict)
     used: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)  # key -> why its certificate was refused
     uncertified: int = 0
     certified: int = 0
     # A 'valid' verdict that no certificate backs is 'unknown' (check --require-certificates).
     required: bool = False
+    # Untrusted: statement text -> certificate or None, asked when none is stored (tests search
+    # on the fly with it); what it returns is checked like a stored certificate.
+    searcher: object = None
 
     @property
     def active(self) -> bool:
-        return bool(self.store) or self.recording
+        return bool(self.store) or self.recording or self.searcher is not None
 
 
 LEDGER = Ledger()
@@ -69,6 +76,8 @@ def _replay(obligation) -> Verdict | None:
         LEDGER.refused[key] = str(exc)
         return None
     LEDGER.used[key] = certificate
+    if LEDGER.recording:
+        LEDGER.statements[key] = text
     LEDGER.certified += 1
     return Verdict("valid", reason="certified", basis="certified")
 
@@ -77,7 +86,22 @@ NO_CERTIFICATE = ("rests on a solver alone: no stored certificate backs it, and 
                   "are required (`novikoff certify` searches one)")
 
 
+def _searched(verdict: Verdict, obligation) -> Verdict:
+    """The verdict, or 'certified' when the searcher finds a certificate the checker accepts."""
+    if verdict.answer != "valid" or LEDGER.searcher is None or obligation is None:
+        return verdict
+    certificate = LEDGER.searcher(obligation[1])
+    if certificate is None:
+        return verdict
+    LEDGER.store[obligation[0]] = certificate
+    return _replay(obligation) or verdict
+
+
 def _uncertified(verdict: Verdict, obligation) -> Verdict:
+    if verdict.basis == "certified":
+        return verdict
+    if verdict.answer == "invalid" and LEDGER.recording and obligation is not None:
+        LEDGER.satisfiable[obligation[0]] = obligation[1]
     if verdict.answer == "valid":
         LEDGER.uncertified += 1
         if LEDGER.recording and obligation is not None:
@@ -93,7 +117,8 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     replayed = _replay(obligation)
     if replayed is not None:
         return replayed
-    return _uncertified(solver.entails(hypotheses, goal, timeout_ms, nats), obligation)
+    verdict = _searched(solver.entails(hypotheses, goal, timeout_ms, nats), obligation)
+    return _uncertified(verdict, obligation)
 
 
 def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
@@ -103,4 +128,5 @@ def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     replayed = _replay(obligation)
     if replayed is not None:
         return replayed
-    return _uncertified(solver.identity(hypotheses, goal, timeout_ms, nats), obligation)
+    verdict = _searched(solver.identity(hypotheses, goal, timeout_ms, nats), obligation)
+    return _uncertified(verdict, obligation)
