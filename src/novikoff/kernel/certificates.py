@@ -110,8 +110,8 @@ def poly_mul(p: dict, q: dict) -> dict:
     return out
 
 
-def _degree(p: dict) -> int:
-    return max((sum(e for _, e in m) for m in p), default=0)
+def _constant(c: Fraction) -> dict:
+    return {(): c} if c else {}
 
 
 def poly_from_json(data) -> dict:
@@ -244,8 +244,8 @@ class _Checker:
                                      for m, c in p.items()):
             raise CertificateError("integer: a whole number, and a polynomial with integer "
                                    "coefficients in the nats, are needed")
-        low = poly_add({(): n}, p, -1)  # n - p >= 0
-        high = poly_add(p, {(): -n - 1})  # p - n - 1 >= 0
+        low = poly_add(_constant(n), p, -1)  # n - p >= 0
+        high = poly_add(p, _constant(-n - 1))  # p - n - 1 >= 0
         self._cases(branch, node, [("ge", low), ("ge", high)], depth)
 
     def _cut(self, branch: Branch, node, depth: int) -> None:
@@ -326,8 +326,12 @@ def parse_statement(statement_text: str) -> tuple:
 def check(statement_text: str, certificate) -> None:
     """Accept (return None) only if the certificate shows the statement's facts contradictory;
     raise CertificateError otherwise.  statement_text: canonical_statement's text."""
-    branch, nats = parse_statement(statement_text)
     try:
+        branch, nats = parse_statement(statement_text)
         _Checker(nats).close(branch, certificate, 0)
+    except CertificateError:
+        raise
     except RecursionError:
         raise CertificateError("the certificate is nested too deeply") from None
+    except Exception as exc:  # fail closed: whatever went wrong, nothing is accepted
+        raise CertificateError(f"the certificate could not be checked ({exc!r})") from None
