@@ -333,7 +333,8 @@ def _row(row: DocRow) -> str:
         by = "by " + ", ".join(_cite(c) for c in row.cites)
     if row.xfail:
         by += '<span class="xfail">xfail</span>'
-    cells.append(f'<td class="by">{by}</td><td class="status">{_mark(row.status)}</td>')
+    basis = f' <span class="basis">({row.basis})</span>' if row.basis else ""
+    cells.append(f'<td class="by">{by}</td><td class="status">{_mark(row.status)}{basis}</td>')
     out.append(f'<tr class="{escape(row.kind)}{status}"{ident}>' + "".join(cells) + "</tr>")
     notes = [c for c in row.checks if c.status != "verified"]
     if notes:

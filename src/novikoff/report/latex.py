@@ -304,8 +304,9 @@ def _row(row: DocRow, chain: DocRow | None) -> str:
     if row.remark:
         body += rf"\nvkremark{{{text(row.remark)}}}"
     line = rf"\nvkline{{{row.line if row.line is not None else ''}}}"
-    out.append(rf"{line}{indent}{body}\hfill\mbox{{{by}}}\enspace{{\small {_mark(row.status)}}}"
-               r"\par")
+    basis = f" ({row.basis})" if row.basis else ""
+    out.append(rf"{line}{indent}{body}\hfill\mbox{{{by}}}\enspace{{\small {_mark(row.status)}"
+               rf"{basis}}}\par")
     notes = [c for c in row.checks if c.status != "verified"]
     if notes:
         out.append(_notes(notes))

@@ -214,6 +214,7 @@ def _row(row: DocRow) -> str:
     if row.xfail:
         by += " `xfail`"
     mark = MARKS.get(row.status, text(row.status)) if row.status else ""
+    mark += f" ({row.basis})" if row.basis else ""
     line = row.line if row.line is not None else ""
     return f"| {line} | {lhs} | {rhs} | {by} | {mark} |"
 
@@ -260,6 +261,7 @@ def _plain(item: Item) -> list:
     lines = []
     for row in item.head + item.rows:
         mark = PLAIN_MARKS.get(row.status, "") if row.status else ""
+        mark += f" ({row.basis})" if row.basis else ""
         label = f"{row.label}: " if row.label and row.kind not in ("chain", "continue") else ""
         if row.kind == "chain":
             body = (f"{row.label}: " if row.label else "") + plain(row.lhs) + " " + plain(row.rhs)

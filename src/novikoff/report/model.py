@@ -102,6 +102,15 @@ class Row:
     def status(self) -> str | None:
         return worst(c.status for c in self.checks)
 
+    @property
+    def basis(self) -> str:
+        """What a verified line rests on: 'certified' when every check of it replayed a
+        certificate, 'solver' when one rests on a solver alone; '' when not verified."""
+        if self.status != "verified":
+            return ""
+        bases = {getattr(c.step, "basis", "") for c in self.checks}
+        return "certified" if bases == {"certified"} else "solver"
+
 
 @dataclass
 class Item:
