@@ -70,6 +70,9 @@ def register(subparsers) -> None:
                    help="a lemma that states the assignment's statement in its setting but is "
                         "not verified earns its points' share per verified check (off by "
                         "default)")
+    p.add_argument("--require-certificates", action="store_true",
+                   help="count a check as verified only if a stored certificate backs every "
+                        "decision it rests on (docs/certificates.md), none a solver alone")
     p.add_argument("--progress", action="store_true",
                    help="draw a progress bar on stderr (default: when stderr is a terminal)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no table")
@@ -90,7 +93,8 @@ def _grade(args) -> int:
                              junit=args.junit,
                              progress=args.progress or sys.stderr.isatty(),
                              students=args.student, late=args.late, roster=args.roster,
-                             overrides=args.overrides, partial_credit=args.partial_credit)
+                             overrides=args.overrides, partial_credit=args.partial_credit,
+                             require_certificates=args.require_certificates)
     except InvalidArgument as exc:
         print(f"novikoff grade: error: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -121,7 +121,8 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                 max_file_kb: int = DEFAULT_MAX_FILE_KB, support=(), gradescope: bool = False,
                 junit: bool = False, progress: bool = False,
                 gradescope_results_dir=GRADESCOPE_RESULTS_DIR, students=None, late=(),
-                roster=None, overrides=None, partial_credit: bool = False) -> ClassResult:
+                roster=None, overrides=None, partial_credit: bool = False,
+                require_certificates: bool = False) -> ClassResult:
     """Grade every submission in submissions_dir against the reference ASSIGNMENT.proof and
     write the outputs into out_dir: STUDENT.md and STUDENT.html, summary.csv, and with
     gradescope STUDENT.results.json (plus gradescope_results_dir/results.json when that directory
@@ -139,8 +140,12 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     CSV file with the columns student and late; overrides: a CSV file with the columns
     student, item, points, reason, applied after grading; partial_credit: a lemma stating the
     assignment's statement in its setting earns its share of points per verified check
-    (docs/teaching.md).
+    (docs/teaching.md); require_certificates: a check counts as verified only if every
+    decision it rests on is backed by a stored certificate (docs/certificates.md).
     """
+    if not isinstance(require_certificates, bool):
+        raise InvalidArgument(f"require_certificates={require_certificates!r} must be True or "
+                              f"False")
     # Every path absolute before anything changes directory: the grading host works in the
     # reference's directory and each worker in a student's private copy.
     folder = Path(os.path.abspath(submissions_dir))
@@ -152,7 +157,7 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
     _positive_int("memory_mb", memory_mb)
     budget = Budget(_positive_int("rlimit", rlimit), _positive_int("lemma_budget", lemma_budget),
-                    _positive_int("file_budget", file_budget))
+                    _positive_int("file_budget", file_budget), require_certificates)
     _positive_int("max_file_kb", max_file_kb)
     if isinstance(wall_timeout_s, bool) or not isinstance(wall_timeout_s, (int, float)) \
             or not 0 < wall_timeout_s < float("inf"):

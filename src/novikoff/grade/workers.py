@@ -50,10 +50,15 @@ class Budget:
     rlimit: int
     lemma_units: int
     file_units: int
+    # Count only the decisions that a stored certificate backs (grade --require-certificates).
+    require_certificates: bool = False
 
     def apply(self) -> None:
         """Bound this process's solver checks."""
+        from ..kernel.certified import LEDGER
         from ..kernel.solver import LIMITS
+
+        LEDGER.required = self.require_certificates
 
         LIMITS.rlimit = self.rlimit
         LIMITS.lemma_units = self.lemma_units

@@ -44,7 +44,7 @@ import re
 from fractions import Fraction
 
 __all__ = ["FORMAT", "Branch", "CertificateError", "check", "statement_key",
-           "canonical_statement", "parse_statement", "poly_add", "poly_mul", "poly_to_json",
+           "canonical_statement", "canonical_text", "parse_statement", "poly_add", "poly_mul", "poly_to_json",
            "poly_from_json"]
 
 FORMAT = "novikoff-certificates/1"
@@ -164,8 +164,12 @@ def _fact_from_json(data, depth: int = 0):
 
 def canonical_statement(facts, nats) -> str:
     """The statement's canonical text: facts (JSON forms) without repeats, sorted; nats sorted."""
-    texts = sorted({json.dumps(f, separators=(",", ":")) for f in facts})
-    return ('{"facts":[' + ",".join(texts) + '],"nats":'
+    return canonical_text([json.dumps(f, separators=(",", ":")) for f in facts], nats)
+
+
+def canonical_text(fact_texts, nats) -> str:
+    """canonical_statement of facts already written as compact JSON."""
+    return ('{"facts":[' + ",".join(sorted(set(fact_texts))) + '],"nats":'
             + json.dumps(sorted(set(nats)), separators=(",", ":")) + "}")
 
 

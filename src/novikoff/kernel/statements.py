@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from fractions import Fraction
 
 import sympy as sp
 
-from .certificates import canonical_statement, poly_add, poly_mul, poly_to_json
+from .certificates import (canonical_statement, canonical_text, poly_add, poly_mul,
+                           poly_to_json)
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
                        sides)
 from .solver import atom_name, coefficient_conditions
@@ -236,16 +238,60 @@ class _Builder:
         return facts
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _piece(f, goal: bool) -> tuple:
+    """(fact, atoms, helper definitions) of one formula: the setting's assumptions are in
+    nearly every statement, so each is translated once."""
+    b = _Builder()
+    fact = b.formula(f, goal)
+    return fact, tuple(b.atoms.items()), tuple(b.definitions)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _text(fact) -> str:
+    return json.dumps(_json(fact), separators=(",", ":"))
+
+
 @functools.lru_cache(maxsize=4096)
 def _statement(hypotheses: tuple, goals: tuple, nats: frozenset) -> str:
-    b = _Builder()
-    facts = [b.formula(h, goal=False) for h in hypotheses]
+    atoms: dict = {}
+    facts: list = []
+    definitions: list = []
+    pieces = [_piece(h, False) for h in hypotheses] + [_piece(g, True) for g in goals]
+    for fact, used, defined in pieces:
+        for name, atom in used:
+            atoms.setdefault(name, atom)
+        definitions += defined
+    facts = [fact for fact, _, _ in pieces[:len(hypotheses)]]
     if goals:
-        facts.append(_negate(("and", tuple(b.formula(g) for g in goals))))
+        facts.append(_negate(("and", tuple(fact for fact, _, _ in pieces[len(hypotheses):]))))
+    b = _Builder()
+    b.atoms = dict(atoms)
     facts += b.congruence()
-    facts = b.definitions + facts
     names = [atom_name(n) for n in nats]
-    return canonical_statement([_json(f) for f in facts], names)
+    return _fresh_names(canonical_text([_text(f) for f in definitions + b.definitions + facts],
+                                       names))
+
+
+_FRESH = re.compile(r"(?<=~)\d+|(?<=dummy_index=)\d+")
+
+
+def _fresh_names(text: str) -> str:
+    """The statement with its fresh symbols (SymPy Dummies: `#j~2884126`, a sum's bound index)
+    numbered 1, 2, ... in order of first appearance, the facts ordered with the numbers masked:
+    their process-wide counters differ from run to run, and the key must not."""
+    if not _FRESH.search(text):
+        return text
+    data = json.loads(text)
+    texts = [json.dumps(f, separators=(",", ":")) for f in data["facts"]]
+    order = sorted(texts, key=lambda t: (_FRESH.sub("", t), t))
+    numbers: dict = {}
+    for t in order + [json.dumps(data["nats"])]:
+        for m in _FRESH.finditer(t):
+            numbers.setdefault(m.group(), str(len(numbers) + 1))
+    renamed = [json.loads(_FRESH.sub(lambda m: numbers[m.group()], t)) for t in texts]
+    nats = json.loads(_FRESH.sub(lambda m: numbers[m.group()], json.dumps(data["nats"])))
+    return canonical_statement(renamed, nats)
 
 
 def statement_of(hypotheses, goal, nats=frozenset()) -> str:

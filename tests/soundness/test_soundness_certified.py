@@ -1,0 +1,54 @@
+"""The soundness corpus with certificates required: no false claim is ever verified.
+
+With `--require-certificates` the kernel turns every 'valid' that no certificate backs into
+'unknown'.  Here the untrusted search runs on the fly (kernel LEDGER.searcher), so the kernel's
+certificate checker, not Z3, is what a false claim would have to get past.  A true control may
+fail here (its certificate may be beyond the search); a false claim must never be verified.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from novikoff.certify.search import find_certificate
+from novikoff.checker import Checker
+from novikoff.kernel.certified import LEDGER
+
+from test_soundness import CORPUS, IDS, _claim, _describe, _expectation  # noqa: E402
+
+REJECTED = [pytest.param(p, id=i) for p, i in zip(CORPUS, IDS)
+            if _expectation(p) == "rejected"]
+
+
+@pytest.fixture
+def required():
+    LEDGER.required = True
+    try:
+        yield LEDGER
+    finally:
+        LEDGER.required, LEDGER.searcher, LEDGER.store = False, None, {}
+        LEDGER.used = {}
+
+
+def _judge(path):
+    report = Checker(timeout_ms=5000).check_file(path)
+    claim = _claim(report)
+    assert report.error is not None or claim is None or claim.status != "verified", (
+        f"false claim verified with certificates required: {path}\n{_describe(report)}")
+    return report
+
+
+@pytest.mark.parametrize("path", REJECTED)
+def test_false_claims_stay_unverified_without_a_solver(path, required):
+    """Certificates required and none stored: only the structural rules and certificates
+    remain, and they verify no false claim."""
+    _judge(path)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("path", REJECTED)
+def test_false_claims_stay_unverified_with_certificates_searched(path, required):
+    """Each decision the solver calls valid gets a certificate searched for it, which the
+    kernel checks; still no false claim is verified."""
+    required.searcher = lambda text: find_certificate(text, 3000, budget_s=5.0)
+    _judge(path)
