@@ -159,6 +159,25 @@ class _Search:
                 leaf = _leaf(branch.literals, lits, degree=degree)
                 if leaf is not None:
                     return leaf
+            return self._sign_split(branch, lits, depth, spent)
+        return None
+
+    def _sign_split(self, branch: Branch, lits, depth: int, spent: frozenset):
+        """Split on the sign of a nat of the core (k > 0 | k = 0 | k < 0): dividing by k, as
+        the mistake bounds' last step does, needs k > 0, and k = 0 is its own case."""
+        atoms = sorted({a for i in lits for m in branch.literals[i][1] for a, _ in m})
+        for a in atoms:
+            if a not in self.nats or ("sign", a) in spent:
+                continue
+            k = {((a, 1),): Fraction(1)}
+            cases = []
+            for fact in (("gt", k), ("eq", k), ("gt", poly_add({}, k, -1))):
+                case = self.close(branch.copy().add(fact), depth + 1, spent | {("sign", a)})
+                if case is None:
+                    break
+                cases.append(case)
+            else:
+                return {"by": "sign", "poly": poly_to_json(k), "cases": cases}
         return None
 
 
