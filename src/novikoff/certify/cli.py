@@ -29,22 +29,25 @@ def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
     from .store import load_certificates, write_certificates
 
     LEDGER.store = dict(load_certificates(path))
-    LEDGER.recording, LEDGER.pending, LEDGER.used = True, {}, {}
+    LEDGER.recording, LEDGER.pending, LEDGER.used, LEDGER.labels = True, {}, {}, {}
     try:
         report = Checker(timeout_ms=timeout_ms).check_file(path)
-        pending, used = dict(LEDGER.pending), dict(LEDGER.used)
+        pending, used, labels = dict(LEDGER.pending), dict(LEDGER.used), dict(LEDGER.labels)
     finally:
         LEDGER.store, LEDGER.recording, LEDGER.pending, LEDGER.used = {}, False, {}, {}
-    found = {}
+        LEDGER.labels = {}
+    found, left = {}, []
     for key, statement in pending.items():
         certificate = find_certificate(statement, timeout_ms)
         if certificate is not None:
             found[key] = certificate
+        else:
+            left.append(labels.get(key, ""))
     kept = {**used, **found}
     if kept or load_certificates(path):
         write_certificates(path, kept)
     return {"error": report.error, "replayed": len(used), "found": len(found),
-            "left": len(pending) - len(found)}
+            "left": len(pending) - len(found), "where": left}
 
 
 def _certify(args) -> int:
@@ -78,6 +81,8 @@ def _certify(args) -> int:
             totals[k] += counts[k]
         print(f"{path}: {counts['replayed']} certificates replayed, {counts['found']} found, "
               f"{counts['left']} decisions left to the solver")
+        for where in counts["where"]:
+            print(f"    left to the solver: a decision at {where}")
     print(f"certify: {totals['replayed'] + totals['found']} certified, {totals['left']} left to "
           f"the solver, in {time.perf_counter() - start:.1f} s")
     return code

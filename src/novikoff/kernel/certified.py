@@ -32,6 +32,7 @@ class Ledger:
     store: dict = field(default_factory=dict)
     recording: bool = False
     pending: dict = field(default_factory=dict)  # key -> statement text
+    labels: dict = field(default_factory=dict)  # key -> where it was met (file:line:col)
     # Recording: key -> statement text of every certificate replayed, and the statements a
     # solver found satisfiable (a model), on which no certificate may ever be accepted.
     statements: dict = field(default_factory=dict)
@@ -106,6 +107,7 @@ def _uncertified(verdict: Verdict, obligation) -> Verdict:
         LEDGER.uncertified += 1
         if LEDGER.recording and obligation is not None:
             LEDGER.pending[obligation[0]] = obligation[1]
+            LEDGER.labels.setdefault(obligation[0], solver.AUDIT.label)
         if LEDGER.required:
             return Verdict("unknown", translator=verdict.translator, reason=NO_CERTIFICATE)
     return verdict
