@@ -1138,7 +1138,7 @@ def _show_expr(expr) -> str:
     """Print a kernel term in the notation of .proof files."""
     mapping = {}
     for a in expr.atoms(K.Inner):
-        mapping[a] = sp.Symbol(atom_name(a))
+        mapping[a] = sp.Symbol(display_name(a))
     for a in expr.atoms(sp.core.function.AppliedUndef):
         if not isinstance(a, K.Inner):
             mapping.setdefault(a, sp.Symbol(atom_name(a)))
@@ -1153,7 +1153,7 @@ def _show_expr(expr) -> str:
 def _show_vec(v) -> str:
     parts = []
     for atom, coeff in v.terms:
-        name = atom_name(atom)
+        name = display_name(atom)
         parts.append(name if coeff == 1 else f"-{name}" if coeff == -1
                      else f"({_show_expr(coeff)})*{name}")
     return " + ".join(parts).replace("+ -", "- ") or "0"

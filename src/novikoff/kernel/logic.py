@@ -30,8 +30,9 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
 from .solver import Verdict, entails, identity
-from .sums import BOUND, count, sum_facts, sums_in
-from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
+from .sums import sum_facts, sums_in, vector_sum_steps
+from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
+                    same_term)
 from .written import KINDS, integer_polynomial, symbol
 
 __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
@@ -472,12 +473,17 @@ def _substitute(vec: Vec, defs: dict) -> Vec:
 
 
 def _replace_inner(expr: sp.Expr, defs: dict) -> sp.Expr:
-    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr."""
-    def inner(u, v):
+    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr (a sum of
+    vectors is substituted whole, never inside: its terms are read at its own index)."""
+    if isinstance(expr, Inner):
+        u, v = expr.args
         return ip(_substitute(Vec.atom(u), defs), _substitute(Vec.atom(v), defs))
-
-    out = expr.replace(lambda e: isinstance(e, Inner), lambda e: inner(*e.args))
-    return out.replace(lambda e: isinstance(e, Norm), lambda e: norm(_substitute(e.vector(), defs)))
+    if isinstance(expr, Norm):
+        vector = Vec(tuple((a, _replace_inner(c, defs)) for a, c in expr.vector().terms))
+        return norm(_substitute(vector, defs))
+    if isinstance(expr, VectorSum) or not expr.has(Inner, Norm):
+        return expr
+    return expr.func(*(_replace_inner(a, defs) for a in expr.args))
 
 
 def rewrite_vectors(formula, defs: dict):
@@ -519,6 +525,10 @@ def _vector_definitions(formulas, goal=None) -> tuple:
     defs: dict = {}
     equations: list = []
     facts: list = []
+    # The steps of the sums of vectors in play come after the formulas: a formula's own
+    # definition of a sum comes first.
+    formulas = list(formulas)
+    formulas += vector_sum_steps(formulas + ([goal] if goal is not None else []))
     for f in formulas:
         if not isinstance(f, VectorEq):
             continue
@@ -571,7 +581,7 @@ def _label_elements(s: Setting, formulas) -> list:
     for f in formulas:
         for side in sides(f):
             elements |= {e for e in side.atoms(sp.core.function.AppliedUndef)
-                         if e.func in sequences}
+                         if e.func in sequences and not e.args[0].has(BOUND, VECTOR_BOUND)}
     return [Relation("=", e ** 2, sp.Integer(1))
             for e in sorted(elements, key=sp.default_sort_key)]
 
@@ -665,10 +675,13 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
     a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
     concls = [t.concl for t in premises]
-    defs, _ = _vector_definitions(concls)
-    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
-              if isinstance(goal, VectorEq) else goal)
-    target = rewrite_vectors(scalar, defs)
+    defs, _ = _vector_definitions(concls, goal)
+    if isinstance(goal, VectorEq):  # substituted as vectors, then squared
+        difference = _substitute(Vec.atom(goal.atom) - goal.rhs, defs)
+        target = rewrite_vectors(Relation("=", ip(difference, difference), sp.Integer(0),
+                                          goal.domain), defs)
+    else:
+        target = rewrite_vectors(goal, defs)
     hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
                        [t.concl for t in _movable(s, premises)], summed=summed)
     return tuple(hyps), target
