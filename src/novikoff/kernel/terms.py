@@ -231,6 +231,14 @@ class Vec:
                 coeffs[a2] = coeffs.get(a2, 0) + c2
         return Vec._from_dict(coeffs) + sums
 
+    def xreplace(self, mapping: dict) -> "Vec":
+        """Replace atoms and scalars structurally (a renaming of sequence elements)."""
+        coeffs: dict = {}
+        for a, c in self.terms:
+            a2 = a.xreplace(mapping)
+            coeffs[a2] = coeffs.get(a2, 0) + c.xreplace(mapping)
+        return Vec._from_dict(coeffs)
+
     def __str__(self) -> str:
         if not self.terms:
             return "0"
