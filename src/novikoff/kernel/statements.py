@@ -25,8 +25,7 @@ from .certificates import (canonical_statement, canonical_text, poly_add, poly_m
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
                        sides)
 from .solver import atom_name, coefficient_conditions
-from .terms import index_of
-from .terms import Inner, Norm
+from .terms import Inner, Norm, index_of
 
 __all__ = ["NoStatement", "statement_of"]
 
