@@ -336,3 +336,98 @@ def test_certified_steps_replay_without_any_solver(replayed, tmp_path):
     # needs the setting shown consistent: a model that only a solver finds (not certified).
     assert len(lost) <= len(certified) // 5, sorted(lost)[:10]
     assert len(certified & again) >= 100
+
+
+# ---------------------------------------------------------------------------- the commands
+
+PROGRESS = """setting perceptron:
+  vectors  w_star, x
+  sequence w
+  real     gamma > 0, R > 0
+  label    y
+  nat      k
+  per update: x, y
+  assume start:    w[0] = 0
+  assume update:   w[k+1] = w[k] + y*x
+  assume mistake:  y*<w[k], x> <= 0
+  assume margin:   y*<w_star, x> >= gamma
+  assume radius:   ||x|| <= R
+
+lemma progress: <w_star, w[k]> >= k*gamma
+proof by induction on k:
+  base:
+    <w_star, w[0]> = 0                                   by start
+  step:
+    <w_star, w[k+1]> = <w_star, w[k] + y*x>              by update
+                     = <w_star, w[k]> + y*<w_star, x>
+                     >= k*gamma + gamma                  by ih, margin
+                     = (k+1)*gamma
+"""
+
+
+def _check_json(capsys, *args):
+    from novikoff.cli import main
+
+    code = main(["check", "--json", *map(str, args)])
+    data = json.loads(capsys.readouterr().out)
+    return code, {s["line"]: s for s in data["steps"]}
+
+
+@pytest.fixture
+def certified_file(tmp_path, capsys):
+    from novikoff.cli import main
+
+    path = tmp_path / "progress.proof"
+    path.write_text(PROGRESS, encoding="utf-8")
+    assert main(["certify", str(path)]) == 0
+    capsys.readouterr()
+    assert certificate_path(path).is_file()
+    return path
+
+
+def test_certify_then_check_replays(certified_file, capsys):
+    code, steps = _check_json(capsys, certified_file)
+    assert code == 0
+    assert {s["basis"] for s in steps.values()} == {"certified"}, steps
+    code, steps = _check_json(capsys, "--require-certificates", certified_file)
+    assert code == 0 and {s["status"] for s in steps.values()} == {"verified"}
+
+
+def test_an_edited_step_loses_only_its_own_certificate(certified_file, capsys):
+    text = PROGRESS.replace("by ih, margin", "by ih, margin, radius")  # one more hypothesis
+    certified_file.write_text(text, encoding="utf-8")
+    code, steps = _check_json(capsys, certified_file)
+    assert code == 0
+    line = text.splitlines().index(next(t for t in text.splitlines() if "radius" in t
+                                         and "by" in t)) + 1
+    solver = {n for n, s in steps.items() if s["basis"] == "solver"}
+    assert solver == {line}, steps
+    assert sum(1 for s in steps.values() if s["basis"] == "certified") >= 2
+    code, steps = _check_json(capsys, "--require-certificates", certified_file)
+    assert code == 1
+    assert any(s["status"] == "unknown" and "certificate" in s["reason"]
+               for s in steps.values())
+
+
+def test_a_tampered_certificate_is_not_replayed(certified_file, capsys):
+    path = certificate_path(certified_file)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for key, certificate in data["certificates"].items():
+        for leaf in _leaves(certificate):  # (doubling every term would still be a proof)
+            leaf["products"][0][0] = "-" + leaf["products"][0][0]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, steps = _check_json(capsys, certified_file)
+    assert code == 0  # Z3 still decides
+    assert all(s["basis"] == "solver" for s in steps.values() if s["status"] == "verified")
+    code, _ = _check_json(capsys, "--require-certificates", certified_file)
+    assert code == 1
+
+
+def test_a_malformed_certificate_file_is_a_usage_error(certified_file, capsys):
+    from novikoff.cli import main
+
+    certificate_path(certified_file).write_text("{not json", encoding="utf-8")
+    code = main(["check", str(certified_file)])
+    out = capsys.readouterr()
+    assert code == 2
+    assert "not a certificate file" in out.out + out.err
