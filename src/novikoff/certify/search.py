@@ -7,7 +7,7 @@ by pairs and squares of atoms, and multiples of the equalities, adding up to zer
 strict products weighing 1.  The LP's solution is floating point: it only names the support, on
 which the identity is solved again exactly in Fractions.  When no leaf is found, the branch is
 split on a disjunction of its core (each disjunct a branch of its own); when none is left, the
-core's literals are tried with products of three.
+core's literals are tried with products of three, four and five, then a sign split on a nat.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class _Search:
             else:
                 return {"by": "or", "at": j, "cases": cases}
         if not comps:
-            for degree in (3, 4):
+            for degree in (3, 4, 5):
                 leaf = _leaf(branch.literals, lits, degree=degree)
                 if leaf is not None:
                     return leaf
