@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -328,13 +329,15 @@ def test_certified_steps_replay_without_any_solver(replayed, tmp_path):
     done = subprocess.run([sys.executable, "-c", _BLOCKED, "check", "--json",
                            *map(str, CERTIFIED_FILES)], capture_output=True, text=True)
     data = json.loads(done.stdout)
-    again = {(Path(s["file"]).name, s["line"], s["column"]) for s in data["steps"]
-             if s["basis"] == "certified"}
-    lost = certified - again
-    # A step that cites a lemma at another value of a nat needs that lemma verified, which
-    # needs the setting shown consistent: a model that only a solver finds (not certified).
-    assert len(lost) <= len(certified) // 5, sorted(lost)[:10]
-    assert len(certified & again) >= 100
+    steps = {(Path(s["file"]).name, s["line"], s["column"]): s for s in data["steps"]}
+    again = {k for k, s in steps.items() if s["basis"] == "certified"}
+    # What is lost fails only through what it cites: a lemma it cites is verified only if its
+    # setting is shown consistent, by a model that only a solver finds (sat is not certified).
+    dependency = re.compile(r"is not verified|are not verified|has problems|unknown fact")
+    own = [(k, steps[k]["reason"]) for k in certified - again
+           if not dependency.search(steps[k]["reason"])]
+    assert not own, own[:5]
+    assert len(certified & again) >= len(certified) // 2
 
 
 # ---------------------------------------------------------------------------- the commands
