@@ -12,16 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace, load_lemmas
+from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace
 from novikoff.runtime._kernel_run import run_kernel
 from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
 
 KERNEL_LEMMAS = {"kernel_progress", "kernel_norm_growth", "kernel_mistake_bound"}
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def xor(n=24, seed=0):

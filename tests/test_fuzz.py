@@ -5,16 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from novikoff.fuzz import (MUTANTS, bundled_lemmas, check_engine, hunt_mutant, load_case,
+from novikoff.fuzz import (MUTANTS, check_engine, hunt_mutant, load_case,
                            replay_case)
 from novikoff.fuzz._profiles import profile_from_env
 
 PROFILE = profile_from_env("ci")
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return bundled_lemmas()
 
 
 def test_catalogue_has_at_least_twelve_real_mutants():

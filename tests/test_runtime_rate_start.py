@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from novikoff.cli import main
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import audit, load_lemmas, replay, run, save_run
+from novikoff.runtime import audit, replay, run, save_run
 from novikoff.runtime._bounds import start_slots
 from novikoff.runtime._io import load_dataset
 from novikoff.runtime._kernels import HAVE_NUMBA
@@ -28,10 +28,6 @@ RATE = ("rate_progress", "rate_norm_growth", "rate_mistake_bound")
 START = ("start_progress", "start_norm_growth", "start_bound")
 CLASSIC = ("progress", "norm_growth", "mistake_bound")
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def _iris():
