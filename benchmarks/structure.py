@@ -181,8 +181,9 @@ def main(argv=None) -> int:
     over = [f for f in runtime if f[0] > 80]
     print(f"runtime functions over 80 lines: {len(over)}")
     for n, name, params in funcs:
-        if name == "novikoff.runtime._engine.run" or name.endswith("runtime.run"):
-            print(f"parameters of {name}: {params}")
+        if name in ("novikoff.runtime._engine.run", "novikoff.runtime._variants.run",
+                    "novikoff.runtime._engine.run_online"):
+            print(f"parameters of {name}: {params} ({n} lines)")
     return 0
 
 

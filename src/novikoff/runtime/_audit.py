@@ -42,19 +42,23 @@ soft-margin separator, gamma given or the one minimising a monitored hinge bound
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
+import sympy as sp
 
 from ..errors import InvalidArgument
-from ..quantities import in_run_vocabulary
+from ..kernel.formulas import VectorEq
+from ..kernel.terms import Vec
+from ..quantities import Unbindable, in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
-from ._compile import Unbindable, compile_formula
-from ._engine import make_monitor, run
+from ._engine import make_monitor, run_online
+from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
-from ._monitor import SameObjects, as_lemma
+from ._monitor import SameObjects, _compile_lemma, _other_run, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
+from ._trace_lemmas import data_gated, judged_like_a_trace
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
@@ -192,21 +196,14 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     start = np.zeros(d) if w0 is None else w0.astype(ar.dtype).astype(np.float64)
     Wb = np.vstack([start[None, :], W[:-1]])
     Xv, yv = X[order], y[order]
-    g = gam(d) * SAFETY
     changed = (W != Wb).any(axis=1)
     # ---------------------------------------------------------------- the update rule
     rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, ar, eta,
                                         max_rule)
     patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0)
     ks = np.cumsum(changed) - changed  # updates before each visit
-    findings = []
-    for what, t, msg in rule[:max_rule]:
-        findings.append({"kind": "rule", "lemma": None, "visit": t, "k": int(ks[t]),
-                         "example": int(order[t]),
-                         "message": f"visit {t} (example {int(order[t])}): {msg}"})
-    unsure = [{"kind": "undetermined", "lemma": None, "visit": t, "k": int(ks[t]),
-               "example": int(order[t]),
-               "message": f"visit {t} (example {int(order[t])}): {msg}"}
+    findings = [_visit_finding("rule", t, ks, order, msg) for _, t, msg in rule[:max_rule]]
+    unsure = [_visit_finding("undetermined", t, ks, order, msg)
               for t, msg in undetermined[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
     monitor = make_monitor(judged, include_unverified=include_unverified,
@@ -220,63 +217,16 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     monitor.check_examples(keeper.examples(), n)
     up = np.flatnonzero(changed)
     K = up.size
-    A, B, x, yy = Wb[up], W[up], Xv[up], yv[up]
-    idx = order[up]
-    nx = stats.nx_up(idx)
-    # Drift a correct implementation may have from the mathematical run w[k] = w0 + eta*sum y*x:
-    # D_k = u * sum_{t<=k} ||w~[t]|| (the rounding of each sum), plus, when eta*y*x itself
-    # rounds (eta != 1, or x cast to float32), 2u*eta*||x|| per update; a float32 start rounds
-    # w0 by u||w0||.
-    nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
-    inc = ar.u * nB
-    if eta != 1.0 or ar is not _F64:
-        inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
-    D_init = 0.0 if w0 is None or ar is _F64 else ar.u * float(np.sqrt(w0 @ w0)) * (1 + 4 * U)
-    D1 = (D_init + np.cumsum(inc)) * SAFETY
-    D0 = np.concatenate(([D_init * SAFETY], D1[:-1]))
-    nA = np.concatenate(([float(np.sqrt(start @ start)) * (1 + 4 * U)], nB[:-1]))
-    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
-
-    def slot(U_, V_, extra):
-        v = _rowdot(U_, V_)
-        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
-
-    ks_u = np.arange(K, dtype=float)
-    env_u = dict(keeper.constants())
-    env_u.update({
-        "k": (ks_u, None), "M": (ks_u, None), "y": (yy, None),
-        "<w_star, x>": (stats.m[idx], stats.e_m(idx)), "<x, x>": (stats.nx2[idx],
-                                                                 stats.e_nx2(idx)),
-        "<w_star, w[k]>": slot(A, np.broadcast_to(ws, A.shape), ws_n * D0),
-        "<w_star, w[k+1]>": slot(B, np.broadcast_to(ws, B.shape), ws_n * D1),
-        "<w[k], w[k]>": slot(A, A, D0 * (2 * nA + D0)),
-        "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
-        "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
-        "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
-        "d": keeper.hinge(idx),
-    })
+    drift = _Drift(Wb[up], W[up], stats.nx_up(order[up]), start, w0, eta, ar, d)
+    env_u = _update_env(keeper, stats, ws, drift, Xv[up], yv[up], order[up], d)
     P, eP = keeper.P, keeper.eP
-    if td is not None:
-        # A correct implementation's sum is within the same bound in its own arithmetic: every
-        # term of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star).
-        scale = 1.0 if ar is _F64 else (ar.u / U) * (d + 2) / d / (1 - (d + 2) * ar.u)
-        td_found = _td_findings(td, P, eP * (1 + scale) / 2, order, ks)
-    else:
-        td_found = []
+    td_found = [] if td is None else _td_findings(td, P, eP * (1 + _td_scale(ar, d)) / 2,
+                                                   order, ks)
     if need_td:
         env_u["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
-    monitor.check_chunk(env_u, 0, K, examples=idx, visits=up)
-    wf = W[-1]
-    Df = float(D1[-1]) if K else D_init * SAFETY
-    nf = float(np.sqrt(wf @ wf))
-    final = dict(keeper.constants())
-    kk = np.array([float(K)])
-    final.update({"k": (kk, None), "M": (kk, None),
-                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
-                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
-                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
-                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    monitor.check_chunk(env_u, 0, K, examples=order[up], visits=up)
+    final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K)
     if need_td:
         final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
@@ -293,6 +243,79 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _visit_finding(kind: str, t: int, ks, order, msg) -> dict:
+    return {"kind": kind, "lemma": None, "visit": t, "k": int(ks[t]),
+            "example": int(order[t]), "message": f"visit {t} (example {int(order[t])}): {msg}"}
+
+
+def _td_scale(ar, d: int) -> float:
+    """A correct implementation's TD is within the same bound in its own arithmetic: every term
+    of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star)."""
+    return 1.0 if ar is _F64 else (ar.u / U) * (d + 2) / d / (1 - (d + 2) * ar.u)
+
+
+class _Drift:
+    """The drift a correct implementation may have from the mathematical run w[k] = w0 +
+    eta*sum y*x, at the updates (weights A before, B after): D_k = u * sum_{t<=k} ||w~[t]||
+    (the rounding of each sum), plus, when eta*y*x itself rounds (eta != 1, or x cast to
+    float32), 2u*eta*||x|| per update; a float32 start rounds w0 by u||w0||."""
+
+    def __init__(self, A, B, nx, start, w0, eta, ar, d):
+        self.A, self.B, self.nx = A, B, nx
+        self.nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+        inc = ar.u * self.nB
+        if eta != 1.0 or ar is not _F64:
+            inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
+        D_init = 0.0 if w0 is None or ar is _F64 else \
+            ar.u * float(np.sqrt(w0 @ w0)) * (1 + 4 * U)
+        self.D1 = (D_init + np.cumsum(inc)) * SAFETY
+        self.D0 = np.concatenate(([D_init * SAFETY], self.D1[:-1]))
+        self.nA = np.concatenate(([float(np.sqrt(start @ start)) * (1 + 4 * U)], self.nB[:-1]))
+        self.final = float(self.D1[-1]) if A.shape[0] else D_init * SAFETY
+
+
+def _update_env(keeper, stats, ws, drift, x, yy, idx, d) -> dict:
+    """The slots of every update of the trace, each within its rounding and drift bounds."""
+    g = gam(d) * SAFETY
+    A, B, nx, D0, D1, nA, nB = drift.A, drift.B, drift.nx, drift.D0, drift.D1, drift.nA, drift.nB
+    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
+
+    def slot(U_, V_, extra):
+        v = _rowdot(U_, V_)
+        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
+
+    ks_u = np.arange(A.shape[0], dtype=float)
+    env_u = dict(keeper.constants())
+    env_u.update({
+        "k": (ks_u, None), "M": (ks_u, None), "y": (yy, None),
+        "<w_star, x>": (stats.m[idx], stats.e_m(idx)), "<x, x>": (stats.nx2[idx],
+                                                                 stats.e_nx2(idx)),
+        "<w_star, w[k]>": slot(A, np.broadcast_to(ws, A.shape), ws_n * D0),
+        "<w_star, w[k+1]>": slot(B, np.broadcast_to(ws, B.shape), ws_n * D1),
+        "<w[k], w[k]>": slot(A, A, D0 * (2 * nA + D0)),
+        "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
+        "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
+        "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
+        "d": keeper.hinge(idx),
+    })
+    return env_u
+
+
+def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int) -> dict:
+    """The slots of the trace's final state (weights wf within Df of the mathematical ones)."""
+    g = gam(d) * SAFETY
+    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
+    nf = float(np.sqrt(wf @ wf))
+    final = dict(keeper.constants())
+    kk = np.array([float(K)])
+    final.update({"k": (kk, None), "M": (kk, None),
+                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
+                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
+                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
+                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    return final
 
 
 def _bad_w0(w0, dims: str):
@@ -704,14 +727,14 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     to every eta); these are listed with the reason.
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
-    reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
-                    lemmas=base, include_unverified=include_unverified, separable=separable,
-                    on_violation="collect", eta=eta, w0=w0)
+    reference = run_online(X, y, w_star=ws, gamma=gamma, variant=variant, order=order,
+                           cyclic=False, lemmas=base, include_unverified=include_unverified,
+                           separable=separable, on_violation="collect", eta=eta, w0=w0)
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     judged, skipped = [], []
     reasons = _declared_rule_reasons(base, w0 is not None, eta)
-    for gated, why in zip(_data_gated(base), reasons):
+    for gated, why in zip(data_gated(base), reasons):
         if why is not None:
             skipped.append({"lemma": gated.name, "statement": gated.shown,
                             "source": gated.where, "where": None, "checks": 0,
@@ -744,18 +767,13 @@ def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
     declared rule (None when they do, or when only the run can tell): the start is an equation
     w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
     w0, x, y, w)."""
-    from ..kernel.formulas import VectorEq
-    from ..quantities import Unbindable as NotRunQuantity
-    from ..quantities import in_run_vocabulary
-    from ._monitor import _compile_lemma, _other_run
-
     compiled = _compile_lemma(lem)
     if isinstance(compiled, str) or _other_run(compiled, "single"):
         return None  # not monitorable on a trace (a batch lemma): the monitor says why
     try:
         _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
                                                 lem.per_update, lem.bindings)
-    except NotRunQuantity:
+    except Unbindable:
         return None  # not monitorable anyway: the monitor says why
     written = dict(lem.hypotheses)
     for hname, f in translated:
@@ -780,10 +798,6 @@ def _step_differs(f, index, eta: float) -> bool:
     """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
     eta*y*x for the declared eta and either label (False when it mentions other quantities:
     the reference run decides)."""
-    import sympy as sp
-
-    from ..kernel.terms import Vec
-
     rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
     label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
     expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
@@ -807,54 +821,9 @@ def _shown_eq(f) -> str:
     return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
-def judged_like_a_trace(lemmas, reference) -> list:
-    """The lemmas that apply to a reference run of the textbook rule (same data and order),
-    each gated by its assumptions about the data only: how the audit judges a trace, and how
-    the kernel and batch engines judge a run made with a testing hook's bug."""
-    applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
-               if s["applies"]}
-    return [g for g in _data_gated(lemmas) if (g.name, g.where) in applies]
-
-
-_GATED: dict = {}  # SameObjects(lemma objects) -> their data-gated Lemmas
-
-
-def _data_gated(lemmas) -> tuple:
-    """Each lemma gated by its data assumptions only; the same objects for the same lemmas, so
-    that the monitors of their audits are compiled once (monitor_of)."""
-    key = SameObjects(lemmas)
-    gated = _GATED.get(key)
-    if gated is None:
-        gated = []
-        for lem in map(as_lemma, key.objects):
-            data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem))
-            gated.append(replace(lem, hypotheses=data))
-        if len(_GATED) > 64:
-            _GATED.clear()
-        gated = _GATED[key] = tuple(gated)
-    return gated
-
-
-def _about_data(formula, lem) -> bool:
-    """An assumption about constants or examples, not about the learner's weights (judged in
-    the run vocabulary: a setting may bind its own names, like kernel.proof's phi).
-
-    One the compiler cannot bind on its own (a definition such as z0 = ...) is kept, for the
-    monitor to use as it would in a run.
-    """
-    try:
-        translated, _, kinds, _ = in_run_vocabulary(formula, (), lem.kinds, lem.per_update,
-                                                    lem.bindings)
-        return compile_formula(translated, kinds).where in ("constant", "example")
-    except Unbindable:
-        return True
-
-
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
     w_star .npy/.npz."""
-    from ._io import read_array, read_npz
-
     f = read_npz(data, "data", ("X", "y"))
     t = read_npz(trace, "trace", ("order", "w"))
     kwargs.setdefault("td", t.get("td"))

@@ -628,3 +628,10 @@ def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
                                                 nx2.tolist())
     _chunk_rows(*args, *state_and_factors, out, ends, float(eta))
     return out, ends
+
+
+def norm_up(v, d: int) -> float:
+    """A certified upper bound of ||v|| for the float vector v."""
+    with np.errstate(under="ignore"):
+        q = float(v @ v)
+    return math.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)
