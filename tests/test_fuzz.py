@@ -359,10 +359,10 @@ def test_the_correct_batch_and_kernel_learners_match_the_engines():
     # the catalogue's learners are independent implementations; on the same data they make the
     # engines' runs
     from novikoff.fuzz._batch_learners import batch, batch_trace
-    from novikoff.fuzz._kernel_learners import kernel_perceptron, kernel_trace
+    from novikoff.fuzz._dual_learners import kernel_perceptron, kernel_trace
     from novikoff.runtime import kernel_trace as engine_kernel_trace
     from novikoff.runtime._batch_run import run_batch
-    from novikoff.runtime._kernel_run import run_kernel
+    from novikoff.runtime._dual_run import run_kernel
     X = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0], [2.0, 1.0], [0.5, -2.0]])
     y = np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0])
     engine = run_kernel(X, y, kernel="poly:2")

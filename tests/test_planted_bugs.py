@@ -12,7 +12,7 @@ import pytest
 
 from novikoff.fuzz._averaged_learners import AVERAGED_MUTANTS, averaged_after, averaged_trace
 from novikoff.fuzz._batch_learners import BATCH_MUTANTS, batch, batch_trace
-from novikoff.fuzz._kernel_learners import KERNEL_MUTANTS, kernel_perceptron, kernel_trace
+from novikoff.fuzz._dual_learners import KERNEL_MUTANTS, kernel_perceptron, kernel_trace
 from novikoff.fuzz._voted_learners import VOTED_MUTANTS, voted, voted_trace
 from novikoff.runtime import VARIANTS, load_dataset
 

@@ -11,7 +11,7 @@ import sympy as sp
 from novikoff.kernel import Implication, Inner, Norm, Relation, Vec, VectorEq
 from novikoff.runtime import Lemma, Monitor, Unbindable, compile_formula
 from novikoff.runtime._compile import exact_interval
-from novikoff.runtime._kernels import HAVE_NUMBA
+from novikoff.runtime._loops import HAVE_NUMBA
 
 k = sp.Symbol("k", real=True)
 gamma = sp.Symbol("gamma", real=True)

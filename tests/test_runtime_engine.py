@@ -319,7 +319,7 @@ def test_save_and_replay_in_exact_arithmetic(tmp_path, lemmas):
 
 def test_everything_works_without_numba(monkeypatch, lemmas):
     """The pure numpy fallback: same run, same checks, violations still caught."""
-    import novikoff.runtime._kernels as kernels
+    import novikoff.runtime._loops as kernels
     import novikoff.runtime._program as program
     X, y, ws = separable(300, 5, 0.05, seed=14, unit=False)
     ref = run(X, y, w_star=ws, lemmas=lemmas)

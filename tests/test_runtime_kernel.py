@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import load_dataset, run
-from novikoff.runtime import _kernel_run as kr
-from novikoff.runtime._kernel_run import EXP_ULPS, gram, parse_kernel, run_kernel
+from novikoff.runtime import _dual_run as kr
+from novikoff.runtime._dual_run import EXP_ULPS, gram, parse_kernel, run_kernel
 from novikoff.runtime.cli import register
 
 KERNELS = ("linear", "poly:2", "poly:3", "rbf:0.5")

@@ -19,7 +19,7 @@ from novikoff.errors import InvalidArgument
 from novikoff.runtime import audit, replay, run, save_run
 from novikoff.runtime._bounds import start_slots
 from novikoff.runtime._io import load_dataset
-from novikoff.runtime._kernels import HAVE_NUMBA
+from novikoff.runtime._loops import HAVE_NUMBA
 
 from test_runtime_engine import separable  # noqa: E402  (tests/ is on sys.path)
 

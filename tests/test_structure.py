@@ -47,7 +47,7 @@ def test_the_circle_finder_finds_a_circle_through_a_function_local_import(tmp_pa
 def test_only_the_table_imports_every_variant_and_nothing_below_imports_the_table():
     edges, _ = structure.import_graph()
     engines = {"novikoff.runtime._averaged_run", "novikoff.runtime._batch_run",
-               "novikoff.runtime._kernel_run", "novikoff.runtime._voted_run"}
+               "novikoff.runtime._dual_run", "novikoff.runtime._voted_run"}
     assert {m for m in edges if engines <= edges[m]} == {"novikoff.runtime._variants"}
     below = {"novikoff.runtime._engine", "novikoff.runtime._monitor", "novikoff.runtime._bounds",
              "novikoff.runtime._compile", "novikoff.runtime._program", "novikoff.runtime._exact",

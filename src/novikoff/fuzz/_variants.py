@@ -40,7 +40,7 @@ from . import _audit
 from ._averaged_learners import AVERAGED_MUTANTS, averaged_after, averaged_trace
 from ._batch_learners import BATCH_MUTANTS, batch, batch_trace
 from ._generate import datasets_for, runs as weight_runs
-from ._kernel_learners import KERNEL_MUTANTS, kernel_perceptron, kernel_trace
+from ._dual_learners import KERNEL_MUTANTS, kernel_perceptron, kernel_trace
 from ._mutants import MUTANTS, Mutant, classic, margin, presented_td
 from ._voted_learners import VOTED_MUTANTS, voted, voted_trace
 

@@ -10,14 +10,14 @@ batch, averaged and voted perceptrons), ``audit`` and ``audit_batch``, ``audit_k
 from ._audit import AuditReport, audit, audit_files
 from ._audit_averaged import audit_averaged, audit_averaged_files
 from ._audit_batch import audit_batch, audit_batch_files, batch_trace
-from ._audit_kernel import audit_kernel, audit_kernel_files, kernel_trace
+from ._audit_dual import audit_kernel, audit_kernel_files, kernel_trace
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._bounds import certify_margin, data_stats
 from ._compile import Check, Unbindable, compile_formula
 from ._engine import make_monitor
 from ._io import load_dataset, load_run, save_run
-from ._kernels import HAVE_NUMBA
+from ._loops import HAVE_NUMBA
 from ._lemmas import default_proof_paths, load_lemmas
 from ._monitor import Lemma, LemmaViolation, Monitor, Violation
 from ._replay import replay

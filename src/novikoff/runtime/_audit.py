@@ -163,29 +163,20 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     if bias:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     n, d = X.shape
-    dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
-    variant = check_choice("variant", variant, ("classic", "margin"))  # the trace of weights in input space
+    # the trace of weights in input space
+    variant = check_choice("variant", variant, ("classic", "margin"))
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
     if w0 is not None:
         w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
-            np.shape(w0)[0] == d else _bad_w0(w0, dims)
+            np.shape(w0)[0] == d else _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias
+                                                else f"{d}")
     W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
-    gamma = check_gamma(gamma)
     T = order.shape[0]
     if td is not None:
         td = _check_td(td, T)
-    notes = []
-    if separable:
-        ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
-        stats = data_stats(X, y, ws)
-        gamma, note = _certify_gamma(X, y, ws, stats, gamma, ar)
-        if note:
-            notes.append(note)
-    else:
-        ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
-        stats = data_stats(X, y, ws)
+    ws, stats, gamma, notes = _separator_of(X, y, w_star, check_gamma(gamma), separable, ar)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
     judged, gamma, skipped = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
@@ -243,6 +234,22 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _separator_of(X, y, w_star, gamma, separable: bool, ar: _Arith):
+    """(w*, its data statistics, gamma, notes): w* given or computed (max-margin, or soft-margin
+    on data not separable), gamma certified on separable data."""
+    d = X.shape[1]
+    notes = []
+    if not separable:
+        ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+        return ws, data_stats(X, y, ws), gamma, notes
+    ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+    stats = data_stats(X, y, ws)
+    gamma, note = _certify_gamma(X, y, ws, stats, gamma, ar)
+    if note:
+        notes.append(note)
+    return ws, stats, gamma, notes
 
 
 def _visit_finding(kind: str, t: int, ks, order, msg) -> dict:
@@ -516,26 +523,10 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
       trace's decision, and *undetermined* when one could: never accepted silently, never called
       a violation.
     """
-    T, d = Wb.shape
-    p = _rowdot(Wb, Xv)
-    if ar is _F64:
-        g = gam(d) * SAFETY
-        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
-    else:  # x cast to the implementation's format, then d products and sums in it
-        g = ar.gam(d + 1) * SAFETY
-        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
-             * (1 + 4 * U))
+    T = Wb.shape[0]
+    p, E, thr, nb = _decision_bound(Wb, Xv, variant, gamma, ar)
+    cond = "y<w,x> <= 0" if variant == "classic" else "w = 0 or y<w,x> <= (gamma/2)||w||"
     nonzero = Wb.any(axis=1)
-    if variant == "classic":
-        thr = np.zeros(T)
-        cond = "y<w,x> <= 0"
-    else:
-        nb2 = _rowdot(Wb, Wb)
-        nb = np.sqrt(nb2)
-        thr = gamma / 2 * nb
-        E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
-             + (4 * U if ar is _F64 else 6 * ar.u) * thr)
-        cond = "w = 0 or y<w,x> <= (gamma/2)||w||"
     s = yv * p - thr
     must = s < -2 * E  # every correct evaluation updates
     must_not = s > 2 * E  # none does
@@ -554,6 +545,32 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
         must[er] = s[er] <= 0
         must_not[er] = s[er] > 0
         rows = rows[~ex]
+    unsure, value = _decide_in_band(rows, Wb, Xv, yv, changed, variant, gamma, E, nb, cond,
+                                    must, must_not)
+    for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
+        value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
+    step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
+    ref = Wb + step
+    dev = np.abs(W - ref)
+    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
+    rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
+    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
+    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
+    rule.sort(key=lambda r: r[1])
+    out = []
+    for what, t in rule:
+        if len(out) >= limit:
+            out.append((what, t, None))
+            continue
+        shown = value.get(t, repr(float(yv[t] * p[t])))
+        out.append((what, t, _rule_message(what, cond, shown, eta, W[t], ref[t], dev[t])))
+    return out, sorted(unsure.items())
+
+
+def _decide_in_band(rows, Wb, Xv, yv, changed, variant, gamma, E, nb, cond, must, must_not):
+    """Decide the visits `rows` within 2E of the rule's boundary in exact arithmetic, marking
+    `must`/`must_not` where no correct float evaluation takes the trace's decision: (unsure,
+    value), the messages of the undecidable visits and the exact values of the decided ones."""
     unsure = {}  # visit -> message
     value = {}  # visit -> the exact value, as the message shows it
     half_g2 = (Fraction(gamma) / 2) ** 2 if variant == "margin" else None
@@ -576,39 +593,47 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
                 unsure[t] = (f"w did not change, but the rule updates ({cond}: "
                              f"y<w,x> = {shown} {where}): a correct float implementation may "
                              f"skip it")
-        else:  # updated: possible iff s - E <= 0
-            if not _le_sqrt(a - e, b):
-                must_not[t] = True
-                value[t] = f"{shown} {where}"
-            else:
-                unsure[t] = (f"w changed, but the rule does not update (y<w,x> = "
-                             f"{shown} {where}): a correct float implementation may update")
-    for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
-        value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
-    step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
-    ref = Wb + step
-    dev = np.abs(W - ref)
-    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
-    rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
-    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
-    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
-    rule.sort(key=lambda r: r[1])
-    out = []
-    for what, t in rule:
-        if len(out) >= limit:
-            out.append((what, t, None))
-            continue
-        shown = value.get(t, repr(float(yv[t] * p[t])))
-        if what == "missed":
-            msg = f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
-        elif what == "spurious":
-            msg = f"w changed but the rule does not update (y<w,x> = {shown})"
+        elif not _le_sqrt(a - e, b):  # updated: possible iff s - E <= 0
+            must_not[t] = True
+            value[t] = f"{shown} {where}"
         else:
-            j = int(np.argmax(dev[t]))
-            msg = (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
-                   f"{float(W[t, j])!r} instead of {float(ref[t, j])!r})")
-        out.append((what, t, msg))
-    return out, sorted(unsure.items())
+            unsure[t] = (f"w changed, but the rule does not update (y<w,x> = "
+                         f"{shown} {where}): a correct float implementation may update")
+    return unsure, value
+
+
+def _decision_bound(Wb, Xv, variant: str, gamma, ar: _Arith):
+    """(p, E, thr, ||w||): the predictions <w, x>, the bound E on the distance between the exact
+    s = y<w, x> - thr and any correct float evaluation of it, and the margin rule's threshold
+    thr = (gamma/2)||w|| (0 for classic; ||w|| None then)."""
+    T, d = Wb.shape
+    p = _rowdot(Wb, Xv)
+    if ar is _F64:
+        g = gam(d) * SAFETY
+        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
+    else:  # x cast to the implementation's format, then d products and sums in it
+        g = ar.gam(d + 1) * SAFETY
+        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
+             * (1 + 4 * U))
+    if variant == "classic":
+        return p, E, np.zeros(T), None
+    nb2 = _rowdot(Wb, Wb)
+    nb = np.sqrt(nb2)
+    thr = gamma / 2 * nb
+    E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
+         + (4 * U if ar is _F64 else 6 * ar.u) * thr)
+    return p, E, thr, nb
+
+
+def _rule_message(what: str, cond: str, shown: str, eta: float, w, ref, dev) -> str:
+    """What a rule finding says: a missed or spurious update, or a wrong step."""
+    if what == "missed":
+        return f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
+    if what == "spurious":
+        return f"w changed but the rule does not update (y<w,x> = {shown})"
+    j = int(np.argmax(dev))
+    return (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
+            f"{float(w[j])!r} instead of {float(ref[j])!r})")
 
 
 def _STEP(eta: float) -> str:

@@ -40,8 +40,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._kernels import HAVE_NUMBA as _HAVE_NUMBA
-from ._kernels import SMALLEST_NORMAL
+from ._loops import HAVE_NUMBA as _HAVE_NUMBA
+from ._loops import SMALLEST_NORMAL
 
 if _HAVE_NUMBA:
     import numba as _nb

@@ -1,6 +1,6 @@
 """Monitored perceptron engines: classic (online or cyclic), margin, non-separable runs.
 
-The loop itself (``_kernels``) only logs, per update, the example, the visit and the prediction;
+The loop itself (``_loops``) only logs, per update, the example, the visit and the prediction;
 the monitor evaluates every compiled lemma vectorised over each chunk of that log, with the
 incremental bookkeeping of ``_bounds`` (O(1) per update).  Every update is checked; the first
 violation (in run order) is the one reported.
@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
 from ._exact import run_exact
-from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
+from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor, monitor_of
@@ -205,7 +205,7 @@ def _hinge_gamma(monitor, stats, y, order, n, d) -> float:
 
 
 class _Loop:
-    """The perceptron's loop (``_kernels.run_visits``) and its state, run a chunk at a time.
+    """The perceptron's loop (``_loops.run_visits``) and its state, run a chunk at a time.
 
     With ``log``, every update's example, visit, prediction, <w_star, x> and ||x||^2 go to the
     update log, which the monitor takes when the loop returns.  With ``first_pass_stats``, the
@@ -224,7 +224,7 @@ class _Loop:
         self.half_gamma = gamma / 2.0 if gamma is not None else 0.0
         self.margin = variant == "margin"
         self.t_end, self.cyclic, self.backend = t_end, cyclic, backend
-        # The default order is the identity, which the numba kernel then does not read: a
+        # The default order is the identity, which the compiled loop then does not read: a
         # monitored run is 1.1-1.4x faster so on the benchmark's sizes (bench_runtime.py).
         self.identity = default_order
         self.st, self.qw = new_state(w0)
@@ -248,7 +248,7 @@ class _Loop:
         return int(self.st[K])
 
     def step(self, budget: int, first_pass_stats: bool) -> int:
-        """Run up to `budget` visits; the kernel's status (CONVERGED, END, FULL or BUDGET)."""
+        """Run up to `budget` visits; the loop's status (CONVERGED, END, FULL or BUDGET)."""
         return run_visits(self.X, self.y, self.order, self.w, self.ws, self.st, self.qw,
                           self.half_gamma, self.t_end, self.cyclic, self.margin, *self.log,
                           self.stat_m, self.stat_q, first_pass_stats, budget,
@@ -278,7 +278,7 @@ class _Loop:
 
     def take_log(self):
         """(examples, visits, predictions, <w_star, x>, ||x||^2) of the updates logged since
-        the last take (the kernel overwrites the log next)."""
+        the last take (the loop overwrites the log next)."""
         nlog = int(self.st[NLOG])
         self.st[NLOG] = 0
         return tuple(a[:nlog].copy() for a in self.log)

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._kernels import HAVE_NUMBA
+from ._loops import HAVE_NUMBA
 
 __all__ = ["Program", "Judged", "HAVE_NUMBA", "SAFETY", "Verdict", "float_constant"]
 

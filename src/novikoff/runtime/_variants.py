@@ -16,12 +16,12 @@ from ..errors import InvalidArgument
 from ._audit import audit, audit_files
 from ._audit_averaged import audit_averaged, audit_averaged_files
 from ._audit_batch import audit_batch, audit_batch_files
-from ._audit_kernel import audit_kernel, audit_kernel_files
+from ._audit_dual import audit_kernel, audit_kernel_files
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._batch_run import run_batch
 from ._engine import run_online
-from ._kernel_run import run_kernel
+from ._dual_run import run_kernel
 from ._result import RunResult
 from ._validate import check_choice
 from ._voted_run import run_voted

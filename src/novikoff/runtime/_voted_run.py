@@ -3,7 +3,7 @@ vector w[0], ..., w[K] with its count, the lemmas of proofs/voted.proof and the 
 checked at every update.
 
 Training is the classic perceptron's run (cyclic until a clean pass, or one pass over
-``order``), made by the classic engine's loop (``_engine._Loop``: the numba kernel or its numpy
+``order``), made by the classic engine's loop (``_engine._Loop``: the compiled numba loop or its numpy
 fallback) and monitored by its bookkeeping (``_engine._Watch``); this module only builds the
 vote from the loop's update log and adds the vote's quantities to the slots of every chunk:
 

@@ -20,10 +20,10 @@ from ..report.run_report import write_run_report
 from ._audit import audit, check_weights
 from ._audit_averaged import _check_average, audit_averaged
 from ._audit_batch import _check_steps, _flag, audit_batch
-from ._audit_kernel import _check_alpha, audit_kernel
+from ._audit_dual import _check_alpha, audit_kernel
 from ._audit_voted import _check_vote, audit_voted
 from ._io import _in_file, load_dataset, read_array, read_npz, save_run
-from ._kernel_run import parse_kernel
+from ._dual_run import parse_kernel
 from ._monitor import LemmaViolation
 from ._replay import replay
 from ._validate import check_order, check_positive, check_vector, check_w_star
