@@ -414,20 +414,7 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
     def explains(left):
         return left < nrule and left <= nrule // 10
 
-    # a learning rate: the steps are a constant multiple of y*x (visit 0 aside: the start)
-    up = np.flatnonzero(changed)
-    up = up[up > 0] if up.size > 1 else up
-    eta_c = None
-    if up.size:
-        V = yv[up, None] * Xv[up]
-        S = W[up] - Wb[up]
-        r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
-        if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
-            for digits in range(1, 18):
-                c = float(f"{r:.{digits}g}")
-                if abs(c - r) <= 1e-4 * r:
-                    eta_c = c
-                    break
+    eta_c, r, ups = _rate_guess(Wb, W, Xv, yv, changed, eta)
     etas = [eta] + ([eta_c] if eta_c is not None else [])
     ars = [ar] + ([_F32] if ar is _F64 else [])
     best = (nrule, eta, ar)
@@ -448,7 +435,7 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
             out.append({"pattern": "learning_rate", "suggest": opts if both else f"--eta {e!r}",
                         "explains": nrule - left,
                         "message": f"the steps w[t] - w[t-1] are {e!r} * y*x (median ratio to "
-                                   f"y*x over {up.size} update(s): {r:.6g}): a learning rate of "
+                                   f"y*x over {ups} update(s): {r:.6g}): a learning rate of "
                                    f"{e!r}? audit with --eta {e!r}"
                                    f"{' --float32' if both else ''} ({rest})"})
         if a is not ar:
@@ -466,23 +453,44 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
     # a non-zero start: visit 0 alone breaks the rule, the trace follows it from there
     first = min(t for _, t, _ in rule) if rule else None
     if first == 0 and W[0].any():
-        cands = [W[0], W[0] - eta * yv[0] * Xv[0]]  # visit 0 no update / an update
-        for c in cands:
+        for c in (W[0], W[0] - eta * yv[0] * Xv[0]):  # visit 0 no update / an update
             Wb_ = Wb.copy()
             Wb_[0] = c
             left = flagged(Wb_=Wb_, eta_=eta, ar_=ar)
             if explains(left):
-                shown = (f"w0 = {np.array2string(c, precision=6, threshold=6)}" if d <= 6
-                         else f"a w0 of norm {float(np.linalg.norm(c)):.6g}")
-                declared = "0" if w0 is None else "the declared w0"
-                out.append({"pattern": "start", "suggest": "--w0 W0.npy", "w0": c.tolist(),
-                            "explains": nrule - left,
-                            "message": f"the trace does not start from {declared}: visit 0 "
-                                       f"breaks the rule and the rest of the trace follows it "
-                                       f"from {shown}; a non-zero start? save the initial "
-                                       f"weights as W0.npy and audit with --w0 W0.npy"})
+                out.append(_start_pattern(c, d, w0, nrule - left))
                 break
     return out
+
+
+def _rate_guess(Wb, W, Xv, yv, changed, eta: float):
+    """(a learning rate other than eta that the steps suggest, or None; the median ratio of
+    the steps to y*x; the updates it is taken over): visit 0 aside, the start."""
+    up = np.flatnonzero(changed)
+    up = up[up > 0] if up.size > 1 else up
+    if not up.size:
+        return None, float("nan"), 0
+    V = yv[up, None] * Xv[up]
+    S = W[up] - Wb[up]
+    r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
+    if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
+        for digits in range(1, 18):
+            c = float(f"{r:.{digits}g}")
+            if abs(c - r) <= 1e-4 * r:
+                return c, r, up.size
+    return None, r, up.size
+
+
+def _start_pattern(c, d: int, w0, explained: int) -> dict:
+    """The finding that the trace starts from c, not from the declared start."""
+    shown = (f"w0 = {np.array2string(c, precision=6, threshold=6)}" if d <= 6
+             else f"a w0 of norm {float(np.linalg.norm(c)):.6g}")
+    declared = "0" if w0 is None else "the declared w0"
+    return {"pattern": "start", "suggest": "--w0 W0.npy", "w0": c.tolist(),
+            "explains": explained,
+            "message": f"the trace does not start from {declared}: visit 0 breaks the rule and "
+                       f"the rest of the trace follows it from {shown}; a non-zero start? save "
+                       f"the initial weights as W0.npy and audit with --w0 W0.npy"}
 
 
 def _float32_size(Wb, W, Xv, yv, changed, eta) -> float:

@@ -67,11 +67,14 @@ class RunConfig:
     def changed(self) -> dict:
         """The options not at their default (an array given counts as changed)."""
         out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not f.default if f.default is None else not _same(value, f.default):
-                out[f.name] = value
+        for name, default in _DEFAULTS.items():
+            value = getattr(self, name)
+            if value is not default if default is None else not _same(value, default):
+                out[name] = value
         return out
+
+
+_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
 
 
 def _same(value, default) -> bool:
@@ -163,11 +166,10 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
 def run_config(config: RunConfig | None, options: dict) -> RunConfig:
     """The configuration of a run: `config` (default RunConfig()) with `options` replacing its
     fields; TypeError naming an option that is not a field."""
-    names = {f.name for f in fields(RunConfig)}
-    unknown = sorted(set(options) - names)
+    unknown = sorted(set(options) - _DEFAULTS.keys())
     if unknown:
         raise TypeError(f"run() got an unexpected keyword argument {unknown[0]!r} (the options "
-                        f"are the fields of RunConfig: {', '.join(sorted(names))})")
+                        f"are the fields of RunConfig: {', '.join(sorted(_DEFAULTS))})")
     if config is not None and not isinstance(config, RunConfig):
         raise InvalidArgument(f"config={config!r} is not a RunConfig")
     return replace(config or RunConfig(), **options)
