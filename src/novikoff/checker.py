@@ -30,8 +30,8 @@ from .language.parser import parse, parse_term
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
            "bundled_proofs_dir", "proof_files"]
 
-NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg"}
-VECTOR_FACTS = {"cauchy_schwarz", "triangle"}
+NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
+VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
 NAMED_FACTS = NO_OP_FACTS | VECTOR_FACTS | {"nat_cases"}
 DIAGNOSTIC_TIMEOUT_MS = 2000
 
@@ -443,12 +443,18 @@ class _LemmaCheck:
             self._check_meaningful(g, list(facts.values()), gpos, f"given {gname}")
             givens.append(g)
             facts[gname] = K.assume(setting, g)
-        if givens and K.vacuous_givens(setting, K.Implication(tuple(givens), goal),
-                                       self.checker.timeout_ms):
+        consistency = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
+                                            self.checker.timeout_ms) if givens else "invalid")
+        if consistency != "invalid":  # the kernel then refuses the lemma: say why here
             first = lemma.givens[0][2]
-            self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens), "failed",
+            self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens),
+                         "failed" if consistency == "valid" else "unknown",
                          "vacuous: the givens contradict each other or the setting's "
-                         "assumptions, so the lemma would hold vacuously")
+                         "assumptions, so the lemma would hold vacuously"
+                         if consistency == "valid" else
+                         "could not show the givens consistent with the setting's assumptions "
+                         "(no values satisfying all of them were found in time), so the lemma "
+                         "might hold only vacuously")
         proof = lemma.proof
         if proof.method == "induction":
             thm = self._induction(proof, goal, facts)
@@ -582,6 +588,14 @@ class _LemmaCheck:
                 last, last_pos = None, item.pos
         if last is not None and K.conclusion_matches(last.concl, goal, self.setting.labels):
             return last
+        if last is not None and broken is None:
+            # The last line in another form (gamma^2*k <= R^2 for k <= R^2/gamma^2): the goal
+            # follows from it and the declarations, as a textbook's closing "hence".
+            closing = K.decide(self.setting, [last], goal, timeout_ms=self.checker.timeout_ms)
+            if closing.status == "verified":
+                self._record(last_pos, f"goal: {_show(goal)}", "verified",
+                             "follows from the line above")
+                return closing.theorem
         if broken is not None:
             exc, xfail = broken
             return self._hypothetical(goal, "expected" if xfail else "failed",
@@ -751,6 +765,15 @@ class _LemmaCheck:
         try:
             decision = K.decide(self.setting, premises, goal, facts=instances,
                                 timeout_ms=self.checker.timeout_ms)
+            squares = [] if "norm_nonneg" in cited else self._default_instances("norm_nonneg",
+                                                                                 vectors)
+            if decision.status != "verified" and decision.kind == "goal" and squares:
+                # A square of the norm of a sum of vectors is >= 0, which its expansion into
+                # inner products no longer shows: told only when the step needs it.
+                again = K.decide(self.setting, premises, goal, facts=instances + squares,
+                                 timeout_ms=self.checker.timeout_ms)
+                if again.status == "verified":
+                    decision = again
         except KernelError as exc:  # a citation the kernel refuses (a symbol of another kind)
             raise self.scope.error(str(exc), pos) from None
         unverified = self._unverified_citations(premises)
@@ -919,11 +942,12 @@ class _LemmaCheck:
                 continue
             if name in VECTOR_FACTS:
                 if cite.args:
-                    if len(cite.args) != 2:
-                        raise self.scope.error(f"{name} takes two vectors", cite.pos)
-                    u, v = (self.scope.meaning(self.scope.vector(a, f"{name} takes vectors"),
-                                               a.pos) for a in cite.args)
-                    instances.append((name, u, v))
+                    arity = 1 if name == "norm_nonneg" else 2
+                    if len(cite.args) != arity:
+                        raise self.scope.error(f"{name} takes {'one vector' if arity == 1 else 'two vectors'}", cite.pos)
+                    instances.append((name, *(
+                        self.scope.meaning(self.scope.vector(a, f"{name} takes vectors"),
+                                           a.pos) for a in cite.args)))
                 else:
                     instances += self._default_instances(name, vectors)
                 continue
@@ -961,31 +985,67 @@ class _LemmaCheck:
         return premises, instances, cited
 
     def _elsewhere(self, cite: A.Cite, thm, premises: list):
-        """NAME[k := e]: the cited fact at k = e, which the other citations show >= 0."""
-        var, expr = cite.at
+        """NAME[k := e, a := f]: the cited fact at other values of its symbols, one after the
+        other, where the step's other citations show each value fit (k - 1 >= 0 for a nat; for
+        a real, its sign constraint; a value that means something)."""
+        names = [var.id for var, _ in cite.at]
         if thm in self.unverified_cites:
             raise self.scope.error(f"{cite.name} is not verified: it cannot be used at another "
-                                   f"value of {var.id}", cite.pos)
+                                   f"value of {names[0]}", cite.pos)
         if thm in self.part_theorems:
             raise self.scope.error(f"{cite.name} is cited as the assignment states it, not "
-                                   f"proved here: it holds at {var.id} only; prove it to use "
-                                   f"it at another value of {var.id}", cite.pos)
-        if self.scope.kinds.get(var.id) != "nat":
-            raise self.scope.error(f"{var.id} is not a nat of setting {self.scope.name}",
-                                   var.pos)
-        value = self.scope.meaning(self.scope.scalar(expr, "a nat's value is a number"),
-                                   expr.pos)
-        try:
-            nonneg, instance = K.instantiate(self.setting, thm, self.scope.symbol(var.id),
-                                             value, premises, self.checker.timeout_ms)
-        except KernelError as exc:
-            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: {exc}",
-                                   cite.pos) from None
-        if instance is None:
-            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: "
-                                   f"{_show_expr(value)} may be negative; cite what shows "
-                                   f"{_show_expr(value)} >= 0 in the same step", cite.pos)
-        return instance
+                                   f"proved here: it holds at {names[0]} only; prove it to use "
+                                   f"it at another value of {names[0]}", cite.pos)
+        for i, (var, expr) in enumerate(cite.at):
+            kind = self.scope.kinds.get(var.id)
+            if kind is None:
+                raise self.scope.error(f"{var.id} is not a symbol of setting "
+                                       f"{self.scope.name}", var.pos)
+            if var.id in names[:i]:
+                raise self.scope.error(f"{var.id} is given two values", var.pos)
+            value = self._value_of(var.id, kind, expr)
+            shown = (value.__name__ if kind.endswith("sequence") else
+                     _show_vec(value) if kind == "vector" else _show_expr(value))
+            later = set(names[i + 1:]) & _names_in(value)
+            if later:
+                raise self.scope.error(f"{sorted(later)[0]} is replaced after {var.id}: the "
+                                       f"values are put in one after another, so write it in "
+                                       f"another order (or in two steps)", expr.pos)
+            label = f"{cite.name}[{var.id} := {shown}]"
+            try:
+                if kind == "nat":
+                    shown_fit, instance = K.instantiate(self.setting, thm,
+                                                        self.scope.symbol(var.id), value,
+                                                        premises, self.checker.timeout_ms)
+                else:
+                    shown_fit, instance = K.specialize(self.setting, thm,
+                                                       self.scope.symbol(var.id), value,
+                                                       premises, self.checker.timeout_ms)
+            except KernelError as exc:
+                raise self.scope.error(f"{label}: {exc}", cite.pos) from None
+            if instance is None:
+                needed = shown_fit.obligation
+                what = (f"{shown} may be negative" if kind == "nat" else
+                        f"it needs {_show(needed)} ({var.id}'s declaration, and where the "
+                        f"value means something)" if needed is not None else
+                        f"{shown} may not meet {var.id}'s declaration")
+                raise self.scope.error(f"{label}: {what}; cite what shows it in the same step",
+                                       cite.pos)
+            thm = instance
+        return thm
+
+    def _value_of(self, name: str, kind: str, expr):
+        """The kernel's value for NAME := expr: a term of name's kind."""
+        if kind.endswith("sequence"):
+            if not isinstance(expr, A.Name) or self.scope.kinds.get(expr.id) != kind:
+                raise self.scope.error(f"{name} is a {kind.replace('_', ' ')}: its value is "
+                                       f"another {kind.replace('_', ' ')} of the setting",
+                                       expr.pos)
+            return self.scope.symbol(expr.id)
+        if kind == "vector":
+            return self.scope.meaning(self.scope.vector(expr, f"{name} is a vector"), expr.pos)
+        message = "a nat's value is a number" if kind == "nat" else f"{name} is a scalar"
+        return self.scope.meaning(self.scope.scalar(expr, message), expr.pos)
 
     def _nat_instances(self, cite: A.Cite, vectors) -> list:
         if cite.args:
@@ -1005,7 +1065,14 @@ class _LemmaCheck:
             if not v.is_zero() and v not in unique:
                 unique.append(v)
         out = []
-        if name == "cauchy_schwarz":
+        if name == "norm_nonneg":
+            # The squared norms of the step's sums of vectors (a single vector's is known), and
+            # of the sums and differences of two of its vectors (2<u, v> <= ||u||^2 + ||v||^2).
+            out = [(name, v) for v in unique if len(v.terms) > 1]
+            if len(unique) <= 4:
+                out += [(name, u + v.scale(sp.Integer(sign))) for i, u in enumerate(unique)
+                        for v in unique[i + 1:] for sign in (1, -1)]
+        elif name == "cauchy_schwarz":
             for i in range(len(unique)):
                 for j in range(i + 1, len(unique)):
                     out.append((name, unique[i], unique[j]))
@@ -1132,7 +1199,7 @@ def _show_expr(expr) -> str:
     """Print a kernel term in the notation of .proof files."""
     mapping = {}
     for a in expr.atoms(K.Inner):
-        mapping[a] = sp.Symbol(atom_name(a))
+        mapping[a] = sp.Symbol(display_name(a))
     for a in expr.atoms(sp.core.function.AppliedUndef):
         if not isinstance(a, K.Inner):
             mapping.setdefault(a, sp.Symbol(atom_name(a)))
@@ -1144,10 +1211,22 @@ def _show_expr(expr) -> str:
     return text.replace("**", "^")
 
 
+def _names_in(value) -> set:
+    """The names a value of a substitution mentions (symbols and sequences)."""
+    if isinstance(value, sp.core.function.UndefinedFunction):
+        return {value.__name__}
+    exprs = [e for a, c in value.terms for e in (a, c)] if hasattr(value, "terms") else [value]
+    names = set()
+    for e in exprs:
+        names |= {str(x) for x in e.free_symbols}
+        names |= {f.func.__name__ for f in e.atoms(sp.core.function.AppliedUndef)}
+    return names
+
+
 def _show_vec(v) -> str:
     parts = []
     for atom, coeff in v.terms:
-        name = atom_name(atom)
+        name = display_name(atom)
         parts.append(name if coeff == 1 else f"-{name}" if coeff == -1
                      else f"({_show_expr(coeff)})*{name}")
     return " + ".join(parts).replace("+ -", "- ") or "0"

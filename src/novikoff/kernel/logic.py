@@ -30,16 +30,17 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
 from .solver import Verdict, entails, identity
-from .sums import BOUND, count, sum_facts, sums_in
-from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
+from .sums import sum_facts, sums_in, vector_sum_steps
+from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
+                    same_term)
 from .written import KINDS, integer_polynomial, symbol
 
 __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
            "trans", "induction", "instantiate", "cases", "discharge", "conclusion_matches",
            "accepts", "certifies",
-           "vacuous_givens",
+           "givens_consistency", "specialize",
            "describe_obligation",
-           "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
+           "cauchy_schwarz", "triangle", "nat_cases", "norm_nonneg", "rewrite_vectors", "domain_obligations"]
 
 _ISSUED: "weakref.WeakSet" = weakref.WeakSet()
 _ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
@@ -416,7 +417,15 @@ def nat_cases(k: sp.Symbol) -> list:
     return [Disjunction((Relation("=", k, sp.Integer(0)), Relation(">=", k, sp.Integer(1))))]
 
 
-_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
+def norm_nonneg(v: Vec) -> list:
+    """||v||^2 = <v, v> >= 0 (a square of a norm is expanded into inner products, which alone
+    do not show its sign)."""
+    return [Relation(">=", ip(v, v), sp.Integer(0))]
+
+
+_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases,
+          "norm_nonneg": norm_nonneg}
+_ARITY = {"cauchy_schwarz": 2, "triangle": 2, "norm_nonneg": 1}
 
 
 def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
@@ -472,12 +481,17 @@ def _substitute(vec: Vec, defs: dict) -> Vec:
 
 
 def _replace_inner(expr: sp.Expr, defs: dict) -> sp.Expr:
-    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr."""
-    def inner(u, v):
+    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr (a sum of
+    vectors is substituted whole, never inside: its terms are read at its own index)."""
+    if isinstance(expr, Inner):
+        u, v = expr.args
         return ip(_substitute(Vec.atom(u), defs), _substitute(Vec.atom(v), defs))
-
-    out = expr.replace(lambda e: isinstance(e, Inner), lambda e: inner(*e.args))
-    return out.replace(lambda e: isinstance(e, Norm), lambda e: norm(_substitute(e.vector(), defs)))
+    if isinstance(expr, Norm):
+        vector = Vec(tuple((a, _replace_inner(c, defs)) for a, c in expr.vector().terms))
+        return norm(_substitute(vector, defs))
+    if isinstance(expr, VectorSum) or not expr.has(Inner, Norm):
+        return expr
+    return expr.func(*(_replace_inner(a, defs) for a in expr.args))
 
 
 def rewrite_vectors(formula, defs: dict):
@@ -519,6 +533,10 @@ def _vector_definitions(formulas, goal=None) -> tuple:
     defs: dict = {}
     equations: list = []
     facts: list = []
+    # The steps of the sums of vectors in play come after the formulas: a formula's own
+    # definition of a sum comes first.
+    formulas = list(formulas)
+    formulas += vector_sum_steps(formulas + ([goal] if goal is not None else []))
     for f in formulas:
         if not isinstance(f, VectorEq):
             continue
@@ -547,18 +565,24 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
     of a sum may be shown >= 0 at every index."""
-    told = _told(s, formulas, goal)
+    told, defs = _told_with_definitions(s, formulas, goal)
     everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
-    return told + sum_facts(told, lambda terms: _nonnegative_terms(s, terms, everywhere),
-                            goal, summed)
+    # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them.
+    return told + [rewrite_vectors(f, defs) for f in sum_facts(
+        told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed)]
 
 
 def _told(s: Setting, formulas, goal=None) -> list:
+    return _told_with_definitions(s, formulas, goal)[0]
+
+
+def _told_with_definitions(s: Setting, formulas, goal=None) -> tuple:
+    """(what the solver is told of the formulas, the vector definitions substituted in it)."""
     plain = [f.formula if isinstance(f, (Supposition, Everywhere)) else f for f in formulas]
     defs, facts = _vector_definitions(plain, goal)
     told = list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
-    return told + _label_elements(s, told + ([goal] if goal is not None else []))
+    return told + _label_elements(s, told + ([goal] if goal is not None else [])), defs
 
 
 def _label_elements(s: Setting, formulas) -> list:
@@ -571,7 +595,7 @@ def _label_elements(s: Setting, formulas) -> list:
     for f in formulas:
         for side in sides(f):
             elements |= {e for e in side.atoms(sp.core.function.AppliedUndef)
-                         if e.func in sequences}
+                         if e.func in sequences and not e.args[0].has(BOUND, VECTOR_BOUND)}
     return [Relation("=", e ** 2, sp.Integer(1))
             for e in sorted(elements, key=sp.default_sort_key)]
 
@@ -579,6 +603,10 @@ def _label_elements(s: Setting, formulas) -> list:
 # Whether the terms of a sum are >= 0 at every index, per setting (decided once: measured to
 # matter when a file sums the same terms in many steps).
 _NONNEGATIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _sequences_of(formula) -> set:
+    return {e.func for e in free_symbols(formula) if isinstance(e, sp.core.function.AppliedUndef)}
 
 
 def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
@@ -590,10 +618,16 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
     known = _NONNEGATIVE.setdefault(s, {})
     # Only formulas about the sequences of the terms can tell their sign (and a smaller key is
     # found again: measured 0.5 of 6 s profiled on `novikoff check proofs/` without it).
+    # (and formulas about the sequences those mention: the update rule brings in x and y)
     sequences = {e.func for e in terms.atoms(sp.core.function.AppliedUndef)}
-    everywhere = tuple(f for f in everywhere
-                       if any(e.func in sequences for e in free_symbols(f)
-                              if isinstance(e, sp.core.function.AppliedUndef)))
+    chosen: list = []
+    while True:
+        more = [f for f in everywhere if f not in chosen and sequences & _sequences_of(f)]
+        if not more:
+            break
+        chosen += more
+        sequences |= set().union(*(_sequences_of(f) for f in more))
+    everywhere = tuple(f for f in everywhere if f in chosen)
     key = (terms, frozenset(everywhere))
     if key not in known:
         # A fresh index (not BOUND, which the sums inside the facts bind), at i and at every
@@ -605,8 +639,10 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                          and i in e.args[0].free_symbols}
         at_index = [f.subs(k, v) for f in everywhere for k in s.nats for v in indices
                     if k in free_symbols(f)]
-        told = _told(s, at_index + [Relation(">=", i, sp.Integer(0))])
-        verdict = entails(told, Relation(">=", at_i, sp.Integer(0)), timeout_ms, s.nats | {i})
+        # the update rule at i, substituted in the terms
+        told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
+        verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),
+                          timeout_ms, s.nats | {i})
         known[key] = verdict.answer == "valid"
     return known[key]
 
@@ -643,9 +679,9 @@ def _instances_of(s: Setting, facts) -> list:
             raise KernelError(f"unknown named fact {name!r}")
         if name == "nat_cases" and (len(args) != 1 or args[0] not in s.nats):
             raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
-        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
-                                                                for a in args)):
-            raise KernelError(f"{name} applies to two vectors, not {args!r}")
+        if name != "nat_cases" and not (len(args) == _ARITY[name] and all(
+                isinstance(a, Vec) for a in args)):
+            raise KernelError(f"{name} applies to {_ARITY[name]} vector(s), not {args!r}")
         instance = _FACTS[name](*args)
         _kinds_of(s, instance)
         # True for real vectors: where the coefficients of u and v mean something (sqrt(b)*x
@@ -665,10 +701,13 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
     a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
     concls = [t.concl for t in premises]
-    defs, _ = _vector_definitions(concls)
-    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
-              if isinstance(goal, VectorEq) else goal)
-    target = rewrite_vectors(scalar, defs)
+    defs, _ = _vector_definitions(concls, goal)
+    if isinstance(goal, VectorEq):  # substituted as vectors, then squared
+        difference = _substitute(Vec.atom(goal.atom) - goal.rhs, defs)
+        target = rewrite_vectors(Relation("=", ip(difference, difference), sp.Integer(0),
+                                          goal.domain), defs)
+    else:
+        target = rewrite_vectors(goal, defs)
     hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
                        [t.concl for t in _movable(s, premises)], summed=summed)
     return tuple(hyps), target
@@ -1018,6 +1057,142 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
     return nonneg, _make(s, moved | nonneg.theorem.hyps, _at(thm.concl, var, value))
 
 
+# The kinds a theorem may be specialized in, and what a value of each kind is.
+_SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vector": "vector",
+                  "vector_sequence": "sequence", "real_sequence": "sequence",
+                  "label_sequence": "sequence"}
+
+
+def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: int = 5000):
+    """hyps(var) |- C(var) for a real, label, vector or sequence var gives hyps(value) |-
+    C(value): var is a symbol like any other, so what is proved about it holds for every value
+    that meets the same hypotheses (a scalar term for a real or a label, a Vec for a vector,
+    another sequence of the same kind for a sequence).  A hypothesis about var whose
+    counterpart at value is an assumption or a declaration of the setting becomes that one; the
+    others (gamma > 0 at gamma := b, a given at k) must be shown by the premises, as must the
+    conditions under which the value means something.  Returns (Decision of those, Theorem or
+    None).
+
+    Refused: a theorem resting on a supposition about var (a failed step), one resting at
+    every k on a fact about var when the value depends on the nats or the update (that fact
+    would then speak of other values), a nat (instantiate moves nats), and a vector
+    expression for a vector read inside a sum of vectors or a vector equation."""
+    _genuine(s, thm, *premises)
+    name = getattr(var, "name", getattr(var, "__name__", None))
+    kind = s.kinds.get(name)
+    if kind not in _SPECIALIZABLE or symbol(name, kind) != var:
+        raise KernelError(f"{var} is not a real, label, vector or sequence of setting {s.name}")
+    put, conditions, varying = _substitution(s, thm, var, value, name, kind)
+    hyps = set()
+    for h in thm.hyps:
+        if not _mentions(h, var):
+            hyps.add(h)
+            continue
+        if isinstance(h, Supposition):
+            raise KernelError(f"it rests on {h}, which was not shown")
+        formula = h.formula if isinstance(h, Everywhere) else h
+        moved = Everywhere(put(formula)) if isinstance(h, Everywhere) else put(formula)
+        # An assumption about the nats or the update holds at every k, and the theorem may have
+        # used it so (an induction): its counterpart must hold at every k too, so it must be an
+        # assumption.  A declaration, an assumption without nats, a fact at this k (a given, a
+        # case) is a condition at this k.
+        if isinstance(h, Everywhere) or (
+                s.allows(h) and free_symbols(formula) & (s.nats | s.per_update_symbols)):
+            if varying or not s.allows(moved):
+                named = next((n for n, f in s.assumptions.items() if f == formula), None)
+                raise KernelError(f"it rests on {f'the assumption {named}' if named else formula}"
+                                  f" at every value of the nats, and "
+                                  + (f"{_shown_value(value)} depends on them or on the update"
+                                     if varying else
+                                     f"no assumption says the same of {_shown_value(value)}")
+                                  + f": it holds for that {name} only")
+            hyps.add(moved)
+        elif s.allows(moved):
+            hyps.add(moved)
+        else:
+            conditions.append(moved)
+    instance = put(thm.concl)
+    if not conditions:
+        conditions = [Relation("=", sp.Integer(0), sp.Integer(0))]
+    shown = decide(s, premises, Conjunction(tuple(dict.fromkeys(conditions)))
+                   if len(conditions) > 1 else conditions[0], timeout_ms=timeout_ms)
+    if shown.status != "verified":
+        return shown, None
+    return shown, _make(s, hyps | shown.theorem.hyps, instance)
+
+
+def _substitution(s: Setting, thm: Theorem, var, value, name: str, kind: str) -> tuple:
+    """(formula -> formula with var := value, the conditions under which value means
+    something, whether value mentions a nat or a per-update symbol)."""
+    expected = _SPECIALIZABLE[kind]
+    if expected == "sequence":
+        if not (isinstance(value, sp.core.function.UndefinedFunction)
+                and s.kinds.get(value.__name__) == kind and symbol(value.__name__, kind) == value):
+            raise KernelError(f"{name} is a {kind.replace('_', ' ')}: its value is another one")
+        return (lambda f: _renamed(f, {e: value(*e.args) for e in free_symbols(f)
+                                       if getattr(e, "func", None) == var}), [], False)
+    if expected == "vector":
+        if not isinstance(value, Vec):
+            raise KernelError(f"{name} is a vector: its value is a vector")
+        probe = Relation("=", ip(value, value), sp.Integer(0))
+        conditions = [o for _, c in value.terms for o in visible_obligations(c)]
+        if len(value.terms) == 1 and value.terms[0][1] == 1:
+            atom = value.terms[0][0]
+            put = lambda f: f.subs(var, atom)  # noqa: E731
+        else:
+            formulas = [thm.concl] + [getattr(h, "formula", h) for h in thm.hyps]
+            if any(_unreachable(f, var) for f in formulas):
+                raise KernelError(f"{name} is read inside the terms of a sum of vectors or a "
+                                  f"vector equation there: it can only be replaced by a vector "
+                                  f"alone")
+            put = lambda f: rewrite_vectors(f, {var: value})  # noqa: E731  bilinear
+    else:
+        if not isinstance(value, sp.Expr) or value.has(BOUND, VECTOR_BOUND):
+            raise KernelError(f"the value of {name} is not a scalar term: {value!r}")
+        probe = Relation("=", value, sp.Integer(0))
+        conditions = list(visible_obligations(value))
+        put = lambda f: _at(f, var, value)  # noqa: E731
+    _kinds_of(s, [probe])
+    # (free_symbols includes the indices of sequence elements: x[k+1] mentions k)
+    varying = bool(free_symbols(probe) & (s.nats | s.per_update_symbols))
+    return put, conditions, varying
+
+
+def _shown_value(value) -> str:
+    return value.__name__ if isinstance(value, sp.core.function.UndefinedFunction) else \
+        str(value)
+
+
+def _renamed(formula, mapping: dict):
+    """formula with the sequence elements in mapping replaced, everywhere (structurally: SymPy's
+    subs cannot replace a sequence inside a sum)."""
+    if isinstance(formula, COMPOUND):
+        return rebuild(formula, tuple(_renamed(p, mapping) for p in subformulas(formula)))
+    domain = tuple(_renamed(d, mapping) for d in formula.domain)
+    if isinstance(formula, VectorEq):
+        return VectorEq(formula.atom.xreplace(mapping), formula.rhs.xreplace(mapping), domain)
+    return Relation(formula.rel, formula.lhs.xreplace(mapping), formula.rhs.xreplace(mapping),
+                    domain)
+
+
+def _unreachable(formula, var) -> bool:
+    """Whether rewrite_vectors would leave the vector var somewhere in formula: in a vector
+    equation, or inside the terms of a sum of vectors."""
+    if isinstance(formula, COMPOUND):
+        return any(_unreachable(p, var) for p in subformulas(formula))
+    if isinstance(formula, VectorEq):
+        return _mentions(formula, var)
+    return any(var in e.free_symbols for side in sides(formula) for e in side.atoms(VectorSum))
+
+
+def _mentions(formula, var) -> bool:
+    """Whether a formula (or a hypothesis) says anything about the symbol or sequence var."""
+    if isinstance(formula, (Everywhere, Supposition)):
+        formula = formula.formula
+    found = free_symbols(formula)
+    return var in found or any(getattr(e, "func", None) == var for e in found)
+
+
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):
     """(c1 or ... or cn), and goal under each ci  give  goal.  Returns (Decision, Theorem|None).
 
@@ -1063,12 +1238,20 @@ def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000,
 
 
 def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
-    """Whether a lemma's givens contradict the setting (then it would hold vacuously)."""
+    """Whether a lemma's givens may contradict the setting (then it would hold vacuously): true
+    unless the givens are shown consistent with it (an unknown answer never counts as
+    consistent)."""
+    return givens_consistency(s, statement, timeout_ms) != "invalid"
+
+
+def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
+    """'invalid' when the givens of an implication statement are consistent with the setting
+    (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown."""
     if not isinstance(statement, Implication):
-        return False
+        return "invalid"
     formulas = list(s.assumptions.values()) + list(statement.premises)
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()))
-    return _contradictory(told, s.nats, timeout_ms, triples=True).answer == "valid"
+    return _contradictory(told, s.nats, timeout_ms, triples=True).answer
 
 
 def certifies(thm, statement) -> bool:
