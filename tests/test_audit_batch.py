@@ -14,7 +14,7 @@ from novikoff.runtime import audit_batch, audit_batch_files, batch_trace
 from novikoff.runtime._batch_run import run_batch
 
 from test_runtime_engine import separable  # noqa: E402  (tests/ is on sys.path)
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 BATCH_LEMMAS = {"batch_run_progress", "batch_run_norm_growth", "batch_steps_at_most_total",
                 "batch_squares_at_most_n_times", "batch_run_corrections", "batch_step_bound"}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace
 from novikoff.runtime._dual_run import run_kernel
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 KERNEL_LEMMAS = {"kernel_progress", "kernel_norm_growth", "kernel_mistake_bound"}
 

@@ -22,7 +22,7 @@ from novikoff.runtime._audit_averaged import _means, audit_averaged, audit_avera
 from novikoff.runtime._averaged_run import run_averaged
 from novikoff.runtime._io import load_dataset
 from novikoff.strategies import orderings, separable_datasets
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 AVERAGED_LEMMAS = {"averaged_run_progress", "averaged_run_norm", "average_run_progress",
                    "average_run_norm"}
