@@ -842,14 +842,24 @@ class _LemmaCheck:
                     found.counterexample)
         if found.holds:  # what it needs: the facts _missing finds (cauchy_schwarz among them)
             return "failed", "under-justified", f"true in this setting, but it {base}", None
+        cited = self._search(premises, goal, instances, whole=False)
+        if cited.counterexample is not None:  # it fails as cited; false in its setting or not
+            return ("failed", "", f"{base} (the counterexample satisfies what it cites; none "
+                                  f"that satisfies the whole setting was confirmed: "
+                                  f"{found.note})", cited.counterexample)
         return "unknown", "", f"could not decide: it {base}, and no counterexample in its " \
                               f"setting was confirmed ({found.note})", None
 
-    def _search(self, premises, goal, instances=()):
-        """A counterexample search (diagnostics) over what decide() would tell the solver."""
+    def _search(self, premises, goal, instances=(), whole: bool = True):
+        """A counterexample search (diagnostics) over what decide() would tell the solver;
+        whole: one of the whole setting (see explain_failure)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
-        return explain_failure(hyps, target, nats=self.setting.nats,
-                               timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        # the setting's assumptions hold at every k: a counterexample must meet them at every
+        # index it shows (those with a per-update symbol speak of update k's example only)
+        everywhere = [f for f in self.scope.assumptions.values()
+                      if not free_symbols(f) & self.setting.per_update_symbols]
+        return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,
+                               whole=whole, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
 
     def _unverified_citations(self, premises) -> list:
         """The unverified lemmas that a step cites directly."""
