@@ -13,6 +13,7 @@ which subcommand runs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -20,8 +21,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["CACHE_DIR_ENV", "cache_dir", "disable", "enabled", "entry_key", "load", "store",
-           "clear"]
+__all__ = ["CACHE_DIR_ENV", "cache_dir", "disabled", "enabled", "entry_key", "load", "store",
+           "entries", "clear"]
 
 CACHE_DIR_ENV = "NOVIKOFF_CACHE_DIR"
 _FORMAT = "novikoff-lemmas-1"
@@ -40,9 +41,15 @@ def cache_dir() -> Path:
     return base / "novikoff"
 
 
-def disable() -> None:
-    """Neither read nor write the cache in this process (`--no-cache`)."""
+@contextlib.contextmanager
+def disabled():
+    """Neither read nor write the cache inside this block (`--no-cache`)."""
+    before = _STATE["disabled"]
     _STATE["disabled"] = True
+    try:
+        yield
+    finally:
+        _STATE["disabled"] = before
 
 
 def enabled() -> bool:
@@ -100,6 +107,14 @@ def store(key: str, body: dict) -> bool:
         return True
     except OSError:  # a full disk, a read-only home: the cache is an optimisation
         return False
+
+
+def entries() -> list:
+    """The files of the entries stored now."""
+    try:
+        return sorted((cache_dir() / _FORMAT).glob("*.json"))
+    except OSError:
+        return []
 
 
 def clear() -> Path:

@@ -108,7 +108,9 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     memo_key = (tuple(str(p) for p in paths), timeout_ms, os.getcwd())
     hit = _MEMO.get(memo_key)
-    if hit is not None and _unchanged(hit[0]):
+    # With the cache off, only what was checked in this process is reused.
+    if (hit is not None and _unchanged(hit[0])
+            and (lemma_cache.enabled() or not any(info.cached for info in hit[1]))):
         return list(hit[1])
     files = proof_files(paths)
     fingerprint = _fingerprint(timeout_ms)
