@@ -33,7 +33,7 @@ from .errors import KernelError, ProofSyntaxError
 from .kernel import Implication
 from .language.elaborate import read_setting
 from .language.lexer import BOM, source_lines
-from .language.parser import parse
+from .language.parser import parse, parse_term
 
 __all__ = ["LemmaInfo", "SettingInfo", "load_lemmas"]
 
@@ -157,9 +157,10 @@ def _by_checking(files: list, timeout_ms: int, fingerprint: str) -> tuple:
             status = lemma.status  # the kernel's judgement, in this process
             out.append(_sealed(LemmaInfo(lemma.name, report.path, lemma.line, lemma.statement,
                                          lemma.formula, setting, status, used), cached=False))
-            outcomes[key].append({"name": lemma.name, "line": lemma.line,
-                                  "text": lemma.statement, "status": status,
-                                  "hypotheses": list(used)})
+            outcomes[key].append({
+                "name": lemma.name, "line": lemma.line, "setting": scope.name,
+                "text": lemma.statement, "givens": [g.partition(": ")[2] for g in lemma.givens],
+                "status": status, "hypotheses": list(used)})
     if lemma_cache.enabled():
         # The files as they are now (not as an earlier look at the cache read them): what was
         # checked, unless modified since the check started, which _store looks for.
@@ -168,19 +169,31 @@ def _by_checking(files: list, timeout_ms: int, fingerprint: str) -> tuple:
 
 
 def _store(imports: dict, outcomes: dict, fingerprint: str, contents: dict, started: float):
-    for key, lemmas in outcomes.items():
+    for key, records in outcomes.items():
         closure = _closure(key, imports)
         try:
             racy = any(os.stat(p).st_mtime > started - _RACY_SECONDS for p in [key, *closure])
             digests = [[p, _digest(p, contents)] for p in closure]
             own = _digest(key, contents)
-        except OSError:
+            settings = _setting_lines(contents[key], {r["setting"] for r in records})
+        except (OSError, ValueError, ProofSyntaxError):
             continue
         if racy:
             continue
         lemma_cache.store(_entry_key(fingerprint, key, own),
                           {"file": key, "imports": imports.get(key, []), "closure": digests,
-                           "lemmas": lemmas})
+                           "settings": settings, "lemmas": records})
+
+
+def _setting_lines(data: bytes, names: set) -> list:
+    """[name, line of its header] of the settings named, in the file's text."""
+    tree = parse(_text(data), "<cached>")
+    return [[node.name, node.pos.line] for node in tree.settings if node.name in names]
+
+
+def _text(data: bytes) -> str:
+    text = data.decode("utf-8")
+    return text[len(BOM):] if text.startswith(BOM) else text
 
 
 def _closure(key: str, imports: dict) -> list:
@@ -252,32 +265,42 @@ def _entry(key: str, fingerprint: str, contents: dict):
 
 
 def _read_again(key: str, entry: dict, data: bytes):
-    """The entry's lemmas as LemmaInfo, their statements read from the file's text again; None
-    when the entry does not describe this text."""
+    """The entry's lemmas as LemmaInfo, their statements read again from the file's text (only
+    the settings and the statements, not the proofs, are parsed); None when the entry does not
+    describe this text."""
     shown = display_path(key)
-    text = data.decode("utf-8")
-    text = text[len(BOM):] if text.startswith(BOM) else text
-    tree = parse(text, shown)
-    lines = {i: t.strip() for i, t in enumerate(source_lines(text), start=1)}
-    scopes = {node.name: read_setting(node, shown, lines)[0] for node in tree.settings}
-    settings = {name: _setting_info(scope) for name, scope in scopes.items()}
-    written = {lemma.name: lemma for lemma in tree.lemmas}
+    lines = source_lines(_text(data))
+    scopes, settings = {}, {}
+    for name, first in entry["settings"]:
+        block = "\n" * (first - 1) + "\n".join(_setting_block(lines, first))
+        (node,) = parse(block, shown).settings  # at its own line numbers
+        if node.name != name:
+            return None
+        numbered = {i: t.strip() for i, t in enumerate(lines, start=1)}
+        scopes[name] = read_setting(node, shown, numbered)[0]
+        settings[name] = _setting_info(scopes[name])
     out = []
     for record in entry["lemmas"]:
-        lemma = written.get(record["name"])
-        if (lemma is None or lemma.error is not None or lemma.pos.line != record["line"]
-                or lemma.statement.text != record["text"]
-                or record["status"] not in ("verified", "failed", "expected_failure")):
+        if record["status"] not in ("verified", "failed", "expected_failure"):
             return None
-        scope = scopes[lemma.setting]
-        goal = scope.statement(lemma.statement)
-        givens = tuple(scope.formula(rel) for _, rel, _ in lemma.givens)
+        scope = scopes[record["setting"]]
+        goal = scope.statement(parse_term(record["text"], True, shown))
+        givens = tuple(scope.formula(parse_term(g, True, shown)) for g in record["givens"])
         formula = Implication(givens, goal) if givens else goal
         used = {n: scope.assumptions[n] for n in record["hypotheses"]}
-        out.append(_sealed(LemmaInfo(lemma.name, shown, lemma.pos.line, lemma.statement.text,
-                                     formula, settings[lemma.setting], record["status"], used),
-                           cached=True))
+        out.append(_sealed(LemmaInfo(record["name"], shown, record["line"], record["text"],
+                                     formula, settings[record["setting"]], record["status"],
+                                     used), cached=True))
     return out
+
+
+def _setting_block(lines: list, first: int) -> list:
+    """The lines of the setting whose header is line `first`: it, and the indented, blank and
+    comment lines after it (a setting is an indented block)."""
+    end = first
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in " \t#"):
+        end += 1
+    return lines[first - 1:end]
 
 
 def _entry_key(fingerprint: str, key: str, digest: str) -> str:
