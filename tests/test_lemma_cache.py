@@ -208,6 +208,22 @@ def test_the_judging_code_includes_the_kernel(monkeypatch):
     assert root / "checker.py" in covered and root / "language" / "elaborate.py" in covered
 
 
+def test_a_file_edited_within_one_time_stamp_is_read_again(cache, tmp_path):
+    """Same size, same inode, same modification time: in a process, a file stamped moments after
+    its modification is compared by its bytes."""
+    (tmp_path / "base.proof").write_text(BASE, encoding="utf-8")
+    top = tmp_path / "top.proof"
+    top.write_text(TOP, encoding="utf-8")
+    paths = [str(top)]
+    assert load_lemmas(paths)[-1].verified
+    stamp = os.stat(top).st_mtime_ns
+    edited = TOP.replace("> gamma          by pos", "> 2*gamma        by pos")
+    assert len(edited) == len(TOP)
+    top.write_text(edited, encoding="utf-8")
+    os.utime(top, ns=(stamp, stamp))
+    assert not load_lemmas(paths)[-1].verified  # the same process, no memo cleared
+
+
 def test_a_file_modified_moments_ago_is_not_stored(cache, tmp_path):
     path = tmp_path / "fresh.proof"
     path.write_text(BASE, encoding="utf-8")  # it might change again within the same time stamp

@@ -117,12 +117,18 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
     contents: dict = {}  # resolved path -> bytes, read once per call
     found = _from_cache(files, fingerprint, contents)
     if found is None:
+        for f in files:  # their bytes before the check: what the memo may compare with later
+            try:
+                _digest(str(Path(f).resolve()), contents)
+            except OSError:
+                pass
         found = _by_checking(files, timeout_ms, fingerprint)
     lemmas, resolved = found
     if len(_MEMO) > 16:
         _MEMO.clear()
     listed = [d for p in paths if Path(p).is_dir() for d, _, _ in os.walk(p)]
-    _MEMO[memo_key] = (_stamps(resolved, listed), tuple(lemmas))
+    digests = {p: hashlib.sha256(data).hexdigest() for p, data in contents.items()}
+    _MEMO[memo_key] = (_stamps(resolved, listed, digests), tuple(lemmas))
     return list(lemmas)
 
 
@@ -270,13 +276,13 @@ def _read_again(key: str, entry: dict, data: bytes):
     describe this text."""
     shown = display_path(key)
     lines = source_lines(_text(data))
+    numbered = {i: t.strip() for i, t in enumerate(lines, start=1)}
     scopes, settings = {}, {}
     for name, first in entry["settings"]:
         block = "\n" * (first - 1) + "\n".join(_setting_block(lines, first))
         (node,) = parse(block, shown).settings  # at its own line numbers
         if node.name != name:
             return None
-        numbered = {i: t.strip() for i, t in enumerate(lines, start=1)}
         scopes[name] = read_setting(node, shown, numbered)[0]
         settings[name] = _setting_info(scopes[name])
     out = []
@@ -342,30 +348,37 @@ def _setting_info(scope) -> SettingInfo:
 
 # ------------------------------------------------------------------ the in-process memo
 
-def _stamps(resolved: list, directories: list) -> tuple:
-    """What the files read (and the directories listed) look like now, and when that was seen."""
+def _stamps(resolved: list, directories: list, digests: dict) -> tuple:
+    """What the files read (and the directories listed) look like now, when that was seen, and
+    the digests of the bytes the lemmas were read from, where known."""
     seen = time.time()
     out = []
     for p in [*resolved, *directories]:
         try:
             st = os.stat(p)
-            out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino))
+            out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino, digests.get(str(p))))
         except OSError:
-            out.append((str(p), None, None, None))
+            out.append((str(p), None, None, None, None))
     return seen, tuple(out)
 
 
 def _unchanged(stamps: tuple) -> bool:
     """Whether every stamp still holds.  A file modified shortly before it was stamped might
-    change again without its stamp changing: then the memo is not trusted."""
+    change again without its stamp changing: its bytes are compared with those read instead."""
     seen, stamped = stamps
-    for p, mtime_ns, size, inode in stamped:
-        if mtime_ns is None or mtime_ns / 1e9 > seen - _RACY_SECONDS:
-            return False
+    for p, mtime_ns, size, inode, digest in stamped:
         try:
             st = os.stat(p)
         except OSError:
             return False
-        if (st.st_mtime_ns, st.st_size, st.st_ino) != (mtime_ns, size, inode):
+        if mtime_ns is None or (st.st_mtime_ns, st.st_size, st.st_ino) != (mtime_ns, size, inode):
             return False
+        if mtime_ns / 1e9 > seen - _RACY_SECONDS:
+            if digest is None:  # a directory, or a file whose bytes were not kept
+                return False
+            try:
+                if hashlib.sha256(Path(p).read_bytes()).hexdigest() != digest:
+                    return False
+            except OSError:
+                return False
     return True
