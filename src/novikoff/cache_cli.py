@@ -20,8 +20,15 @@ def _cache(args) -> int:
         return 0
     directory = lemma_cache.cache_dir()
     entries = lemma_cache.entries()
-    size = sum(p.stat().st_size for p in entries if p.exists())
+    size = sum(_size(p) for p in entries)
     print(f"{directory}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "
           f"{size / 1024:.0f} kB (${lemma_cache.CACHE_DIR_ENV} sets the directory; "
           f"--no-cache before a command leaves it alone)")
     return 0
+
+
+def _size(path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # removed meanwhile by another process
+        return 0

@@ -85,8 +85,12 @@ class LemmaInfo:
 
 
 def _seal_of(info: LemmaInfo) -> bytes:
-    about = repr((info.name, info.file, info.line, info.text, info.status,
-                  hash(info.statement), info.setting.name, tuple(info.hypotheses)))
+    try:
+        statement = hash(info.statement)
+    except TypeError:  # not a kernel formula (those are hashable): its printed form
+        statement = repr(info.statement)
+    about = repr((info.name, info.file, info.line, info.text, info.status, statement,
+                  getattr(info.setting, "name", None), tuple(info.hypotheses)))
     return hmac.new(_SEAL_KEY, about.encode("utf-8"), hashlib.sha256).digest()
 
 
