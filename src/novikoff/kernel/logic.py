@@ -40,7 +40,7 @@ __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_
            "accepts", "certifies",
            "givens_consistency", "specialize",
            "describe_obligation",
-           "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
+           "cauchy_schwarz", "triangle", "nat_cases", "norm_nonneg", "rewrite_vectors", "domain_obligations"]
 
 _ISSUED: "weakref.WeakSet" = weakref.WeakSet()
 _ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
@@ -417,7 +417,15 @@ def nat_cases(k: sp.Symbol) -> list:
     return [Disjunction((Relation("=", k, sp.Integer(0)), Relation(">=", k, sp.Integer(1))))]
 
 
-_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
+def norm_nonneg(v: Vec) -> list:
+    """||v||^2 = <v, v> >= 0 (a square of a norm is expanded into inner products, which alone
+    do not show its sign)."""
+    return [Relation(">=", ip(v, v), sp.Integer(0))]
+
+
+_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases,
+          "norm_nonneg": norm_nonneg}
+_ARITY = {"cauchy_schwarz": 2, "triangle": 2, "norm_nonneg": 1}
 
 
 def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
@@ -653,9 +661,9 @@ def _instances_of(s: Setting, facts) -> list:
             raise KernelError(f"unknown named fact {name!r}")
         if name == "nat_cases" and (len(args) != 1 or args[0] not in s.nats):
             raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
-        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
-                                                                for a in args)):
-            raise KernelError(f"{name} applies to two vectors, not {args!r}")
+        if name != "nat_cases" and not (len(args) == _ARITY[name] and all(
+                isinstance(a, Vec) for a in args)):
+            raise KernelError(f"{name} applies to {_ARITY[name]} vector(s), not {args!r}")
         instance = _FACTS[name](*args)
         _kinds_of(s, instance)
         # True for real vectors: where the coefficients of u and v mean something (sqrt(b)*x
@@ -1038,61 +1046,103 @@ _SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vec
 
 
 def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: int = 5000):
-    """A theorem none of whose hypotheses says anything about var but var's declaration holds
-    for every value of var: so at value (a scalar term for a real or a label, a Vec for a
-    vector, another sequence of the same kind for a sequence), where the premises show that the
-    value meets var's declaration (gamma > 0, y^2 = 1) and means something (its divisions and
-    roots).  Returns (Decision of those conditions, Theorem or None).
+    """hyps(var) |- C(var) for a real, label, vector or sequence var gives hyps(value) |-
+    C(value): var is a symbol like any other, so what is proved about it holds for every value
+    that meets the same hypotheses (a scalar term for a real or a label, a Vec for a vector,
+    another sequence of the same kind for a sequence).  A hypothesis about var whose
+    counterpart at value is an assumption or a declaration of the setting becomes that one; the
+    others (gamma > 0 at gamma := b, a given at k) must be shown by the premises, as must the
+    conditions under which the value means something.  Returns (Decision of those, Theorem or
+    None).
 
-    Refused: a theorem with another hypothesis that mentions var (an assumption, a given, a
-    case, an induction hypothesis), a nat (instantiate moves nats), and a value whose
-    substitution would leave var somewhere (inside the terms of a sum of vectors)."""
+    Refused: a theorem resting on a supposition about var (a failed step), one resting at
+    every k on a fact about var when the value depends on the nats or the update (that fact
+    would then speak of other values), a nat (instantiate moves nats), and a vector
+    expression for a vector read inside a sum of vectors or a vector equation."""
     _genuine(s, thm, *premises)
     name = getattr(var, "name", getattr(var, "__name__", None))
     kind = s.kinds.get(name)
     if kind not in _SPECIALIZABLE or symbol(name, kind) != var:
         raise KernelError(f"{var} is not a real, label, vector or sequence of setting {s.name}")
-    declared = [d for d in s.declarations if _mentions(d, var)]
-    as_hypotheses = set(declared) | {_at_every_k(d) for d in declared}  # moved by instantiate
-    other = sorted((str(h) for h in thm.hyps if h not in as_hypotheses and _mentions(h, var)))
-    if other:
-        raise KernelError(f"it rests on {other[0]}, which says something about {name}: it "
-                          f"holds for that {name} only")
-    expected = _SPECIALIZABLE[kind]
-    if expected == "sequence":
-        if not (isinstance(value, sp.core.function.UndefinedFunction)
-                and s.kinds.get(value.__name__) == kind and symbol(value.__name__, kind) == value):
-            raise KernelError(f"{name} is a {kind.replace('_', ' ')}: its value is another one")
-        conditions = []
-        instance = _renamed(thm.concl, {e: value(*e.args) for e in free_symbols(thm.concl)
-                                        if getattr(e, "func", None) == var})
-    elif expected == "vector":
-        if not isinstance(value, Vec):
-            raise KernelError(f"{name} is a vector: its value is a vector")
-        _kinds_of(s, [Relation("=", ip(value, value), sp.Integer(0))])
-        conditions = [o for _, c in value.terms for o in visible_obligations(c)]
-        if len(value.terms) == 1 and value.terms[0][1] == 1:
-            instance = thm.concl.subs(var, value.terms[0][0])
-        elif _unreachable(thm.concl, var):
-            raise KernelError(f"{name} is read inside the terms of a sum of vectors or a "
-                              f"vector equation there: it can only be replaced by a vector "
-                              f"alone")
-        else:  # inner products and norms expanded bilinearly: every place var can be
-            instance = rewrite_vectors(thm.concl, {var: value})
-    else:
-        if not isinstance(value, sp.Expr) or value.has(BOUND, VECTOR_BOUND):
-            raise KernelError(f"the value of {name} is not a scalar term: {value!r}")
-        _kinds_of(s, [Relation("=", value, sp.Integer(0))])
-        conditions = list(visible_obligations(value))
-        instance = _at(thm.concl, var, value)
-    conditions += [_at(d, var, value) for d in declared]  # only reals and labels declare
+    put, conditions, varying = _substitution(s, thm, var, value, name, kind)
+    hyps = set()
+    for h in thm.hyps:
+        if not _mentions(h, var):
+            hyps.add(h)
+            continue
+        if isinstance(h, Supposition):
+            raise KernelError(f"it rests on {h}, which was not shown")
+        formula = h.formula if isinstance(h, Everywhere) else h
+        moved = Everywhere(put(formula)) if isinstance(h, Everywhere) else put(formula)
+        # An assumption about the nats or the update holds at every k, and the theorem may have
+        # used it so (an induction): its counterpart must hold at every k too, so it must be an
+        # assumption.  A declaration, an assumption without nats, a fact at this k (a given, a
+        # case) is a condition at this k.
+        if isinstance(h, Everywhere) or (
+                s.allows(h) and free_symbols(formula) & (s.nats | s.per_update_symbols)):
+            if varying or not s.allows(moved):
+                named = next((n for n, f in s.assumptions.items() if f == formula), None)
+                raise KernelError(f"it rests on {f'the assumption {named}' if named else formula}"
+                                  f" at every value of the nats, and "
+                                  + (f"{_shown_value(value)} depends on them or on the update"
+                                     if varying else
+                                     f"no assumption says the same of {_shown_value(value)}")
+                                  + f": it holds for that {name} only")
+            hyps.add(moved)
+        elif s.allows(moved):
+            hyps.add(moved)
+        else:
+            conditions.append(moved)
+    instance = put(thm.concl)
     if not conditions:
         conditions = [Relation("=", sp.Integer(0), sp.Integer(0))]
     shown = decide(s, premises, Conjunction(tuple(dict.fromkeys(conditions)))
                    if len(conditions) > 1 else conditions[0], timeout_ms=timeout_ms)
     if shown.status != "verified":
         return shown, None
-    return shown, _make(s, (thm.hyps - as_hypotheses) | shown.theorem.hyps, instance)
+    return shown, _make(s, hyps | shown.theorem.hyps, instance)
+
+
+def _substitution(s: Setting, thm: Theorem, var, value, name: str, kind: str) -> tuple:
+    """(formula -> formula with var := value, the conditions under which value means
+    something, whether value mentions a nat or a per-update symbol)."""
+    expected = _SPECIALIZABLE[kind]
+    if expected == "sequence":
+        if not (isinstance(value, sp.core.function.UndefinedFunction)
+                and s.kinds.get(value.__name__) == kind and symbol(value.__name__, kind) == value):
+            raise KernelError(f"{name} is a {kind.replace('_', ' ')}: its value is another one")
+        return (lambda f: _renamed(f, {e: value(*e.args) for e in free_symbols(f)
+                                       if getattr(e, "func", None) == var}), [], False)
+    if expected == "vector":
+        if not isinstance(value, Vec):
+            raise KernelError(f"{name} is a vector: its value is a vector")
+        probe = Relation("=", ip(value, value), sp.Integer(0))
+        conditions = [o for _, c in value.terms for o in visible_obligations(c)]
+        if len(value.terms) == 1 and value.terms[0][1] == 1:
+            atom = value.terms[0][0]
+            put = lambda f: f.subs(var, atom)  # noqa: E731
+        else:
+            formulas = [thm.concl] + [getattr(h, "formula", h) for h in thm.hyps]
+            if any(_unreachable(f, var) for f in formulas):
+                raise KernelError(f"{name} is read inside the terms of a sum of vectors or a "
+                                  f"vector equation there: it can only be replaced by a vector "
+                                  f"alone")
+            put = lambda f: rewrite_vectors(f, {var: value})  # noqa: E731  bilinear
+    else:
+        if not isinstance(value, sp.Expr) or value.has(BOUND, VECTOR_BOUND):
+            raise KernelError(f"the value of {name} is not a scalar term: {value!r}")
+        probe = Relation("=", value, sp.Integer(0))
+        conditions = list(visible_obligations(value))
+        put = lambda f: _at(f, var, value)  # noqa: E731
+    _kinds_of(s, [probe])
+    # (free_symbols includes the indices of sequence elements: x[k+1] mentions k)
+    varying = bool(free_symbols(probe) & (s.nats | s.per_update_symbols))
+    return put, conditions, varying
+
+
+def _shown_value(value) -> str:
+    return value.__name__ if isinstance(value, sp.core.function.UndefinedFunction) else \
+        str(value)
 
 
 def _renamed(formula, mapping: dict):
