@@ -110,7 +110,11 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
     same, so a caller may ask again at every run.
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    memo_key = (tuple(str(p) for p in paths), timeout_ms, os.getcwd())
+    try:
+        here = os.getcwd()  # files are shown relative to it
+    except OSError:  # the working directory was removed
+        here = None
+    memo_key = (tuple(str(p) for p in paths), timeout_ms, here)
     hit = _MEMO.get(memo_key)
     # With the cache off, only what was checked in this process is reused.
     if (hit is not None and _unchanged(hit[0])
