@@ -28,7 +28,7 @@ from .language.lexer import read_source, source_lines
 from .language.parser import parse, parse_term
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
-           "bundled_proofs_dir", "proof_files"]
+           "bundled_proofs_dir", "proof_files", "display_path", "exit_code"]
 
 NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
 VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
@@ -230,6 +230,9 @@ class Checker:
         # whose parent directories hold files that are not the student's).
         self.confine = Path(confine).resolve() if confine is not None else None
         self.reports: dict = {}
+        # A file's resolved path -> the resolved paths it imports from, in order (what a cached
+        # result depends on: novikoff.lemmas).
+        self.imports: dict = {}
         self._loading: list = []
         # A failed step's formula, assumed so checking goes on -> (cause, description).
         self.hypothetical: dict = {}
@@ -240,7 +243,7 @@ class Checker:
         key = str(Path(path).resolve())
         if key in self.reports:
             return self.reports[key]
-        display = _display_path(path)
+        display = display_path(path)
         report = FileReport(display)
         try:
             source = read_source(path, display)
@@ -352,9 +355,12 @@ class Checker:
                                    imp.pos.col, text)
         if not target.is_file():
             raise ProofSyntaxError(f"no file {target.name} to import from (looked in "
-                                   f"{_display_path(target.parent)})", display, imp.pos.line,
+                                   f"{display_path(target.parent)})", display, imp.pos.line,
                                    imp.pos.col, text)
         key = str(target.resolve())
+        importer = self.imports.setdefault(str(path.resolve()), [])
+        if key not in importer:
+            importer.append(key)
         if key in self._loading:
             chain = " -> ".join(Path(k).name for k in self._loading[self._loading.index(key):])
             raise ProofSyntaxError(f"circular import: {chain} -> {target.name}", display,
@@ -1263,12 +1269,28 @@ def _show_part(formula) -> str:
     return text if isinstance(formula, K.Relation) else f"({text})"
 
 
-def _display_path(path) -> str:
+def display_path(path) -> str:
+    """The path as reports show it: relative to the working directory when it is below it."""
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
+
+
+def exit_code(reports) -> int:
+    """0: every lemma verified or failing as expected; 1: a failure or unknown; 2: malformed.
+
+    A lemma that rests on an unverified lemma is not verified, so it counts as a failure unless
+    the step that cites it is marked xfail.
+    """
+    if any(r.error is not None for r in reports):
+        return 2
+    if any(not s.ok for r in reports for s in r.steps):
+        return 1
+    if any(lemma.status == "failed" for r in reports for lemma in r.lemmas):
+        return 1
+    return 0
 
 
 def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1) -> list:
