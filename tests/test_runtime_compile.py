@@ -183,12 +183,14 @@ def test_the_compiled_judge_and_the_numpy_program_agree(monkeypatch, seed):
     assert any(row[2] for row in compiled.stats) and any(row[1] for row in compiled.stats)
 
 
-def test_a_lemma_written_in_python_is_never_monitored_as_verified():
+def test_a_lemma_written_in_python_is_never_monitored_as_verified(lemmas):
     """Only a checked LemmaInfo whose proof the kernel verified makes a verified Lemma: a Lemma
-    written by hand, or any look-alike object claiming verified=True, is unverified."""
+    written by hand, a look-alike object claiming verified=True, or a LemmaInfo built by hand
+    with status 'verified' is unverified."""
+    from dataclasses import replace
     from types import SimpleNamespace
 
-    from novikoff.language import LemmaInfo, SettingInfo
+    from novikoff.lemmas import LemmaInfo, SettingInfo
     from novikoff.runtime._monitor import as_lemma
     statement = Relation(">=", Inner(ws, w(k)), k * gamma)
     by_hand = Lemma("p", statement)
@@ -196,19 +198,19 @@ def test_a_lemma_written_in_python_is_never_monitored_as_verified():
     with pytest.raises(TypeError):
         Lemma("p", statement, verified=True)  # not a field: it cannot be claimed
     look_alike = SimpleNamespace(name="p", statement=statement, verified=True, hypotheses={})
-    assert not as_lemma(look_alike).verified
-    skipped = Monitor.from_lemmas([by_hand, look_alike])
+    forged = LemmaInfo(name="p", file="f.proof", line=1, text="", statement=statement,
+                       setting=SettingInfo("s", {}, frozenset(), {}), status="verified",
+                       hypotheses={})
+    checked = next(lem for lem in lemmas if lem.verified)
+    copied = replace(checked, text=checked.text + " ")  # a copy with a field changed
+    for obj in (by_hand, look_alike, forged, copied):
+        assert not as_lemma(obj).verified
+    skipped = Monitor.from_lemmas([by_hand, look_alike, forged])
     assert not skipped.invariants and [r for _, r in skipped.not_monitorable] == [
-        "not verified (include_unverified=True monitors it anyway)"] * 2
-    setting = SettingInfo("s", {}, frozenset(), {}, ())
-
-    def info(verified):
-        return LemmaInfo(name="p", file="f.proof", line=1, text="", statement=statement,
-                         setting=setting, verified=verified,
-                         status="verified" if verified else "not_verified", hypotheses={})
-    assert as_lemma(info(True)).verified and not as_lemma(info(False)).verified
-    assert len(Monitor.from_lemmas([info(True)]).invariants) == 1
-    assert not Monitor.from_lemmas([info(False)]).invariants
+        "not verified (include_unverified=True monitors it anyway)"] * 3
+    assert as_lemma(checked).verified
+    assert Monitor.from_lemmas([checked]).not_monitorable == [] or \
+        "not verified" not in Monitor.from_lemmas([checked]).not_monitorable[0][1]
 
 
 def test_the_bundled_lemmas_that_the_kernel_verified_are_monitored_as_verified(lemmas):

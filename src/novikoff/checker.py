@@ -28,7 +28,7 @@ from .language.lexer import read_source, source_lines
 from .language.parser import parse, parse_term
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
-           "bundled_proofs_dir", "proof_files"]
+           "bundled_proofs_dir", "proof_files", "display_path", "exit_code"]
 
 NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
 VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
@@ -230,6 +230,9 @@ class Checker:
         # whose parent directories hold files that are not the student's).
         self.confine = Path(confine).resolve() if confine is not None else None
         self.reports: dict = {}
+        # A file's resolved path -> the resolved paths it imports from, in order (what a cached
+        # result depends on: novikoff.lemmas).
+        self.imports: dict = {}
         self._loading: list = []
         # A failed step's formula, assumed so checking goes on -> (cause, description).
         self.hypothetical: dict = {}
@@ -240,7 +243,7 @@ class Checker:
         key = str(Path(path).resolve())
         if key in self.reports:
             return self.reports[key]
-        display = _display_path(path)
+        display = display_path(path)
         report = FileReport(display)
         try:
             source = read_source(path, display)
@@ -352,9 +355,12 @@ class Checker:
                                    imp.pos.col, text)
         if not target.is_file():
             raise ProofSyntaxError(f"no file {target.name} to import from (looked in "
-                                   f"{_display_path(target.parent)})", display, imp.pos.line,
+                                   f"{display_path(target.parent)})", display, imp.pos.line,
                                    imp.pos.col, text)
         key = str(target.resolve())
+        importer = self.imports.setdefault(str(path.resolve()), [])
+        if key not in importer:
+            importer.append(key)
         if key in self._loading:
             chain = " -> ".join(Path(k).name for k in self._loading[self._loading.index(key):])
             raise ProofSyntaxError(f"circular import: {chain} -> {target.name}", display,
@@ -842,14 +848,24 @@ class _LemmaCheck:
                     found.counterexample)
         if found.holds:  # what it needs: the facts _missing finds (cauchy_schwarz among them)
             return "failed", "under-justified", f"true in this setting, but it {base}", None
+        cited = self._search(premises, goal, instances, whole=False)
+        if cited.counterexample is not None:  # it fails as cited; false in its setting or not
+            return ("failed", "", f"{base} (the counterexample satisfies what it cites; none "
+                                  f"that satisfies the whole setting was confirmed: "
+                                  f"{found.note})", cited.counterexample)
         return "unknown", "", f"could not decide: it {base}, and no counterexample in its " \
                               f"setting was confirmed ({found.note})", None
 
-    def _search(self, premises, goal, instances=()):
-        """A counterexample search (diagnostics) over what decide() would tell the solver."""
+    def _search(self, premises, goal, instances=(), whole: bool = True):
+        """A counterexample search (diagnostics) over what decide() would tell the solver;
+        whole: one of the whole setting (see explain_failure)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
-        return explain_failure(hyps, target, nats=self.setting.nats,
-                               timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        # the setting's assumptions hold at every k: a counterexample must meet them at every
+        # index it shows (those with a per-update symbol speak of update k's example only)
+        everywhere = [f for f in self.scope.assumptions.values()
+                      if not free_symbols(f) & self.setting.per_update_symbols]
+        return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,
+                               whole=whole, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
 
     def _unverified_citations(self, premises) -> list:
         """The unverified lemmas that a step cites directly."""
@@ -1253,12 +1269,28 @@ def _show_part(formula) -> str:
     return text if isinstance(formula, K.Relation) else f"({text})"
 
 
-def _display_path(path) -> str:
+def display_path(path) -> str:
+    """The path as reports show it: relative to the working directory when it is below it."""
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
+
+
+def exit_code(reports) -> int:
+    """0: every lemma verified or failing as expected; 1: a failure or unknown; 2: malformed.
+
+    A lemma that rests on an unverified lemma is not verified, so it counts as a failure unless
+    the step that cites it is marked xfail.
+    """
+    if any(r.error is not None for r in reports):
+        return 2
+    if any(not s.ok for r in reports for s in r.steps):
+        return 1
+    if any(lemma.status == "failed" for r in reports for lemma in r.lemmas):
+        return 1
+    return 0
 
 
 def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1) -> list:

@@ -14,6 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..checker import check_paths, exit_code, proof_files
+from .document import render_documents
+
 __all__ = ["register", "document_names"]
 
 FORMATS = ("html", "tex", "md")
@@ -76,10 +79,6 @@ def _fail(message: str) -> int:
 
 
 def _report(args) -> int:
-    from ..checker import check_paths, proof_files
-    from ..cli import exit_code
-    from .document import render_documents
-
     for p in args.paths:
         if not Path(p).exists():
             return _fail(f"no such file or directory: {p}")

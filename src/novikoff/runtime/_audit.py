@@ -168,14 +168,10 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
-    if w0 is not None:
-        w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
-            np.shape(w0)[0] == d else _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias
-                                                else f"{d}")
+    w0 = None if w0 is None else _checked_start(w0, d, bias)
     W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
     T = order.shape[0]
-    if td is not None:
-        td = _check_td(td, T)
+    td = None if td is None else _check_td(td, T)
     ws, stats, gamma, notes = _separator_of(X, y, w_star, check_gamma(gamma), separable, ar)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
@@ -188,24 +184,17 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     Wb = np.vstack([start[None, :], W[:-1]])
     Xv, yv = X[order], y[order]
     changed = (W != Wb).any(axis=1)
-    # ---------------------------------------------------------------- the update rule
     rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, ar, eta,
                                         max_rule)
     patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0)
     ks = np.cumsum(changed) - changed  # updates before each visit
-    findings = [_visit_finding("rule", t, ks, order, msg) for _, t, msg in rule[:max_rule]]
-    unsure = [_visit_finding("undetermined", t, ks, order, msg)
-              for t, msg in undetermined[:max_rule]]
-    # ---------------------------------------------------------------- the lemmas
+    findings = [_visit_finding("rule", t, ks, order, m) for _, t, m in rule[:max_rule]]
+    unsure = [_visit_finding("undetermined", t, ks, order, m) for t, m in undetermined[:max_rule]]
     monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
     need_td = monitor.needs("TD[k]", "TD[k+1]")
-    # TD before each visit t (the order is the trace's visits): P[t], within eP[t] of the sum
-    keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                        need_td=need_td or td is not None,
-                        start=start_slots(w0 if nonzero_start else None, ws, eta))
-    monitor.check_constants(keeper.constants())
-    monitor.check_examples(keeper.examples(), n)
+    keeper = _trace_keeper(monitor, stats, y, order, gamma, need_td or td is not None,
+                           w0 if nonzero_start else None, ws, eta)
     up = np.flatnonzero(changed)
     K = up.size
     drift = _Drift(Wb[up], W[up], stats.nx_up(order[up]), start, w0, eta, ar, d)
@@ -217,9 +206,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
         env_u["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
     monitor.check_chunk(env_u, 0, K, examples=order[up], visits=up)
-    final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K)
-    if need_td:
-        final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
+    final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K, need_td)
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = _lemma_findings(monitor.violations)
     findings = sorted(findings + lemma_found + td_found[:1],
@@ -310,7 +297,18 @@ def _update_env(keeper, stats, ws, drift, x, yy, idx, d) -> dict:
     return env_u
 
 
-def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int) -> dict:
+def _trace_keeper(monitor, stats, y, order, gamma, need_td: bool, w0, ws, eta) -> Bookkeeper:
+    """The bookkeeping of a trace (TD before each visit t: P[t], within eP[t] of the sum), its
+    constants and examples judged."""
+    n, d = y.shape[0], stats.d
+    keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, need_td=need_td,
+                        start=start_slots(w0, ws, eta))
+    monitor.check_constants(keeper.constants())
+    monitor.check_examples(keeper.examples(), n)
+    return keeper
+
+
+def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) -> dict:
     """The slots of the trace's final state (weights wf within Df of the mathematical ones)."""
     g = gam(d) * SAFETY
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
@@ -322,7 +320,15 @@ def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int) -> dict:
                       [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
                   "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
                       [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    if need_td:
+        final["TD[k]"] = (np.array([keeper.P[-1]]), np.array([keeper.eP[-1]]))
     return final
+
+
+def _checked_start(w0, d: int, bias: bool):
+    if np.ndim(w0) == 1 and np.shape(w0)[0] == d:
+        return check_vector("w0", w0, d, nonzero=False)
+    return _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias else f"{d}")
 
 
 def _bad_w0(w0, dims: str):

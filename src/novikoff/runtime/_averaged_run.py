@@ -322,30 +322,37 @@ class _Averaging:
     def visit_chunk(self, L: int):
         """Up to L visits from T (fewer when a clean pass ends the run): (visits made, the
         weights' error bound and update count at each, the updates' examples, predictions
-        and visits)."""
-        L_order, d, V = self.order.shape[0], self.d, self.V
+        and visits).  The state is in locals in the loop (a Python loop over the visits)."""
+        order, rows, labels, V = self.order, self.rows, self.labels, self.V
+        L_order, d, cyclic = order.shape[0], self.d, self.cyclic
+        w, K, D, clean, T = self.w, self.K, self.D, self.clean, self.T
         kt, Dv = np.empty(L, np.int64), np.empty(L)
         idx, ps, vis = [], [], []
-        for j in range(L):
-            t = self.T + j
+        j = 0
+        while j < L:
+            t = T + j
             pos = t % L_order
-            if pos == 0 and t > 0 and self.cyclic:
-                if self.clean:
+            if pos == 0 and t > 0 and cyclic:
+                if clean:
                     self.converged = True
-                    return j, kt[:j], Dv[:j], idx, ps, vis
-                self.clean = True
-            i = int(self.order[pos])
-            V[j], kt[j], Dv[j] = self.w, self.K, self.D
-            p = float(self.rows[i] @ self.w)
-            if self.labels[i] * p <= 0:
-                self.w = self.w + self.labels[i] * self.rows[i]
-                self.K += 1
-                self.D = (self.D + 2 * U * norm_up(self.w, d)) * SAFETY
-                self.clean = False
+                    break
+                clean = True
+            i = int(order[pos])
+            V[j] = w
+            kt[j] = K
+            Dv[j] = D
+            p = float(rows[i] @ w)
+            if labels[i] * p <= 0:
+                w = w + labels[i] * rows[i]
+                K += 1
+                D = (D + 2 * U * norm_up(w, d)) * SAFETY
+                clean = False
                 idx.append(i)
                 ps.append(p)
                 vis.append(t)
-        return L, kt, Dv, idx, ps, vis
+            j += 1
+        self.w, self.K, self.D, self.clean = w, K, D, clean
+        return j, kt[:j], Dv[:j], idx, ps, vis
 
     def run(self, watch, progress) -> None:
         """Visit to the end, each chunk's sums and averages judged by `watch` (if any)."""

@@ -109,40 +109,45 @@ class _ExactRun:
         self.t = self.k = 0
 
     def visit(self, order, variant, g, cyclic, t_end, progress) -> str:
-        """Visit to the end: 'end' or 'converged'."""
-        L, em, rate = len(order), 0, self.rate
+        """Visit to the end: 'end' or 'converged' (the state in locals: a Python loop)."""
+        L, em, rate, Xf, yi, nx2, m = len(order), 0, self.rate, self.Xf, self.yi, self.nx2, self.m
+        hinge, log = self.hinge, self.log
+        w, q, a, td, t, k = self.w, self.q, self.a, self.td, self.t, self.k
         half_g = g / 2 if g is not None else None
-        while True:
-            t = self.t
+        status = None
+        while status is None:
             if t_end is not None and t >= t_end:
-                return "end"
+                status = "end"
+                break
             r = t % L
             if r == 0:
                 em = 0
             i = int(order[r])
-            x, lab = self.Xf[i], self.yi[i]
-            p = _dot(self.w, x)
+            x, lab = Xf[i], yi[i]
+            p = _dot(w, x)
             if variant == "margin":
                 yp = lab * p
-                fire = self.q == 0 or yp <= 0 or yp * yp <= half_g * half_g * self.q
+                fire = q == 0 or yp <= 0 or yp * yp <= half_g * half_g * q
             else:
                 fire = lab * p <= 0
             if fire:
-                self.log.append((i, t, p, self.k, self.a, self.q, self.td))
+                log.append((i, t, p, k, a, q, td))
                 step = lab * rate
-                self.w = [wj + step * xj for wj, xj in zip(self.w, x)]
-                self.q = self.q + 2 * step * p + rate * rate * self.nx2[i]
-                if self.m is not None:
-                    self.a = self.a + step * self.m[i]
-                self.k += 1
+                w = [wj + step * xj for wj, xj in zip(w, x)]
+                q = q + 2 * step * p + rate * rate * nx2[i]
+                if m is not None:
+                    a = a + step * m[i]
+                k += 1
                 em += 1
-            if self.hinge is not None:
-                self.td += self.hinge[i]
-            self.t = t + 1
-            if progress is not None and self.t % 4096 == 0:
-                progress(self.t, self.k, -(-self.t // L))
+            if hinge is not None:
+                td += hinge[i]
+            t += 1
+            if progress is not None and t % 4096 == 0:
+                progress(t, k, -(-t // L))
             if cyclic and r == L - 1 and em == 0:
-                return "converged"
+                status = "converged"
+        self.w, self.q, self.a, self.td, self.t, self.k = w, q, a, td, t, k
+        return status
 
     def judge(self, monitor, const: dict) -> None:
         """Check every monitored lemma on the constants, the examples, every update and the

@@ -23,7 +23,7 @@ import sympy as sp
 
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import Implication, Relation, VectorEq
-from ..language.api import LemmaInfo
+from ..lemmas import LemmaInfo
 from ..quantities import PER_UPDATE, in_run_vocabulary
 from ._compile import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES,
                        VOTED_NAMES, Check, Unbindable, compile_formula, slot_names)
