@@ -175,8 +175,11 @@ class Typer:
             return A.BinOp("^", self.convert(a[0]), self.convert(a[1]), pos)
         if k in ("+", "-", "/"):
             return A.BinOp(k, self.convert(a[0]), self.convert(a[1]), pos)
-        if k == "mul":
-            return A.BinOp("*", self.convert(a[0]), self.convert(a[1]), pos)
+        if k == "mul":  # two vectors side by side (`(u + v) w`) have one reading: <u + v, w>
+            left, right = self.convert(a[0]), self.convert(a[1])
+            if self.is_vector(left) and self.is_vector(right):
+                return A.InnerE(left, right, pos)
+            return A.BinOp("*", left, right, pos)
         if k == "neg":
             return A.Neg(self.convert(a[0]), pos)
         if k == "cdot":

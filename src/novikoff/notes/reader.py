@@ -116,17 +116,20 @@ class _Reader:
                 continues = self._starts_with_relation(event)
                 if continues and groups and groups[-1]["open"] and self.pending is None:
                     groups[-1]["displays"].append(event)
+                    groups[-1]["prose"].append(None)
                 else:
                     if groups:
                         groups[-1]["open"] = False
-                    groups.append({"displays": [event], "prose": None, "open": True,
+                    groups.append({"displays": [event], "prose": [None], "open": True,
                                    "lemma": self.pending, "setting": self.setting,
                                    "rows": list(self.tables.rows),
                                    "reasons": list(self.tables.reasons)})
                     self.pending = None
             elif isinstance(event, Prose):
-                if groups and groups[-1]["open"] and groups[-1]["prose"] is None:
-                    groups[-1]["prose"] = event
+                # "by ..." / "since ..." right after a display justifies its links
+                if groups and groups[-1]["open"] and groups[-1]["prose"][-1] is None and \
+                        _PROSE_REASON.match(event.text):
+                    groups[-1]["prose"][-1] = event
                 if not _PROSE_REASON.match(event.text) and len(event.text) > 80 and groups:
                     groups[-1]["open"] = False  # a paragraph ends a derivation
         if self.pending is not None:
@@ -232,7 +235,7 @@ class _Reader:
         lemma = A.Lemma(head.kind, head.name, head.statement, list(head.givens), None,
                         head.setting, head.pos)
         try:
-            lemma.proof = self._induction(head.statement, head.induction, head.pos)
+            lemma.proof = self._induction(head.statement, head.induction, head.pos, head.xfail)
         except ProofSyntaxError as exc:
             lemma.error = exc
         self.out.lemmas.append(lemma)
@@ -314,7 +317,7 @@ class _Reader:
         reasons = group["reasons"]
         tag = None
         parsed_lines, problems, links = [], [], 0
-        for display in displays:
+        for index, display in enumerate(displays):
             body = display.text
             for m in _TAG.finditer(body):
                 found = _CLAIM_TAG.match(m.group(1).strip())
@@ -325,6 +328,7 @@ class _Reader:
                           lambda m: " " * len(m.group(0)), body)
             for line_toks in split_lines(tokenize(body, display.offset)):
                 parsed = self._line(line_toks, display, typer, reasons)
+                parsed["display"] = index
                 links += parsed["links"]
                 if parsed["error"] is not None:
                     problems.append(parsed["error"])
@@ -424,18 +428,20 @@ class _Reader:
             if problems:
                 off, message = problems[0]
                 raise self.error(message, off)
-            prose = group["prose"]
             shared = list(head.cites)
             induction = head.induction
-            if prose is not None and _PROSE_REASON.match(prose.text):
-                induction = induction or self._induction_for(prose.text, reasons)
-                if induction is None or head.induction is not None:
-                    shared += self._reasons_for(prose.text, prose.offset, reasons)
-            items, last = self._items(lines, shared, head.xfail)
+            proses = group["prose"]
+            if len(proses) == 1 and proses[0] is not None and induction is None:
+                induction = self._induction_for(proses[0].text, reasons)
+            for line in lines:  # the prose after a display justifies each of its links
+                prose = proses[line["display"]]
+                if prose is not None and not (induction is not None and len(proses) == 1):
+                    line["prose cites"] = self._reasons_for(prose.text, prose.offset, reasons)
+            items, last = self._items(lines, shared, head.xfail if induction is None else set())
             if head.statement is None:
                 lemma.statement = last
             if induction is not None:
-                lemma.proof = self._induction(lemma.statement, induction, head.pos)
+                lemma.proof = self._induction(lemma.statement, induction, head.pos, head.xfail)
             else:
                 lemma.proof = A.Proof("direct", items=items, pos=head.pos)
         except ProofSyntaxError as exc:
@@ -456,7 +462,7 @@ class _Reader:
                 raise self.error("a continuation line with no chain above it", line["offset"])
             for k, part in enumerate(parts):
                 if part[0] == "arrow":
-                    after_arrow = True
+                    after_arrow = bool(chains)  # an arrow that opens the claim: a chain
                 elif part[0] == "expr":
                     if k == 0 or parts[k - 1][0] == "arrow":
                         chains.append([part[1], [], after_arrow, self.pos(part[2])])
@@ -465,7 +471,8 @@ class _Reader:
                     if k + 1 >= len(parts) or parts[k + 1][0] != "expr":
                         raise self.error("a relation with nothing after it", part[2])
                     chains[-1][1].append(_Link(part[1], parts[k + 1][1], self.pos(part[2]),
-                                               self._link_text(parts, k, line)))
+                                               self._link_text(parts, k, line),
+                                               list(line.get("prose cites", []))))
             if chains and chains[-1][1]:
                 chains[-1][1][-1].cites += line["cites"]
         items, last, number = [], None, 0
@@ -515,9 +522,9 @@ class _Reader:
                 out.append(c)
         return out
 
-    def _induction(self, statement, induction: tuple, pos: A.Pos) -> A.Proof:
+    def _induction(self, statement, induction: tuple, pos: A.Pos, xfail=()) -> A.Proof:
         """A proof by induction from the claim: the base by its citations, the step from the
-        statement at var (ih) and the step's citations."""
+        statement at var (ih) and the step's citations (xfail 1: the base, 2: the step)."""
         var, base_cites, step_cites = induction
         if not isinstance(statement, A.Rel):
             raise self.error("an induction proves a single relation", self._offset_of(pos))
@@ -526,9 +533,9 @@ class _Reader:
         at_next = replace_name(statement, var, A.BinOp("+", name, A.Num(Fraction(1), pos), pos))
         ih = A.Cite("ih", (), pos)
         base = [A.Chain(None, at_zero.lhs, [A.Step(at_zero.op, at_zero.rhs, list(base_cites),
-                                                   False, pos, show(at_zero))], pos)]
+                                                   1 in xfail, pos, show(at_zero))], pos)]
         step = [A.Chain(None, at_next.lhs, [A.Step(at_next.op, at_next.rhs,
-                                                   [ih] + list(step_cites), False, pos,
+                                                   [ih] + list(step_cites), 2 in xfail, pos,
                                                    show(at_next))], pos)]
         return A.Proof("induction", var=name, base=base, step=step, pos=pos)
 
