@@ -214,3 +214,57 @@ def test_random_latex_gets_positioned_errors_never_tracebacks(pieces):
     for lemma in tree.lemmas:
         if lemma.error is not None:
             assert lemma.error.line >= 1 and lemma.error.column >= 1
+
+
+TEX = r"""\documentclass{article}
+\begin{document}
+% novikoff
+% setting s:
+%   vectors  w_star, x
+%   sequence w
+%   real     gamma > 0
+%   label    y
+%   nat      T
+%   per update: x, y
+%   assume   update: w[T+1] = w[T] + y*x
+%   assume   margin: y*<w_star, x> >= gamma
+% notation:
+%   \mathbf{w}_* -> w_star
+%   \mathbf{w}_{#} -> w[#]
+%   \mathbf{x} -> x
+% lemma one_step
+\begin{align*}
+\mathbf{w}_*^\top\mathbf{w}_{T+1} &= \mathbf{w}_*^\top\mathbf{w}_{T} + y\,\mathbf{w}_*^\top\mathbf{x} && \text{by update} \\
+&\geq \mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma && \text{by margin}
+\end{align*}
+\end{document}
+"""
+
+
+def _statuses(reports) -> list:
+    return [(l.name, l.status, [s.status for s in l.steps]) for r in reports for l in r.lemmas]
+
+
+@pytest.mark.parametrize("name, text, fmt", [
+    ("hw.tex", TEX, "tex"),
+    ("notes.md", SETTING + r"""
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} = \mathbf{w}_*^\top\mathbf{w}_{T} + y_i\mathbf{w}_*^\top\mathbf{x}_i \geq \mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma $$
+
+by the update and the margin.
+""", "md"),
+])
+def test_the_annotated_report_marks_each_link_and_checks_again(tmp_path, capsys, name, text,
+                                                               fmt):
+    from novikoff.cli import main
+
+    source = tmp_path / name
+    source.write_text(text)
+    out = tmp_path / "out"
+    assert main(["report", str(source), "-o", str(out), "--format", f"{fmt},html"]) == 1
+    annotated = (out / name).read_text()
+    assert "lemma one_step: FAILED" in annotated and "verified: =" in annotated
+    assert "counterexample:" in annotated
+    assert (out / name).with_suffix(".html").exists()
+    again = check_paths([out / name], notes=True)
+    assert _statuses(again) == _statuses(check_paths([source], notes=True))
+    assert _statuses(again)[0][2] == ["verified", "failed"]

@@ -106,6 +106,7 @@ def scan(text: str, markdown: bool) -> tuple:
                 if not raw.strip():
                     continue
                 cut = raw.index("%") + 1
+                cut += raw[cut:cut + 1] == " "  # "% setting s:": the comment's own space
                 lines.append((raw[cut:], off + cut))
             taken.append((m.start(), m.end(), Block(tuple(lines), m.start(1))))
     taken.sort(key=lambda t: t[0])

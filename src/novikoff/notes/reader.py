@@ -29,6 +29,7 @@ _JUSTIFY = re.compile(r"\\(?:text|textrm|mbox)\{\s*\(?\s*((?:by|since|using|from
                       r"[\s.,;]*$")
 _PROSE_REASON = re.compile(r"^\s*(by|since)\b", re.I)
 _REASON_ROW = re.compile(r'^"([^"]+)"\s*->\s*(.+)$')
+_MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
 _INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)\s*;\s*"
                         r"step by (.+)$")
 
@@ -126,6 +127,8 @@ class _Reader:
                                    "reasons": list(self.tables.reasons)})
                     self.pending = None
             elif isinstance(event, Prose):
+                if event.text.startswith(_MARKS):  # a report's marks: read as if absent
+                    continue
                 # "by ..." / "since ..." right after a display justifies its links
                 if groups and groups[-1]["open"] and groups[-1]["prose"][-1] is None and \
                         _PROSE_REASON.match(event.text):
@@ -155,6 +158,7 @@ class _Reader:
     def _settings(self, events) -> None:
         """Every setting and import of every block, parsed as .proof text in place."""
         text = [""] * len(self.lines)
+        shift = {}  # line -> columns the line's text starts after (a `%` comment block's "% ")
         for event in events:
             if not isinstance(event, Block):
                 continue
@@ -172,13 +176,18 @@ class _Reader:
                 elif not inside:
                     continue
                 line, col = self.position(off)
-                text[line - 1] = " " * (col - 1) + raw
+                text[line - 1] = raw
+                shift[line] = col - 1
         pseudo = "\n".join(text)
         if not pseudo.strip():
             raise ProofSyntaxError("no novikoff block with a setting: a document is checked "
                                    "against the setting its novikoff block declares",
                                    self.path, 1, 1)
-        tree = parse(pseudo, self.path)
+        try:
+            tree = _shifted(parse(pseudo, self.path), shift)
+        except ProofSyntaxError as exc:
+            raise ProofSyntaxError(exc.message, exc.file, exc.line,
+                                   exc.column + shift.get(exc.line, 0), exc.text) from None
         self.out.imports, self.out.settings = tree.imports, tree.settings
         for setting in tree.settings:
             kinds = {d.name: d.kind for d in setting.decls}
@@ -538,6 +547,20 @@ class _Reader:
                                                    [ih] + list(step_cites), 2 in xfail, pos,
                                                    show(at_next))], pos)]
         return A.Proof("induction", var=name, base=base, step=step, pos=pos)
+
+
+def _shifted(tree, shift: dict):
+    """tree with the column of every position on a shifted line moved right by its shift."""
+    if isinstance(tree, A.Pos):
+        return A.Pos(tree.line, tree.col + shift.get(tree.line, 0))
+    if isinstance(tree, list):
+        return [_shifted(t, shift) for t in tree]
+    if isinstance(tree, tuple):
+        return tuple(_shifted(t, shift) for t in tree)
+    if dataclasses.is_dataclass(tree):
+        return dataclasses.replace(tree, **{f.name: _shifted(getattr(tree, f.name), shift)
+                                            for f in dataclasses.fields(tree) if f.init})
+    return tree
 
 
 def _weakest(ops: list, pos: A.Pos, reader: _Reader) -> str:
