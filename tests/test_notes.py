@@ -268,3 +268,15 @@ def test_the_annotated_report_marks_each_link_and_checks_again(tmp_path, capsys,
     again = check_paths([out / name], notes=True)
     assert _statuses(again) == _statuses(check_paths([source], notes=True))
     assert _statuses(again)[0][2] == ["verified", "failed"]
+
+
+def test_a_lemma_environment_with_its_proof_is_a_claim(tmp_path):
+    source = (Path(__file__).parent / "data" / "notes_lemma_environment.tex").read_text()
+    report = _check_text(tmp_path, "env.tex", source)
+    assert report.error is None
+    (lemma,) = report.lemmas
+    assert lemma.name == "one_step" and lemma.status == "verified"
+    assert [s.line for s in lemma.steps] == [23, 25]
+    broken = source.replace(r"+ \gamma \text{by margin}", r"+ 2\gamma \text{by margin}")
+    (lemma,) = _check_text(tmp_path, "env2.tex", broken).lemmas
+    assert lemma.status == "failed"

@@ -29,6 +29,10 @@ _JUSTIFY = re.compile(r"\\(?:text|textrm|mbox)\{\s*\(?\s*((?:by|since|using|from
                       r"[\s.,;]*$")
 _PROSE_REASON = re.compile(r"^\s*(by|since)\b", re.I)
 _REASON_ROW = re.compile(r'^"([^"]+)"\s*->\s*(.+)$')
+_PROOF_ENV = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|claim)\}"
+                        r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
+                        r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
+_LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
 _INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)\s*;\s*"
                         r"step by (.+)$")
@@ -109,12 +113,20 @@ class _Reader:
         self.counts["inline math"] = inline
         self._settings(events)
         groups = []  # [displays], the prose after them, the lemma line before them
+        proofs = [] if self.markdown else list(_PROOF_ENV.finditer(self.source))
         for k, event in enumerate(events):
             if isinstance(event, Block):
                 self._block(event)
             elif isinstance(event, Display):
                 self.counts["displays"] += 1
                 continues = self._starts_with_relation(event)
+                proof = next((m for m in proofs if m.start("proof") <= event.offset
+                              < m.end("proof")), None)
+                if proof is not None and self.pending is None:
+                    if groups and groups[-1].get("proof") is proof:
+                        continues = True
+                    else:  # the first display of a lemma environment's proof: its claim
+                        self.pending = self._environment_lemma(proof)
                 if continues and groups and groups[-1]["open"] and self.pending is None:
                     groups[-1]["displays"].append(event)
                     groups[-1]["prose"].append(None)
@@ -123,6 +135,7 @@ class _Reader:
                         groups[-1]["open"] = False
                     groups.append({"displays": [event], "prose": [None], "open": True,
                                    "lemma": self.pending, "setting": self.setting,
+                                   "proof": proof,
                                    "rows": list(self.tables.rows),
                                    "reasons": list(self.tables.reasons)})
                     self.pending = None
@@ -143,6 +156,21 @@ class _Reader:
         self.out.lemmas.sort(key=lambda lemma: (lemma.pos.line, lemma.pos.col))
         self.out.summary = dict(self.counts)
         return self.out
+
+    def _environment_lemma(self, m) -> _LemmaLine:
+        """The claim of a lemma (theorem, ...) environment followed by its proof: named by its
+        \\label (`lem:progress` is `progress`), else by the environment and its line."""
+        if self.setting is None:
+            raise self.error(f"the {m.group('env')} needs a novikoff block with a setting "
+                             f"above it", m.start())
+        line, _ = self.position(m.start())
+        label = _LABEL.search(m.group("statement"))
+        name = f"{m.group('env')}_line_{line}"
+        if label is not None and _CLAIM_TAG.match(label.group(1).strip()):
+            name = _CLAIM_TAG.match(label.group(1).strip()).group(1).replace("-", "_")
+        kind = "theorem" if m.group("env") == "theorem" else "lemma"
+        return _LemmaLine(kind, name, None, [], [], set(), None, self.pos(m.start()),
+                          self.setting)
 
     def _offset_of(self, pos: A.Pos) -> int:
         return self.position.starts[pos.line - 1] + pos.col - 1
