@@ -453,12 +453,18 @@ class _LemmaCheck:
             self._check_meaningful(g, list(facts.values()), gpos, f"given {gname}")
             givens.append(g)
             facts[gname] = K.assume(setting, g)
-        if givens and K.vacuous_givens(setting, K.Implication(tuple(givens), goal),
-                                       self.checker.timeout_ms):
+        consistency = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
+                                            self.checker.timeout_ms) if givens else "invalid")
+        if consistency != "invalid":  # the kernel then refuses the lemma: say why here
             first = lemma.givens[0][2]
-            self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens), "failed",
+            self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens),
+                         "failed" if consistency == "valid" else "unknown",
                          "vacuous: the givens contradict each other or the setting's "
-                         "assumptions, so the lemma would hold vacuously")
+                         "assumptions, so the lemma would hold vacuously"
+                         if consistency == "valid" else
+                         "could not show the givens consistent with the setting's assumptions "
+                         "(no values satisfying all of them were found in time), so the lemma "
+                         "might hold only vacuously")
         proof = lemma.proof
         if proof.method == "induction":
             thm = self._induction(proof, goal, facts)

@@ -37,7 +37,7 @@ from .written import KINDS, integer_polynomial, symbol
 __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
            "trans", "induction", "instantiate", "cases", "discharge", "conclusion_matches",
            "accepts", "certifies",
-           "vacuous_givens",
+           "givens_consistency",
            "describe_obligation",
            "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
 
@@ -1063,12 +1063,20 @@ def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000,
 
 
 def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
-    """Whether a lemma's givens contradict the setting (then it would hold vacuously)."""
+    """Whether a lemma's givens may contradict the setting (then it would hold vacuously): true
+    unless the givens are shown consistent with it (an unknown answer never counts as
+    consistent)."""
+    return givens_consistency(s, statement, timeout_ms) != "invalid"
+
+
+def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
+    """'invalid' when the givens of an implication statement are consistent with the setting
+    (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown."""
     if not isinstance(statement, Implication):
-        return False
+        return "invalid"
     formulas = list(s.assumptions.values()) + list(statement.premises)
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()))
-    return _contradictory(told, s.nats, timeout_ms, triples=True).answer == "valid"
+    return _contradictory(told, s.nats, timeout_ms, triples=True).answer
 
 
 def certifies(thm, statement) -> bool:
