@@ -410,7 +410,7 @@ class _Reader:
         # trailing punctuation of the sentence the display ends
         while toks and toks[-1].value in (".", ",", ";"):
             toks = toks[:-1]
-        links = sum(1 for t in toks if t.value in RELATIONS or t.value in ARROWS) or 0
+        links = sum(1 for t in toks if t.value in RELATIONS)  # a link: one relation
         parts = []
         if error is None and toks:
             try:
