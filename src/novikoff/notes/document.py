@@ -49,7 +49,8 @@ class Prose:
 
 _FENCE = re.compile(r"^( {0,3})(```+|~~~+)[ \t]*([A-Za-z0-9_-]*)[^\n]*$", re.M)
 _TEX_BLOCK = re.compile(r"\\begin\{novikoff\}(.*?)\\end\{novikoff\}", re.S)
-_COMMENT_BLOCK = re.compile(r"^[ \t]*%[ \t]*novikoff:?[ \t]*\n((?:[ \t]*%[^\n]*\n?)*)", re.M)
+_COMMENT_BLOCK = re.compile(r"^[ \t]*%[ \t]*novikoff:?[ \t]*\n((?:[ \t]*%[^\n]*(?:\n|\Z))*)",
+                            re.M)
 _DISPLAY = re.compile(
     r"\$\$(?P<dollars>.*?)\$\$|\\\[(?P<brackets>.*?)\\\]|"
     r"\\begin\{(?P<env>" + "|".join(re.escape(e) for e in DISPLAY_ENVS) +
