@@ -280,3 +280,13 @@ def test_a_lemma_environment_with_its_proof_is_a_claim(tmp_path):
     broken = source.replace(r"+ \gamma \text{by margin}", r"+ 2\gamma \text{by margin}")
     (lemma,) = _check_text(tmp_path, "env2.tex", broken).lemmas
     assert lemma.status == "failed"
+
+
+def test_check_prints_what_was_not_checked_and_not_understood(capsys):
+    from novikoff.cli import main
+
+    code = main(["check", "-v", str(NOTES / "seed_003_eaton_slides.md")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "2 display(s) not checked; 2 of 7 link(s) read, 0 checked" in out
+    assert "seed_003_eaton_slides.md:24:3: not understood: egin (a backslash seems lost" in out
