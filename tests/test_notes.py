@@ -290,3 +290,17 @@ def test_check_prints_what_was_not_checked_and_not_understood(capsys):
     assert code == 0
     assert "2 display(s) not checked; 2 of 7 link(s) read, 0 checked" in out
     assert "seed_003_eaton_slides.md:24:3: not understood: egin (a backslash seems lost" in out
+
+
+@pytest.mark.parametrize("mark", [r"\tag{one_step}", r"\label{eq:one_step}"])
+def test_a_tagged_display_is_a_claim_and_a_numbered_one_is_not(tmp_path, mark):
+    setting = SETTING.replace("lemma one_step\n", "")
+    chain = (r"\mathbf{w}_*^\top\mathbf{w}_{T+1} = \mathbf{w}_*^\top\mathbf{w}_{T} + "
+             r"y_i\mathbf{w}_*^\top\mathbf{x}_i \geq \mathbf{w}_*^\top\mathbf{w}_{T} + \gamma")
+    report = _check_text(tmp_path, "t.md", setting + f"\n$$ {chain} {mark} $$\n\n"
+                                                     "by the update and the margin.\n")
+    (lemma,) = report.lemmas
+    assert lemma.name == "one_step" and lemma.status == "verified"
+    numbered = _check_text(tmp_path, "n.md", setting + f"\n$$ {chain} \\tag{{2}} $$\n")
+    assert numbered.lemmas == [] and numbered.notes["displays not checked"] == 1
+    assert numbered.notes["links read"] == 2
