@@ -977,31 +977,67 @@ class _LemmaCheck:
         return premises, instances, cited
 
     def _elsewhere(self, cite: A.Cite, thm, premises: list):
-        """NAME[k := e]: the cited fact at k = e, which the other citations show >= 0."""
-        var, expr = cite.at
+        """NAME[k := e, a := f]: the cited fact at other values of its symbols, one after the
+        other, where the step's other citations show each value fit (k - 1 >= 0 for a nat; for
+        a real, its sign constraint; a value that means something)."""
+        names = [var.id for var, _ in cite.at]
         if thm in self.unverified_cites:
             raise self.scope.error(f"{cite.name} is not verified: it cannot be used at another "
-                                   f"value of {var.id}", cite.pos)
+                                   f"value of {names[0]}", cite.pos)
         if thm in self.part_theorems:
             raise self.scope.error(f"{cite.name} is cited as the assignment states it, not "
-                                   f"proved here: it holds at {var.id} only; prove it to use "
-                                   f"it at another value of {var.id}", cite.pos)
-        if self.scope.kinds.get(var.id) != "nat":
-            raise self.scope.error(f"{var.id} is not a nat of setting {self.scope.name}",
-                                   var.pos)
-        value = self.scope.meaning(self.scope.scalar(expr, "a nat's value is a number"),
-                                   expr.pos)
-        try:
-            nonneg, instance = K.instantiate(self.setting, thm, self.scope.symbol(var.id),
-                                             value, premises, self.checker.timeout_ms)
-        except KernelError as exc:
-            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: {exc}",
-                                   cite.pos) from None
-        if instance is None:
-            raise self.scope.error(f"{cite.name}[{var.id} := {_show_expr(value)}]: "
-                                   f"{_show_expr(value)} may be negative; cite what shows "
-                                   f"{_show_expr(value)} >= 0 in the same step", cite.pos)
-        return instance
+                                   f"proved here: it holds at {names[0]} only; prove it to use "
+                                   f"it at another value of {names[0]}", cite.pos)
+        for i, (var, expr) in enumerate(cite.at):
+            kind = self.scope.kinds.get(var.id)
+            if kind is None:
+                raise self.scope.error(f"{var.id} is not a symbol of setting "
+                                       f"{self.scope.name}", var.pos)
+            if var.id in names[:i]:
+                raise self.scope.error(f"{var.id} is given two values", var.pos)
+            value = self._value_of(var.id, kind, expr)
+            shown = (value.__name__ if kind.endswith("sequence") else
+                     _show_vec(value) if kind == "vector" else _show_expr(value))
+            later = set(names[i + 1:]) & _names_in(value)
+            if later:
+                raise self.scope.error(f"{sorted(later)[0]} is replaced after {var.id}: the "
+                                       f"values are put in one after another, so write it in "
+                                       f"another order (or in two steps)", expr.pos)
+            label = f"{cite.name}[{var.id} := {shown}]"
+            try:
+                if kind == "nat":
+                    shown_fit, instance = K.instantiate(self.setting, thm,
+                                                        self.scope.symbol(var.id), value,
+                                                        premises, self.checker.timeout_ms)
+                else:
+                    shown_fit, instance = K.specialize(self.setting, thm,
+                                                       self.scope.symbol(var.id), value,
+                                                       premises, self.checker.timeout_ms)
+            except KernelError as exc:
+                raise self.scope.error(f"{label}: {exc}", cite.pos) from None
+            if instance is None:
+                needed = shown_fit.obligation
+                what = (f"{shown} may be negative" if kind == "nat" else
+                        f"it needs {_show(needed)} ({var.id}'s declaration, and where the "
+                        f"value means something)" if needed is not None else
+                        f"{shown} may not meet {var.id}'s declaration")
+                raise self.scope.error(f"{label}: {what}; cite what shows it in the same step",
+                                       cite.pos)
+            thm = instance
+        return thm
+
+    def _value_of(self, name: str, kind: str, expr):
+        """The kernel's value for NAME := expr: a term of name's kind."""
+        if kind.endswith("sequence"):
+            if not isinstance(expr, A.Name) or self.scope.kinds.get(expr.id) != kind:
+                raise self.scope.error(f"{name} is a {kind.replace('_', ' ')}: its value is "
+                                       f"another {kind.replace('_', ' ')} of the setting",
+                                       expr.pos)
+            return self.scope.symbol(expr.id)
+        if kind == "vector":
+            return self.scope.meaning(self.scope.vector(expr, f"{name} is a vector"), expr.pos)
+        message = "a nat's value is a number" if kind == "nat" else f"{name} is a scalar"
+        return self.scope.meaning(self.scope.scalar(expr, message), expr.pos)
 
     def _nat_instances(self, cite: A.Cite, vectors) -> list:
         if cite.args:
@@ -1148,7 +1184,7 @@ def _show_expr(expr) -> str:
     """Print a kernel term in the notation of .proof files."""
     mapping = {}
     for a in expr.atoms(K.Inner):
-        mapping[a] = sp.Symbol(atom_name(a))
+        mapping[a] = sp.Symbol(display_name(a))
     for a in expr.atoms(sp.core.function.AppliedUndef):
         if not isinstance(a, K.Inner):
             mapping.setdefault(a, sp.Symbol(atom_name(a)))
@@ -1160,10 +1196,22 @@ def _show_expr(expr) -> str:
     return text.replace("**", "^")
 
 
+def _names_in(value) -> set:
+    """The names a value of a substitution mentions (symbols and sequences)."""
+    if isinstance(value, sp.core.function.UndefinedFunction):
+        return {value.__name__}
+    exprs = [e for a, c in value.terms for e in (a, c)] if hasattr(value, "terms") else [value]
+    names = set()
+    for e in exprs:
+        names |= {str(x) for x in e.free_symbols}
+        names |= {f.func.__name__ for f in e.atoms(sp.core.function.AppliedUndef)}
+    return names
+
+
 def _show_vec(v) -> str:
     parts = []
     for atom, coeff in v.terms:
-        name = atom_name(atom)
+        name = display_name(atom)
         parts.append(name if coeff == 1 else f"-{name}" if coeff == -1
                      else f"({_show_expr(coeff)})*{name}")
     return " + ".join(parts).replace("+ -", "- ") or "0"

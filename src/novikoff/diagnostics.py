@@ -17,8 +17,7 @@ import z3
 from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, Relation,
                      VectorEq)
 from .kernel.formulas import sides
-from .kernel.sums import BOUND
-from .kernel.terms import expand_norms
+from .kernel.terms import BOUND, VectorSum, expand_norms
 from .kernel.solver import (LIMITS, Translator, TranslationError, atom_name, display_name,
                            model_number)
 
@@ -283,6 +282,11 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
                                 "cauchy_schwarz is needed", holds=True)
     if answer != "sat":
         return Explanation(note="no counterexample was found in time")
+    if any(isinstance(a, VectorSum) for a in atoms):
+        # Its inner products are values of their own to the solver, tied to its terms only by
+        # the facts told: such values need not be those of any real vectors x[0], x[1], ...
+        return Explanation(note="the solver found values, but a sum of vectors cannot be "
+                                "re-checked exactly: no counterexample is shown")
     subs, shown = _values(*found)
     if subs is None:
         return Explanation(note="the solver's counterexample has no exact rational form "

@@ -10,7 +10,7 @@ from .formulas import (RELATIONS, Conjunction, Disjunction, Equivalence, Implica
 from .logic import (Decision, absurd, Everywhere, Setting, Supposition, Theorem, accepts, assume, cases, certifies,
                     cauchy_schwarz, conclusion_matches, decide, describe_obligation, discharge, domain_obligations,
                     induction, instantiate, make_setting, told_for, nat_cases, rewrite_vectors, trans, triangle,
-                    givens_consistency)
+                    givens_consistency, specialize)
 from .solver import Verdict, atom_name, entails
 from .terms import Inner, Norm, Vec, ip, label_reduce, norm, normal_form, same_term
 
@@ -19,7 +19,7 @@ __all__ = [
     "Relation", "VectorEq",
     "compose_relations", "Decision", "absurd", "Everywhere", "Setting", "Supposition", "Theorem", "accepts", "assume",
     "cases", "certifies", "cauchy_schwarz", "conclusion_matches", "decide", "describe_obligation", "discharge", "domain_obligations",
-    "induction", "instantiate", "make_setting", "told_for", "givens_consistency", "nat_cases", "rewrite_vectors", "trans", "triangle", "Verdict",
+    "induction", "instantiate", "make_setting", "told_for", "givens_consistency", "specialize", "nat_cases", "rewrite_vectors", "trans", "triangle", "Verdict",
     "atom_name", "entails", "Inner", "Norm", "Vec", "ip", "label_reduce", "norm", "normal_form",
     "same_term",
 ]

@@ -30,14 +30,15 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
 from .solver import Verdict, entails, identity
-from .sums import BOUND, count, sum_facts, sums_in
-from .terms import Inner, Norm, Vec, has_irrational_number, ip, norm, normal_form, same_term
+from .sums import sum_facts, sums_in, vector_sum_steps
+from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
+                    same_term)
 from .written import KINDS, integer_polynomial, symbol
 
 __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_setting", "assume", "decide",
            "trans", "induction", "instantiate", "cases", "discharge", "conclusion_matches",
            "accepts", "certifies",
-           "givens_consistency",
+           "givens_consistency", "specialize",
            "describe_obligation",
            "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
 
@@ -472,12 +473,17 @@ def _substitute(vec: Vec, defs: dict) -> Vec:
 
 
 def _replace_inner(expr: sp.Expr, defs: dict) -> sp.Expr:
-    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr."""
-    def inner(u, v):
+    """Substitute vector definitions atom := Vec inside every Inner and Norm of expr (a sum of
+    vectors is substituted whole, never inside: its terms are read at its own index)."""
+    if isinstance(expr, Inner):
+        u, v = expr.args
         return ip(_substitute(Vec.atom(u), defs), _substitute(Vec.atom(v), defs))
-
-    out = expr.replace(lambda e: isinstance(e, Inner), lambda e: inner(*e.args))
-    return out.replace(lambda e: isinstance(e, Norm), lambda e: norm(_substitute(e.vector(), defs)))
+    if isinstance(expr, Norm):
+        vector = Vec(tuple((a, _replace_inner(c, defs)) for a, c in expr.vector().terms))
+        return norm(_substitute(vector, defs))
+    if isinstance(expr, VectorSum) or not expr.has(Inner, Norm):
+        return expr
+    return expr.func(*(_replace_inner(a, defs) for a in expr.args))
 
 
 def rewrite_vectors(formula, defs: dict):
@@ -519,6 +525,10 @@ def _vector_definitions(formulas, goal=None) -> tuple:
     defs: dict = {}
     equations: list = []
     facts: list = []
+    # The steps of the sums of vectors in play come after the formulas: a formula's own
+    # definition of a sum comes first.
+    formulas = list(formulas)
+    formulas += vector_sum_steps(formulas + ([goal] if goal is not None else []))
     for f in formulas:
         if not isinstance(f, VectorEq):
             continue
@@ -571,7 +581,7 @@ def _label_elements(s: Setting, formulas) -> list:
     for f in formulas:
         for side in sides(f):
             elements |= {e for e in side.atoms(sp.core.function.AppliedUndef)
-                         if e.func in sequences}
+                         if e.func in sequences and not e.args[0].has(BOUND, VECTOR_BOUND)}
     return [Relation("=", e ** 2, sp.Integer(1))
             for e in sorted(elements, key=sp.default_sort_key)]
 
@@ -665,10 +675,13 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
     a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
     concls = [t.concl for t in premises]
-    defs, _ = _vector_definitions(concls)
-    scalar = (Relation("=", goal.as_quadratic(), sp.Integer(0), goal.domain)
-              if isinstance(goal, VectorEq) else goal)
-    target = rewrite_vectors(scalar, defs)
+    defs, _ = _vector_definitions(concls, goal)
+    if isinstance(goal, VectorEq):  # substituted as vectors, then squared
+        difference = _substitute(Vec.atom(goal.atom) - goal.rhs, defs)
+        target = rewrite_vectors(Relation("=", ip(difference, difference), sp.Integer(0),
+                                          goal.domain), defs)
+    else:
+        target = rewrite_vectors(goal, defs)
     hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
                        [t.concl for t in _movable(s, premises)], summed=summed)
     return tuple(hyps), target
@@ -1016,6 +1029,142 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
     # It rests on the assumptions at every k now, not at the symbolic one only.
     moved = {_at_every_k(h) for h in thm.hyps}
     return nonneg, _make(s, moved | nonneg.theorem.hyps, _at(thm.concl, var, value))
+
+
+# The kinds a theorem may be specialized in, and what a value of each kind is.
+_SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vector": "vector",
+                  "vector_sequence": "sequence", "real_sequence": "sequence",
+                  "label_sequence": "sequence"}
+
+
+def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: int = 5000):
+    """hyps(var) |- C(var) for a real, label, vector or sequence var gives hyps(value) |-
+    C(value): var is a symbol like any other, so what is proved about it holds for every value
+    that meets the same hypotheses (a scalar term for a real or a label, a Vec for a vector,
+    another sequence of the same kind for a sequence).  A hypothesis about var whose
+    counterpart at value is an assumption or a declaration of the setting becomes that one; the
+    others (gamma > 0 at gamma := b, a given at k) must be shown by the premises, as must the
+    conditions under which the value means something.  Returns (Decision of those, Theorem or
+    None).
+
+    Refused: a theorem resting on a supposition about var (a failed step), one resting at
+    every k on a fact about var when the value depends on the nats or the update (that fact
+    would then speak of other values), a nat (instantiate moves nats), and a vector
+    expression for a vector read inside a sum of vectors or a vector equation."""
+    _genuine(s, thm, *premises)
+    name = getattr(var, "name", getattr(var, "__name__", None))
+    kind = s.kinds.get(name)
+    if kind not in _SPECIALIZABLE or symbol(name, kind) != var:
+        raise KernelError(f"{var} is not a real, label, vector or sequence of setting {s.name}")
+    put, conditions, varying = _substitution(s, thm, var, value, name, kind)
+    hyps = set()
+    for h in thm.hyps:
+        if not _mentions(h, var):
+            hyps.add(h)
+            continue
+        if isinstance(h, Supposition):
+            raise KernelError(f"it rests on {h}, which was not shown")
+        formula = h.formula if isinstance(h, Everywhere) else h
+        moved = Everywhere(put(formula)) if isinstance(h, Everywhere) else put(formula)
+        # An assumption about the nats or the update holds at every k, and the theorem may have
+        # used it so (an induction): its counterpart must hold at every k too, so it must be an
+        # assumption.  A declaration, an assumption without nats, a fact at this k (a given, a
+        # case) is a condition at this k.
+        if isinstance(h, Everywhere) or (
+                s.allows(h) and free_symbols(formula) & (s.nats | s.per_update_symbols)):
+            if varying or not s.allows(moved):
+                named = next((n for n, f in s.assumptions.items() if f == formula), None)
+                raise KernelError(f"it rests on {f'the assumption {named}' if named else formula}"
+                                  f" at every value of the nats, and "
+                                  + (f"{_shown_value(value)} depends on them or on the update"
+                                     if varying else
+                                     f"no assumption says the same of {_shown_value(value)}")
+                                  + f": it holds for that {name} only")
+            hyps.add(moved)
+        elif s.allows(moved):
+            hyps.add(moved)
+        else:
+            conditions.append(moved)
+    instance = put(thm.concl)
+    if not conditions:
+        conditions = [Relation("=", sp.Integer(0), sp.Integer(0))]
+    shown = decide(s, premises, Conjunction(tuple(dict.fromkeys(conditions)))
+                   if len(conditions) > 1 else conditions[0], timeout_ms=timeout_ms)
+    if shown.status != "verified":
+        return shown, None
+    return shown, _make(s, hyps | shown.theorem.hyps, instance)
+
+
+def _substitution(s: Setting, thm: Theorem, var, value, name: str, kind: str) -> tuple:
+    """(formula -> formula with var := value, the conditions under which value means
+    something, whether value mentions a nat or a per-update symbol)."""
+    expected = _SPECIALIZABLE[kind]
+    if expected == "sequence":
+        if not (isinstance(value, sp.core.function.UndefinedFunction)
+                and s.kinds.get(value.__name__) == kind and symbol(value.__name__, kind) == value):
+            raise KernelError(f"{name} is a {kind.replace('_', ' ')}: its value is another one")
+        return (lambda f: _renamed(f, {e: value(*e.args) for e in free_symbols(f)
+                                       if getattr(e, "func", None) == var}), [], False)
+    if expected == "vector":
+        if not isinstance(value, Vec):
+            raise KernelError(f"{name} is a vector: its value is a vector")
+        probe = Relation("=", ip(value, value), sp.Integer(0))
+        conditions = [o for _, c in value.terms for o in visible_obligations(c)]
+        if len(value.terms) == 1 and value.terms[0][1] == 1:
+            atom = value.terms[0][0]
+            put = lambda f: f.subs(var, atom)  # noqa: E731
+        else:
+            formulas = [thm.concl] + [getattr(h, "formula", h) for h in thm.hyps]
+            if any(_unreachable(f, var) for f in formulas):
+                raise KernelError(f"{name} is read inside the terms of a sum of vectors or a "
+                                  f"vector equation there: it can only be replaced by a vector "
+                                  f"alone")
+            put = lambda f: rewrite_vectors(f, {var: value})  # noqa: E731  bilinear
+    else:
+        if not isinstance(value, sp.Expr) or value.has(BOUND, VECTOR_BOUND):
+            raise KernelError(f"the value of {name} is not a scalar term: {value!r}")
+        probe = Relation("=", value, sp.Integer(0))
+        conditions = list(visible_obligations(value))
+        put = lambda f: _at(f, var, value)  # noqa: E731
+    _kinds_of(s, [probe])
+    # (free_symbols includes the indices of sequence elements: x[k+1] mentions k)
+    varying = bool(free_symbols(probe) & (s.nats | s.per_update_symbols))
+    return put, conditions, varying
+
+
+def _shown_value(value) -> str:
+    return value.__name__ if isinstance(value, sp.core.function.UndefinedFunction) else \
+        str(value)
+
+
+def _renamed(formula, mapping: dict):
+    """formula with the sequence elements in mapping replaced, everywhere (structurally: SymPy's
+    subs cannot replace a sequence inside a sum)."""
+    if isinstance(formula, COMPOUND):
+        return rebuild(formula, tuple(_renamed(p, mapping) for p in subformulas(formula)))
+    domain = tuple(_renamed(d, mapping) for d in formula.domain)
+    if isinstance(formula, VectorEq):
+        return VectorEq(formula.atom.xreplace(mapping), formula.rhs.xreplace(mapping), domain)
+    return Relation(formula.rel, formula.lhs.xreplace(mapping), formula.rhs.xreplace(mapping),
+                    domain)
+
+
+def _unreachable(formula, var) -> bool:
+    """Whether rewrite_vectors would leave the vector var somewhere in formula: in a vector
+    equation, or inside the terms of a sum of vectors."""
+    if isinstance(formula, COMPOUND):
+        return any(_unreachable(p, var) for p in subformulas(formula))
+    if isinstance(formula, VectorEq):
+        return _mentions(formula, var)
+    return any(var in e.free_symbols for side in sides(formula) for e in side.atoms(VectorSum))
+
+
+def _mentions(formula, var) -> bool:
+    """Whether a formula (or a hypothesis) says anything about the symbol or sequence var."""
+    if isinstance(formula, (Everywhere, Supposition)):
+        formula = formula.formula
+    found = free_symbols(formula)
+    return var in found or any(getattr(e, "func", None) == var for e in found)
 
 
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):

@@ -28,7 +28,7 @@ import sympy as sp
 
 from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
 from .solver import TranslationError, coefficient_conditions, atom_name
-from .sums import index_of
+from .terms import index_of
 from .terms import Inner, Norm
 
 __all__ = ["Cvc5Verdict", "cvc5_entails", "run_cvc5", "smt2_script", "smt2_symbol"]

@@ -1,4 +1,5 @@
-"""Finite sums ``sum(i < n, t(i))``: their normal form and the facts that define them.
+"""Finite sums ``sum(i < n, t(i))``: the facts that define them (their normal form, and sums of
+vectors, are terms: terms.py).
 
 A sum is SymPy's ``Sum(t(BOUND), (BOUND, 0, n - 1))`` over one fixed bound variable, so that two
 sums with the same terms are the same object whatever the index was called.  Its meaning is the
@@ -31,72 +32,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .formulas import Implication, Relation, sides
-from .terms import exact_subs
+from .formulas import Implication, Relation, VectorEq, sides
+from .terms import BOUND, Vec, VectorSum, count, exact_subs, make_sum
 
-__all__ = ["BOUND", "make_sum", "normal_sums", "sums_in", "sum_facts", "count", "index_of"]
-
-# The one bound variable of every sum.  Its printed name `_#i` cannot be written in a .proof
-# file, so no declared symbol prints like it (the solver names atoms by their printed form).
-BOUND = sp.Dummy("#i", integer=True, nonnegative=True)
-
-# Sums of up to this many terms (a number) are written out: sum(i < 3, a[i]) = a[0]+a[1]+a[2].
-_UNROLL = 16
-
-
-def count(s: sp.Sum) -> sp.Expr:
-    """The number of terms n of sum(i < n, ...)."""
-    return s.limits[0][2] + 1
-
-
-def index_of(element: sp.Basic) -> sp.Expr:
-    """The index of a sequence element; the last index of a sum (for congruence: sums of the
-    same terms with equal last indices are equal)."""
-    return element.limits[0][2] if isinstance(element, sp.Sum) else element.args[0]
-
-
-def make_sum(terms: sp.Expr, n: sp.Expr) -> sp.Expr:
-    """sum(i < n, terms) in normal form (terms mention BOUND for i)."""
-    out = sp.Integer(0)
-    for part in sp.Add.make_args(sp.expand(terms)):
-        factor, varying = part.as_independent(BOUND, as_Add=False)
-        if varying == 1:
-            out += factor * n
-        elif n.is_Integer and 0 <= n <= _UNROLL and _exactly_at_every(varying, int(n)):
-            out += factor * sp.Add(*(varying.subs(BOUND, i) for i in range(int(n))))
-        elif _power_of_index(varying):  # sum(i < n, i^p): Faulhaber's polynomial in n
-            out += factor * sp.expand(sp.summation(varying, (BOUND, 0, n - 1)))
-        else:
-            out += factor * sp.Sum(varying, (BOUND, 0, n - 1))
-    return out
-
-
-def _power_of_index(varying: sp.Expr) -> bool:
-    """Whether varying is i^p for a whole p >= 1 (after expand, what a polynomial in i alone
-    leaves of each term): its sum over i < n is a polynomial in n with rational coefficients,
-    exact, and 0 at n = 0 as the empty sum."""
-    return varying == BOUND or (varying.is_Pow and varying.base == BOUND
-                                and varying.exp.is_Integer and varying.exp >= 1)
-
-
-def _exactly_at_every(terms: sp.Expr, n: int) -> bool:
-    """Whether terms can be written out at 0, ..., n-1 without SymPy evaluating a floor or a
-    square root of an irrational number in floating point (terms.exact_subs)."""
-    try:
-        for i in range(n):
-            exact_subs(terms, BOUND, i)
-    except ValueError:
-        return False
-    return True
-
-
-def normal_sums(expr: sp.Expr) -> sp.Expr:
-    """Every sum of expr in normal form (after sp.expand, which splits sums but keeps factors)."""
-    if not expr.has(sp.Sum):
-        return expr
-    return expr.replace(lambda e: isinstance(e, sp.Sum),
-                        lambda e: make_sum(e.function, count(e)))
-
+__all__ = ["sums_in", "sum_facts", "vector_sum_steps"]
 
 def sums_in(formulas) -> list:
     """The sums the formulas mention, in a fixed order."""
@@ -251,3 +190,43 @@ def _linear_coefficient(expr: sp.Expr, k: sp.Symbol):
     _, with_k = sp.expand(expr).as_independent(k, as_Add=True)
     c = sp.expand(with_k / k)
     return None if k in c.free_symbols else c
+
+
+def vector_sum_steps(formulas) -> list:
+    """sum(i < n, t(i)) = sum(i < n-1, t(i)) + t(n-1) for every sum of vectors the formulas
+    mention whose number of terms n is >= 1 by its form (k + 1, for k a nat): a vector
+    definition, which the kernel substitutes (w[k+1] = sum(i < k+1, y[i]*x[i]) then follows
+    from w[k] = sum(i < k, y[i]*x[i]) and the update rule).  True wherever the sum means
+    something: its terms mean something at every index."""
+    found: set = set()
+    for f in formulas:
+        if isinstance(f, VectorEq):
+            exprs = [f.atom, *f.rhs.atoms(), *(c for _, c in f.rhs.terms)]
+        else:
+            exprs = sides(f)
+        for e in exprs:
+            found |= e.atoms(VectorSum)
+    facts = []
+    for s in sorted(found, key=sp.default_sort_key):
+        n = s.count()
+        if not _at_least_one(n):
+            continue
+        try:
+            last = s.term_at(n - 1)
+        except ValueError:  # no fact rather than one SymPy computed in floating point
+            continue
+        facts.append(VectorEq(s, VectorSum(*s.args[:2], n - 1).normal() + last))
+    return facts
+
+
+def _at_least_one(n: sp.Expr) -> bool:
+    """Whether n - 1 is a polynomial with non-negative coefficients in its symbols (a number of
+    terms is a polynomial in nats), so n >= 1 wherever it means something."""
+    rest = sp.expand(n - 1)
+    if rest.is_number:
+        return bool(rest.is_Rational and rest >= 0)
+    try:
+        poly = sp.Poly(rest, *sorted(rest.free_symbols, key=str))
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational and c >= 0 for c in poly.coeffs())

@@ -18,7 +18,8 @@ import sympy as sp
 
 from ..errors import KernelError
 
-__all__ = ["Inner", "Norm", "Vec", "ip", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
+__all__ = ["BOUND", "VECTOR_BOUND", "Inner", "Norm", "Vec", "VectorSum", "ip", "make_sum", "vector_sum",
+           "normal_sums", "count", "index_of", "norm", "expand_norms", "is_vector_atom", "label_reduce", "normal_form",
            "same_term", "exact_subs", "has_irrational_number", "MAX_MONOMIALS", "MAX_DIGITS",
            "capped_monomials", "power_monomials", "decimal_digits", "expansion_size",
            "too_large", "LIMITS_TEXT"]
@@ -92,6 +93,19 @@ class Inner(sp.Function):
 
     @classmethod
     def eval(cls, u, v):
+        # <u, sum(i < n, c(i)*a(i))> = sum(i < n, c(i)*<u, a(i)>), for a u that is not itself
+        # read at a sum's index (inside the terms of a scalar sum, it is once they are written
+        # out at an index).
+        for s, other in ((u, v), (v, u)):
+            if isinstance(s, VectorSum) and s.count().is_Integer:  # written out, if it can be
+                written = s.normal()
+                if written != Vec.atom(s):
+                    return ip(written, Vec.atom(other))
+            if isinstance(s, VectorSum) and not isinstance(other, VectorSum) \
+                    and not other.has(BOUND, VECTOR_BOUND):
+                atom, coefficient, n = s.args
+                return make_sum((coefficient * cls(other, atom)).xreplace({VECTOR_BOUND: BOUND}),
+                                n)
         if sp.default_sort_key(u) > sp.default_sort_key(v):
             return cls(v, u)
         return None
@@ -139,8 +153,9 @@ class Norm(sp.Function):
 
 
 def is_vector_atom(expr: sp.Basic) -> bool:
-    """Tell whether expr has the shape of a vector atom (a bare symbol or a sequence element)."""
-    return isinstance(expr, sp.Symbol) or isinstance(expr, sp.core.function.AppliedUndef)
+    """Tell whether expr has the shape of a vector atom (a bare symbol, a sequence element or a
+    sum of vectors)."""
+    return isinstance(expr, (sp.Symbol, sp.core.function.AppliedUndef, VectorSum))
 
 
 @dataclass(frozen=True)
@@ -204,11 +219,24 @@ class Vec:
         return not self.terms
 
     def subs(self, old, new) -> "Vec":
-        """Substitute a scalar (e.g. an index k := k+1) in atoms and coefficients."""
+        """Substitute a scalar (e.g. an index k := k+1) in atoms and coefficients (a sum of
+        vectors whose number of terms becomes a number is written out)."""
+        coeffs: dict = {}
+        sums = Vec.zero()
+        for a, c in self.terms:
+            a2, c2 = a.subs(old, new), exact_subs(c, old, new)
+            if isinstance(a2, VectorSum) and a2.count().is_Integer:
+                sums = sums + a2.normal().scale(c2)
+            else:
+                coeffs[a2] = coeffs.get(a2, 0) + c2
+        return Vec._from_dict(coeffs) + sums
+
+    def xreplace(self, mapping: dict) -> "Vec":
+        """Replace atoms and scalars structurally (a renaming of sequence elements)."""
         coeffs: dict = {}
         for a, c in self.terms:
-            a2 = a.subs(old, new)
-            coeffs[a2] = coeffs.get(a2, 0) + exact_subs(c, old, new)
+            a2 = a.xreplace(mapping)
+            coeffs[a2] = coeffs.get(a2, 0) + c.xreplace(mapping)
         return Vec._from_dict(coeffs)
 
     def __str__(self) -> str:
@@ -283,8 +311,6 @@ def label_reduce(expr: sp.Expr, labels: Iterable[sp.Symbol]) -> sp.Expr:
 
 def normal_form(expr: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> sp.Expr:
     """An exact normal form for deciding polynomial and rational identities."""
-    from .sums import normal_sums  # sums build on terms
-
     expr = normal_sums(label_reduce(sp.expand(expr), labels))
     num, den = sp.fraction(sp.together(expr))
     if too_large(num):
@@ -299,3 +325,136 @@ def same_term(a: sp.Expr, b: sp.Expr, labels: Iterable[sp.Symbol] = ()) -> bool:
     """Tell whether a and b are equal as terms (ring identities, y**2 = 1 for labels)."""
     return normal_form(a - b, labels) == 0
 
+
+
+# ---------------------------------------------------------------------------- sums
+
+# The one bound variable of every sum.  Its printed name `_#i` cannot be written in a .proof
+# file, so no declared symbol prints like it (the solver names atoms by their printed form).
+BOUND = sp.Dummy("#i", integer=True, nonnegative=True)
+
+# Sums of up to this many terms (a number) are written out: sum(i < 3, a[i]) = a[0]+a[1]+a[2].
+_UNROLL = 16
+
+
+def count(s: sp.Sum) -> sp.Expr:
+    """The number of terms n of sum(i < n, ...)."""
+    return s.limits[0][2] + 1
+
+
+def index_of(element: sp.Basic) -> sp.Expr:
+    """The index of a sequence element; the last index of a sum (for congruence: sums of the
+    same terms with equal last indices are equal)."""
+    return element.limits[0][2] if isinstance(element, sp.Sum) else element.args[0]
+
+
+def make_sum(terms: sp.Expr, n: sp.Expr) -> sp.Expr:
+    """sum(i < n, terms) in normal form (terms mention BOUND for i)."""
+    out = sp.Integer(0)
+    for part in sp.Add.make_args(sp.expand(terms)):
+        factor, varying = part.as_independent(BOUND, as_Add=False)
+        if varying == 1:
+            out += factor * n
+        elif n.is_Integer and 0 <= n <= _UNROLL and _exactly_at_every(varying, int(n)):
+            out += factor * sp.Add(*(varying.subs(BOUND, i) for i in range(int(n))))
+        elif _power_of_index(varying):  # sum(i < n, i^p): Faulhaber's polynomial in n
+            out += factor * sp.expand(sp.summation(varying, (BOUND, 0, n - 1)))
+        else:
+            out += factor * sp.Sum(varying, (BOUND, 0, n - 1))
+    return out
+
+
+def _power_of_index(varying: sp.Expr) -> bool:
+    """Whether varying is i^p for a whole p >= 1 (after expand, what a polynomial in i alone
+    leaves of each term): its sum over i < n is a polynomial in n with rational coefficients,
+    exact, and 0 at n = 0 as the empty sum."""
+    return varying == BOUND or (varying.is_Pow and varying.base == BOUND
+                                and varying.exp.is_Integer and varying.exp >= 1)
+
+
+def _exactly_at_every(terms: sp.Expr, n: int) -> bool:
+    """Whether terms can be written out at 0, ..., n-1 without SymPy evaluating a floor or a
+    square root of an irrational number in floating point (terms.exact_subs)."""
+    try:
+        for i in range(n):
+            exact_subs(terms, BOUND, i)
+    except ValueError:
+        return False
+    return True
+
+
+def normal_sums(expr: sp.Expr) -> sp.Expr:
+    """Every sum of expr in normal form (after sp.expand, which splits sums but keeps factors)."""
+    if not expr.has(sp.Sum):
+        return expr
+    return expr.replace(lambda e: isinstance(e, sp.Sum),
+                        lambda e: make_sum(e.function, count(e)))
+
+
+# The bound variable of a sum of vectors: its own, so that writing out a scalar sum's terms at an
+# index (BOUND := n - 1) never reaches inside a sum of vectors among them.
+VECTOR_BOUND = sp.Dummy("#v", integer=True, nonnegative=True)
+
+
+class VectorSum(sp.Function):
+    """sum(i < n, c(i)*a(i)) for a vector atom a(i) read at the index (x[i], w[i+1]) and a
+    scalar c(i): a vector atom of its own, VectorSum(a, c, n) with VECTOR_BOUND for i.  Made by
+    vector_sum, which writes out sums of a few terms, takes the factors that do not depend on the
+    index out and splits sums of terms, so that equal sums are one atom.  Its inner product with
+    a vector that is not read at an index is a scalar sum (Inner.eval); two sums of vectors have
+    an inner product of their own (an atom, like <u, v>)."""
+
+    nargs = 3
+
+    @classmethod
+    def eval(cls, atom, coefficient, n):
+        # Its terms are read at VECTOR_BOUND by substitution (term_at, normal): a sum or a sum
+        # of vectors inside them would have its own index substituted too.
+        if atom.has(sp.Sum, VectorSum) or coefficient.has(sp.Sum, VectorSum):
+            raise ValueError("a sum inside the terms of a sum of vectors")
+        return None
+
+    @property
+    def free_symbols(self):
+        return super().free_symbols - {VECTOR_BOUND}
+
+    def count(self) -> sp.Expr:
+        return self.args[2]
+
+    def normal(self) -> "Vec":
+        """This sum in vector_sum's normal form (written out, once its number of terms is a
+        small number)."""
+        atom, coefficient, n = self.args
+        return vector_sum(Vec.atom(atom.xreplace({VECTOR_BOUND: BOUND})).scale(
+            coefficient.xreplace({VECTOR_BOUND: BOUND})), n)
+
+    def term_at(self, index: sp.Expr) -> "Vec":
+        """c(index)*a(index) (ValueError where SymPy would evaluate it in floating point)."""
+        atom, coefficient, _ = self.args
+        return Vec.atom(atom.xreplace({VECTOR_BOUND: index})).scale(
+            exact_subs(coefficient, VECTOR_BOUND, index))
+
+
+def vector_sum(terms: Vec, n: sp.Expr) -> Vec:
+    """sum(i < n, terms) for a vector whose atoms and coefficients mention BOUND for i, in
+    normal form: written out up to _UNROLL terms; an atom that does not depend on i taken out
+    with the scalar sum of its coefficients; otherwise one VectorSum per term of a coefficient,
+    its constant factor outside."""
+    out = Vec.zero()
+    for atom, coefficient in terms.terms:
+        if BOUND not in atom.free_symbols:
+            out = out + Vec.atom(atom).scale(make_sum(coefficient, n))
+            continue
+        for part in sp.Add.make_args(sp.expand(coefficient)):
+            factor, varying = part.as_independent(BOUND, as_Add=False)
+            one = VectorSum(atom.xreplace({BOUND: VECTOR_BOUND}),
+                            varying.xreplace({BOUND: VECTOR_BOUND}), n)
+            if n.is_Integer and 0 <= n <= _UNROLL:
+                try:
+                    out = out + sum((one.term_at(sp.Integer(i)) for i in range(int(n))),
+                                    Vec.zero()).scale(factor)
+                    continue
+                except ValueError:  # kept as a sum rather than written out in floating point
+                    pass
+            out = out + Vec.atom(one).scale(factor)
+    return out

@@ -17,9 +17,9 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
-from .sums import BOUND, make_sum
-from .terms import (LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Vec, capped_monomials,
-                    decimal_digits, has_irrational_number, ip, norm, power_monomials)
+from .terms import (BOUND, LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Vec, VectorSum, capped_monomials,
+                    decimal_digits, has_irrational_number, ip, make_sum, norm, power_monomials,
+                    vector_sum)
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",
@@ -244,6 +244,8 @@ def written_size(term) -> tuple:
     if isinstance(term, Pow):
         m, d = written_size(term.base)
         n = max(1, abs(term.exp.numerator))
+        if isinstance(term.base, NormOf) and n % 2 == 0:  # ||v||^(2j) is <v, v>^j
+            return power_monomials(m, n // 2), d * n // 2
         return power_monomials(m, n), d * n
     if isinstance(term, SumOf):
         (mc, dc), (mt, dt) = written_size(term.count), written_size(term.terms)
@@ -393,8 +395,9 @@ def _element(term: Elem) -> Meaning:
 
 
 def _sum(term: SumOf) -> Meaning:
-    """A finite sum: its count is a whole number >= 0, and its terms mean something for every
-    index i >= 0 (so the facts of sums.py hold wherever the sum means something)."""
+    """A finite sum of scalars or of vectors: its count is a whole number >= 0, and its terms
+    mean something for every index i >= 0 (so the facts of sums.py hold wherever the sum means
+    something)."""
     c = interpret(term.count)
     n = _scalar(c, "the number of terms of a sum")
     if BOUND in n.free_symbols or not _natural_polynomial(term.count) \
@@ -402,7 +405,6 @@ def _sum(term: SumOf) -> Meaning:
         raise KernelError(f"the number of terms {n} of a sum is not an integer polynomial in "
                           f"nat variables")
     t = interpret(term.terms)
-    terms = _scalar(t, "a sum (of scalars: a sum of vectors is not supported)")
     parts = list(_written_parts(term.terms))
     if any(isinstance(p, SumOf) for p in parts):
         raise KernelError("a sum inside the terms of a sum is not supported")
@@ -415,8 +417,10 @@ def _sum(term: SumOf) -> Meaning:
             raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
                               f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
                               f"is defined for all i, e.g. a[i] or 1/(i+1))")
-    return Meaning("scalar", check_real(make_sum(terms, n)),
-                   c.obligations + outer + (Relation(">=", n, sp.Integer(0)),))
+    obligations = c.obligations + outer + (Relation(">=", n, sp.Integer(0)),)
+    if t.kind == "vector":
+        return Meaning("vector", vector_sum(t.value, n), obligations)
+    return Meaning("scalar", check_real(make_sum(t.value, n)), obligations)
 
 
 def _written_parts(term):
@@ -492,7 +496,11 @@ def formula_of(op: str, lhs, rhs):
         raise KernelError("a formula relates two scalars or two vectors")
     if op != "=":
         raise KernelError(f"vectors can only be equated, not compared with {op!r}")
-    for atom_side, other in ((a.value, b.value), (b.value, a.value)):
+    # A sum of vectors defines a vector only when the other side is no vector alone: w[T] =
+    # sum(t < T, y[t]*x[t]) defines w[T], whichever side it is written on.
+    pairs = sorted(((a.value, b.value), (b.value, a.value)),
+                   key=lambda pair: any(isinstance(x, VectorSum) for x in pair[0].atoms()))
+    for atom_side, other in pairs:
         if len(atom_side.terms) == 1 and atom_side.terms[0][1] == 1:
             atom = atom_side.terms[0][0]
             if atom not in other.atoms():

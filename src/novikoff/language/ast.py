@@ -109,7 +109,7 @@ class Cite:
     name: str
     args: tuple
     pos: Pos
-    at: tuple | None = None  # NAME[k := e]: (the nat's Name, the expression e)
+    at: tuple | None = None  # NAME[k := e, a := f]: ((the symbol's Name, the expression), ...)
 
 
 @dataclass

@@ -137,12 +137,9 @@ class Scope:
         finally:
             self.sum_index = None
             self.vectors_seen = seen  # a sum's vectors depend on its index: no named fact
-        if terms.kind != "scalar":
-            raise self.error("a sum adds scalars (a sum of vectors is not supported)",
-                             node.terms.pos)
         total = W.SumOf(count, terms.value)
         self.meaning(total, node.pos)  # the kernel's conditions on the terms
-        return Typed("scalar", total)
+        return Typed(terms.kind, total)
 
     def _per_update_in(self, typed: Typed, pos: A.Pos) -> bool:
         value = self.meaning(typed.value, pos)

@@ -814,13 +814,19 @@ class _Parser:
             ts.error("expected the name of a fact to cite", t)
         ts.next()
         at = None
-        if ts.at("["):  # NAME[k := e]: the fact at another value of the nat k
+        if ts.at("["):  # NAME[k := e, a := f]: the fact at other values of its symbols
             ts.next()
-            var = ts.name("a nat (NAME[k := e])")
-            ts.expect(":", "':=' after the nat")
-            ts.expect("=", "':=' after the nat")
-            at = (A.Name(var.value, A.Pos(var.line, var.col)), _expr(ts))
+            pairs = []
+            while True:
+                var = ts.name("a symbol (NAME[k := e])")
+                ts.expect(":", "':=' after the symbol")
+                ts.expect("=", "':=' after the symbol")
+                pairs.append((A.Name(var.value, A.Pos(var.line, var.col)), _expr(ts)))
+                if not ts.at(","):
+                    break
+                ts.next()
             ts.expect("]", "']'")
+            at = tuple(pairs)
         args = _arguments(ts) if ts.at("(") else ()
         return A.Cite(t.value, args, A.Pos(t.line, t.col), at)
 

@@ -88,6 +88,11 @@ def joined(boxes, separator: str = ",") -> Row:
     return Row(tuple(items))
 
 
+def substitutions(pairs) -> Row:
+    """[k ≔ e, a ≔ f]: a citation at other values of its symbols."""
+    return Row((Op("["), joined(Row((var, Op("≔"), value)) for var, value in pairs), Op("]")))
+
+
 _SUBSCRIPTS = dict(zip("0123456789+-−=()aehijklmnoprstuvx",
                        "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 _SUPERSCRIPTS = dict(zip("0123456789+-−=()n*∗", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿ**"))

@@ -11,7 +11,7 @@ from html import escape
 from urllib.parse import quote
 
 from .boxes import (INVISIBLE_TIMES, BigOp, Fenced, Frac, Ident, Number, Op, Row, Scripts, Sqrt,
-                    Text, joined)
+                    Text, joined, substitutions)
 from .model import Check, Cite, Document, Item, Row as DocRow
 
 __all__ = ["write", "mathml"]
@@ -364,8 +364,7 @@ def _cite(cite: Cite) -> str:
     else:
         shown = f'<span class="cite">{shown}</span>'
     if cite.at is not None:
-        var, value = cite.at
-        shown += mathml(Row((Op("["), var, Op("≔"), value, Op("]"))), compact=True)
+        shown += mathml(substitutions(cite.at), compact=True)
     if cite.args:
         shown += mathml(Fenced("(", joined(cite.args), ")"), compact=True)
     return f'<span class="cite">{shown}</span>' if cite.at or cite.args else shown

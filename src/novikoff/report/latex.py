@@ -319,7 +319,8 @@ def _label(row: DocRow) -> str:
 def _cite(cite: Cite) -> str:
     shown = rf"\textsf{{{text(cite.name)}}}"
     if cite.at is not None:
-        shown += rf"$[{math(cite.at[0])} := {math(cite.at[1])}]$"
+        shown += "$[" + ", ".join(f"{math(var)} := {math(value)}"
+                                  for var, value in cite.at) + "]$"
     if cite.args:
         shown += "$(" + ", ".join(math(a) for a in cite.args) + ")$"
     if cite.href is None:

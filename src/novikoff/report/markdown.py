@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from . import latex
-from .boxes import BigOp, Fenced, Frac, Op, Row, Scripts, Sqrt, Text, joined, plain
+from .boxes import BigOp, Fenced, Frac, Op, Row, Scripts, Sqrt, Text, joined, plain, substitutions
 from .model import Cite, Document, Item, Row as DocRow
 
 __all__ = ["write", "text", "code", "math"]
@@ -225,8 +225,7 @@ def _cite(cite: Cite) -> str:
         target = f"#{anchor}" if where == "here" else f"{quote(where, safe='')}.md#{anchor}"
         shown = f"[{shown}]({target})"
     if cite.at is not None:
-        var, value = cite.at
-        shown += " " + math(Row((Op("["), var, Op("≔"), value, Op("]"))))
+        shown += " " + math(substitutions(cite.at))
     if cite.args:
         shown += " " + math(Fenced("(", joined(cite.args), ")"))
     return shown

@@ -473,7 +473,7 @@ class _Builder:
         args = tuple(self.math.expr(a) for a in cite.args)
         at = None
         if cite.at is not None:
-            at = (symbol(cite.at[0].id), self.math.expr(cite.at[1]))
+            at = tuple((symbol(var.id), self.math.expr(value)) for var, value in cite.at)
         return Cite(cite.name, self._target(cite.name), args, at)
 
     def _target(self, name: str):
