@@ -304,3 +304,17 @@ def test_a_tagged_display_is_a_claim_and_a_numbered_one_is_not(tmp_path, mark):
     numbered = _check_text(tmp_path, "n.md", setting + f"\n$$ {chain} \\tag{{2}} $$\n")
     assert numbered.lemmas == [] and numbered.notes["displays not checked"] == 1
     assert numbered.notes["links read"] == 2
+
+
+def test_an_aligned_display_that_starts_with_a_relation_continues_the_derivation(tmp_path):
+    report = _check_text(tmp_path, "a.md", SETTING + r"""
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} = \mathbf{w}_*^\top\mathbf{w}_{T} + y_i\mathbf{w}_*^\top\mathbf{x}_i $$
+
+by the update
+
+$$\begin{aligned} &\geq \mathbf{w}_*^\top\mathbf{w}_{T} + \gamma \end{aligned}$$
+
+by the margin.
+""")
+    (lemma,) = report.lemmas
+    assert lemma.status == "verified" and len(lemma.steps) == 2

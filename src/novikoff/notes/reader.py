@@ -33,6 +33,7 @@ _PROOF_ENV = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|c
                         r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
                         r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
+_INNER_ENV = re.compile(r"\\(?:begin|end)\{(?:aligned|split|gathered)\}")
 _MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
 _INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)\s*;\s*"
                         r"step by (.+)$")
@@ -177,8 +178,7 @@ class _Reader:
 
     @staticmethod
     def _starts_with_relation(display: Display) -> bool:
-        toks = [t for t in tokenize(display.text) if t.value not in ("&", r"\begin", "{",
-                                                                      "aligned", "}")]
+        toks = [t for t in tokenize(_INNER_ENV.sub(" ", display.text)) if t.value != "&"]
         return bool(toks) and (toks[0].value in RELATIONS or toks[0].value in ARROWS)
 
     # ------------------------------------------------------------------ novikoff blocks
@@ -361,8 +361,7 @@ class _Reader:
                 if found is not None and tag is None:
                     tag = found.group(1).replace("-", "_")
             body = _TAG.sub(lambda m: " " * len(m.group(0)), body)
-            body = re.sub(r"\\(begin|end)\{(aligned|split|gathered)\}",
-                          lambda m: " " * len(m.group(0)), body)
+            body = _INNER_ENV.sub(lambda m: " " * len(m.group(0)), body)
             for line_toks in split_lines(tokenize(body, display.offset)):
                 parsed = self._line(line_toks, display, typer, reasons)
                 parsed["display"] = index
