@@ -190,17 +190,15 @@ class _Reader:
         for event in events:
             if not isinstance(event, Block):
                 continue
-            inside = False
+            inside = False  # in a setting's indented body
             for raw, off in event.lines:
-                word = raw.strip().split(" ", 1)[0] if raw.strip() else ""
-                indented = raw[:1] in (" ", "\t")
-                if word in ("setting", "from") and not indented:
-                    inside = word == "setting"
-                elif not indented or not raw.strip():
-                    inside = False if raw.strip() else inside
-                    if not raw.strip():
-                        continue
+                if not raw.strip():
                     continue
+                top = raw[:1] not in (" ", "\t")
+                if top:  # a setting or an import starts; anything else ends a setting
+                    inside = raw.split(" ", 1)[0] == "setting"
+                    if not inside and raw.split(" ", 1)[0] != "from":
+                        continue
                 elif not inside:
                     continue
                 line, col = self.position(off)
