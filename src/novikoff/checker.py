@@ -31,8 +31,8 @@ from .notes import NOTES_SUFFIXES, has_block, read_notes
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
            "bundled_proofs_dir", "proof_files"]
 
-NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg"}
-VECTOR_FACTS = {"cauchy_schwarz", "triangle"}
+NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
+VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
 NAMED_FACTS = NO_OP_FACTS | VECTOR_FACTS | {"nat_cases"}
 DIAGNOSTIC_TIMEOUT_MS = 2000
 
@@ -767,6 +767,15 @@ class _LemmaCheck:
         try:
             decision = K.decide(self.setting, premises, goal, facts=instances,
                                 timeout_ms=self.checker.timeout_ms)
+            squares = [] if "norm_nonneg" in cited else self._default_instances("norm_nonneg",
+                                                                                 vectors)
+            if decision.status != "verified" and decision.kind == "goal" and squares:
+                # A square of the norm of a sum of vectors is >= 0, which its expansion into
+                # inner products no longer shows: told only when the step needs it.
+                again = K.decide(self.setting, premises, goal, facts=instances + squares,
+                                 timeout_ms=self.checker.timeout_ms)
+                if again.status == "verified":
+                    decision = again
         except KernelError as exc:  # a citation the kernel refuses (a symbol of another kind)
             raise self.scope.error(str(exc), pos) from None
         unverified = self._unverified_citations(premises)
@@ -935,11 +944,12 @@ class _LemmaCheck:
                 continue
             if name in VECTOR_FACTS:
                 if cite.args:
-                    if len(cite.args) != 2:
-                        raise self.scope.error(f"{name} takes two vectors", cite.pos)
-                    u, v = (self.scope.meaning(self.scope.vector(a, f"{name} takes vectors"),
-                                               a.pos) for a in cite.args)
-                    instances.append((name, u, v))
+                    arity = 1 if name == "norm_nonneg" else 2
+                    if len(cite.args) != arity:
+                        raise self.scope.error(f"{name} takes {'one vector' if arity == 1 else 'two vectors'}", cite.pos)
+                    instances.append((name, *(
+                        self.scope.meaning(self.scope.vector(a, f"{name} takes vectors"),
+                                           a.pos) for a in cite.args)))
                 else:
                     instances += self._default_instances(name, vectors)
                 continue
@@ -1057,7 +1067,14 @@ class _LemmaCheck:
             if not v.is_zero() and v not in unique:
                 unique.append(v)
         out = []
-        if name == "cauchy_schwarz":
+        if name == "norm_nonneg":
+            # The squared norms of the step's sums of vectors (a single vector's is known), and
+            # of the sums and differences of two of its vectors (2<u, v> <= ||u||^2 + ||v||^2).
+            out = [(name, v) for v in unique if len(v.terms) > 1]
+            if len(unique) <= 4:
+                out += [(name, u + v.scale(sp.Integer(sign))) for i, u in enumerate(unique)
+                        for v in unique[i + 1:] for sign in (1, -1)]
+        elif name == "cauchy_schwarz":
             for i in range(len(unique)):
                 for j in range(i + 1, len(unique)):
                     out.append((name, unique[i], unique[j]))

@@ -40,7 +40,7 @@ __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_
            "accepts", "certifies",
            "givens_consistency", "specialize",
            "describe_obligation",
-           "cauchy_schwarz", "triangle", "nat_cases", "rewrite_vectors", "domain_obligations"]
+           "cauchy_schwarz", "triangle", "nat_cases", "norm_nonneg", "rewrite_vectors", "domain_obligations"]
 
 _ISSUED: "weakref.WeakSet" = weakref.WeakSet()
 _ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
@@ -417,7 +417,15 @@ def nat_cases(k: sp.Symbol) -> list:
     return [Disjunction((Relation("=", k, sp.Integer(0)), Relation(">=", k, sp.Integer(1))))]
 
 
-_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases}
+def norm_nonneg(v: Vec) -> list:
+    """||v||^2 = <v, v> >= 0 (a square of a norm is expanded into inner products, which alone
+    do not show its sign)."""
+    return [Relation(">=", ip(v, v), sp.Integer(0))]
+
+
+_FACTS = {"cauchy_schwarz": cauchy_schwarz, "triangle": triangle, "nat_cases": nat_cases,
+          "norm_nonneg": norm_nonneg}
+_ARITY = {"cauchy_schwarz": 2, "triangle": 2, "norm_nonneg": 1}
 
 
 def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
@@ -653,9 +661,9 @@ def _instances_of(s: Setting, facts) -> list:
             raise KernelError(f"unknown named fact {name!r}")
         if name == "nat_cases" and (len(args) != 1 or args[0] not in s.nats):
             raise KernelError(f"nat_cases applies to a declared nat, not {args!r}")
-        if name != "nat_cases" and not (len(args) == 2 and all(isinstance(a, Vec)
-                                                                for a in args)):
-            raise KernelError(f"{name} applies to two vectors, not {args!r}")
+        if name != "nat_cases" and not (len(args) == _ARITY[name] and all(
+                isinstance(a, Vec) for a in args)):
+            raise KernelError(f"{name} applies to {_ARITY[name]} vector(s), not {args!r}")
         instance = _FACTS[name](*args)
         _kinds_of(s, instance)
         # True for real vectors: where the coefficients of u and v mean something (sqrt(b)*x

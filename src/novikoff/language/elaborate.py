@@ -122,7 +122,10 @@ class Scope:
         name = node.var.id
         if self.sum_index is not None:
             raise self.error("a sum inside the terms of a sum is not supported", node.pos)
-        if name in self.kinds or name in self.defines or name in RESERVED:
+        # A nat's name may be reused for the index, as notes write sum_{t < T} with t the
+        # iteration: inside the terms it is the index (the count still reads the nat).
+        if (name in self.kinds and self.kinds[name] != "nat") or name in self.defines \
+                or name in RESERVED:
             raise self.error(f"{name} is already a name here: give the sum's index a new name",
                              node.var.pos)
         count = self.scalar(node.count, "the number of terms of a sum is a natural number")
