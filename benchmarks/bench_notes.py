@@ -25,7 +25,7 @@ def best_of(fn, repeat: int = 20) -> float:
 
 
 def main() -> None:
-    notes = [(p.read_text(), str(p)) for p in sorted((ROOT / "proofs" / "notes").glob("*.md"))]
+    notes = [(p.read_text(), str(p)) for p in sorted((ROOT / "proofs" / "notes").glob("seed_*.md"))]
     seeds = [(p.read_text(), str(p)) for p in sorted((ROOT / "proofs" / "seeds").glob("*.proof"))]
     t_notes = best_of(lambda: [read_notes(text, path) for text, path in notes])
     t_seeds = best_of(lambda: [parse(text, path) for text, path in seeds])
