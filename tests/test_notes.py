@@ -20,9 +20,9 @@ NOTES = ROOT / "proofs" / "notes"
 SEEDS = ROOT / "proofs" / "seeds"
 
 KINDS = {"w_star": "vector", "x": "vector", "w": "vector_sequence", "y": "label",
-         "gamma": "real", "T": "nat", "R": "real"}
+         "gamma": "real", "T": "nat", "R": "real", "TD": "real"}
 ROWS = [r"\mathbf{w}_* -> w_star", r"\mathbf{w}_{#} -> w[#]", r"\mathbf{x}_i -> x", "y_i -> y",
-        r"|#| -> ||#|| for vectors"]
+        r"|#| -> ||#|| for vectors", r"TD_\gamma -> TD"]
 
 
 def typed(latex: str, rows=ROWS) -> list:
@@ -50,6 +50,8 @@ def typed(latex: str, rows=ROWS) -> list:
     (r"\underbrace{\gamma T}_{\text{progress}}", ["gamma * T"]),
     (r"\sum_{i=1}^{T} i", ["sum(i < T, i + 1)"]),
     (r"a = b \Rightarrow c", None),
+    (r"2\gamma T TD_\gamma", ["2 * gamma * T * TD"]),
+    (r"\frac{2TD_\gamma}{\gamma}", ["2 * TD / gamma"]),
 ])
 def test_latex_reads_into_proof_notation(latex, expected):
     if expected is None:

@@ -103,6 +103,20 @@ def _at(tree, pos: A.Pos):
     return tree
 
 
+def _factors(node: Node) -> list:
+    """The factors of a product written side by side, left to right."""
+    if node.kind != "mul":
+        return [node]
+    return _factors(node.args[0]) + _factors(node.args[1])
+
+
+def _product_of(factors: list) -> Node:
+    node = factors[0]
+    for f in factors[1:]:
+        node = Node("mul", (node, f), f.offset)
+    return node
+
+
 def _has_hole(node: Node) -> bool:
     return node.kind == "hole" or any(
         _has_hole(a) for a in node.args if isinstance(a, Node)) or any(
@@ -143,8 +157,16 @@ class Typer:
         return False
 
     def convert(self, node: Node):
-        # Rows without a hole first (`\mathbf{w}_*` before `\mathbf{w}_{#}`), each kind in the
-        # order written.
+        found = self._row_for(node)
+        if found is not None:
+            return found
+        if node.kind == "mul":
+            return self._product(node)
+        return self._default(node)
+
+    def _row_for(self, node: Node):
+        r"""What the first notation row that matches node gives, or None.  Rows without a hole
+        first (`\mathbf{w}_*` before `\mathbf{w}_{#}`), each kind in the order written."""
         for row in sorted(self.rows, key=lambda r: _has_hole(r.pattern)):
             found: dict = {}
             if _match(row.pattern, node, found):
@@ -154,7 +176,33 @@ class Typer:
                         continue
                     return replace_name(_at(row.template, self.pos(node)), HOLE, value)
                 return _at(row.template, self.pos(node))
-        return self._default(node)
+        return None
+
+    def _product(self, node: Node):
+        r"""Factors side by side, where a row may spell several of them (`TD_\gamma -> TD`
+        matches the factors T and D_\gamma inside `2\gamma M TD_\gamma`)."""
+        factors = _factors(node)
+        widest = max((len(_factors(r.pattern)) for r in self.rows), default=1)
+        converted, k = [], 0
+        while k < len(factors):
+            for n in range(min(widest, len(factors) - k), 1, -1):
+                window = _product_of(factors[k:k + n])
+                found = self._row_for(window)
+                if found is not None:
+                    converted.append((found, window))
+                    k += n
+                    break
+            else:
+                converted.append((self.convert(factors[k]), factors[k]))
+                k += 1
+        result, _ = converted[0]
+        for value, source in converted[1:]:
+            pos = self.pos(source)
+            if self.is_vector(result) and self.is_vector(value):
+                result = A.InnerE(result, value, pos)  # `(u + v) w` reads as <u + v, w>
+            else:
+                result = A.BinOp("*", result, value, pos)
+        return result
 
     def _name(self, spelling: str, node: Node):
         if spelling in self.kinds or spelling in self.bound:
@@ -175,11 +223,6 @@ class Typer:
             return A.BinOp("^", self.convert(a[0]), self.convert(a[1]), pos)
         if k in ("+", "-", "/"):
             return A.BinOp(k, self.convert(a[0]), self.convert(a[1]), pos)
-        if k == "mul":  # two vectors side by side (`(u + v) w`) have one reading: <u + v, w>
-            left, right = self.convert(a[0]), self.convert(a[1])
-            if self.is_vector(left) and self.is_vector(right):
-                return A.InnerE(left, right, pos)
-            return A.BinOp("*", left, right, pos)
         if k == "neg":
             return A.Neg(self.convert(a[0]), pos)
         if k == "cdot":
