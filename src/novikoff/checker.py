@@ -598,6 +598,14 @@ class _LemmaCheck:
                 last, last_pos = None, item.pos
         if last is not None and K.conclusion_matches(last.concl, goal, self.setting.labels):
             return last
+        if last is not None and broken is None:
+            # The last line in another form (gamma^2*k <= R^2 for k <= R^2/gamma^2): the goal
+            # follows from it and the declarations, as a textbook's closing "hence".
+            closing = K.decide(self.setting, [last], goal, timeout_ms=self.checker.timeout_ms)
+            if closing.status == "verified":
+                self._record(last_pos, f"goal: {_show(goal)}", "verified",
+                             "follows from the line above")
+                return closing.theorem
         if broken is not None:
             exc, xfail = broken
             return self._hypothetical(goal, "expected" if xfail else "failed",

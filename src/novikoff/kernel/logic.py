@@ -565,18 +565,24 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
     of a sum may be shown >= 0 at every index."""
-    told = _told(s, formulas, goal)
+    told, defs = _told_with_definitions(s, formulas, goal)
     everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
-    return told + sum_facts(told, lambda terms: _nonnegative_terms(s, terms, everywhere),
-                            goal, summed)
+    # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them.
+    return told + [rewrite_vectors(f, defs) for f in sum_facts(
+        told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed)]
 
 
 def _told(s: Setting, formulas, goal=None) -> list:
+    return _told_with_definitions(s, formulas, goal)[0]
+
+
+def _told_with_definitions(s: Setting, formulas, goal=None) -> tuple:
+    """(what the solver is told of the formulas, the vector definitions substituted in it)."""
     plain = [f.formula if isinstance(f, (Supposition, Everywhere)) else f for f in formulas]
     defs, facts = _vector_definitions(plain, goal)
     told = list(s.declarations) + facts + [rewrite_vectors(f, defs) for f in plain
                                            if not isinstance(f, VectorEq)]
-    return told + _label_elements(s, told + ([goal] if goal is not None else []))
+    return told + _label_elements(s, told + ([goal] if goal is not None else [])), defs
 
 
 def _label_elements(s: Setting, formulas) -> list:
@@ -599,6 +605,10 @@ def _label_elements(s: Setting, formulas) -> list:
 _NONNEGATIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _sequences_of(formula) -> set:
+    return {e.func for e in free_symbols(formula) if isinstance(e, sp.core.function.AppliedUndef)}
+
+
 def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                        timeout_ms: int = 2000) -> bool:
     """Whether terms(i) >= 0 for every index i >= 0, from the declarations and the formulas that
@@ -608,10 +618,16 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
     known = _NONNEGATIVE.setdefault(s, {})
     # Only formulas about the sequences of the terms can tell their sign (and a smaller key is
     # found again: measured 0.5 of 6 s profiled on `novikoff check proofs/` without it).
+    # (and formulas about the sequences those mention: the update rule brings in x and y)
     sequences = {e.func for e in terms.atoms(sp.core.function.AppliedUndef)}
-    everywhere = tuple(f for f in everywhere
-                       if any(e.func in sequences for e in free_symbols(f)
-                              if isinstance(e, sp.core.function.AppliedUndef)))
+    chosen: list = []
+    while True:
+        more = [f for f in everywhere if f not in chosen and sequences & _sequences_of(f)]
+        if not more:
+            break
+        chosen += more
+        sequences |= set().union(*(_sequences_of(f) for f in more))
+    everywhere = tuple(f for f in everywhere if f in chosen)
     key = (terms, frozenset(everywhere))
     if key not in known:
         # A fresh index (not BOUND, which the sums inside the facts bind), at i and at every
@@ -623,8 +639,10 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                          and i in e.args[0].free_symbols}
         at_index = [f.subs(k, v) for f in everywhere for k in s.nats for v in indices
                     if k in free_symbols(f)]
-        told = _told(s, at_index + [Relation(">=", i, sp.Integer(0))])
-        verdict = entails(told, Relation(">=", at_i, sp.Integer(0)), timeout_ms, s.nats | {i})
+        # the update rule at i, substituted in the terms
+        told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
+        verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),
+                          timeout_ms, s.nats | {i})
         known[key] = verdict.answer == "valid"
     return known[key]
 

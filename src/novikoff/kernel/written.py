@@ -505,4 +505,16 @@ def formula_of(op: str, lhs, rhs):
             atom = atom_side.terms[0][0]
             if atom not in other.atoms():
                 return VectorEq(atom, other, domain)
+    # Neither side alone (w[k+1] - w[k] = y*x): solved for a vector of the left side with
+    # coefficient 1 or -1, the sequence element of highest index first (it defines w[k+1]).
+    difference = a.value - b.value
+    candidates = sorted(((atom, c) for atom, c in difference.terms
+                         if c in (1, -1) and atom in a.value.atoms()
+                         and not isinstance(atom, VectorSum)),
+                        key=lambda pair: (isinstance(pair[0], sp.core.function.AppliedUndef),
+                                          sp.default_sort_key(pair[0])), reverse=True)
+    if candidates:
+        atom, c = candidates[0]
+        rest = difference - Vec.atom(atom).scale(c)
+        return VectorEq(atom, rest.scale(-c), domain)  # c*atom + rest = 0, c = 1/c
     raise KernelError("a vector equation defines a vector: one side is a vector alone")
