@@ -44,8 +44,9 @@ def _check(args) -> int:
         if not Path(p).exists():
             print(f"novikoff: error: no such file or directory: {p}", file=sys.stderr)
             return 2
-    if not proof_files(paths):
-        print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
+    notes = bool(args.paths)  # notes in the folders named; the bundled check is the library
+    if not proof_files(paths, notes=notes):
+        print(f"novikoff: error: no .proof files or notes in {', '.join(map(str, paths))}",
               file=sys.stderr)
         return 2
     if args.cross_check and not _have_cvc5():
@@ -61,7 +62,8 @@ def _check(args) -> int:
     AUDIT.cross_check = args.cross_check
     AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
     start = time.perf_counter()
-    reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1)
+    reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
+                          notes=notes)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(check_json(reports, elapsed), indent=2))

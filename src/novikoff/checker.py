@@ -26,6 +26,7 @@ from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
 from .language.parser import parse, parse_term
+from .notes import NOTES_SUFFIXES, has_block, read_notes
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
            "bundled_proofs_dir", "proof_files", "display_path", "exit_code"]
@@ -185,6 +186,8 @@ class FileReport:
     lemmas: list = field(default_factory=list)
     error: ProofSyntaxError | None = None
     not_checked: str = ""
+    notes: dict | None = None  # of a Markdown or LaTeX document: what was read, not checked
+
 
     @property
     def steps(self) -> list:
@@ -202,13 +205,16 @@ def bundled_proofs_dir() -> Path:
     return Path.cwd() / "proofs"
 
 
-def proof_files(paths) -> list:
-    """Expand files and directories into a sorted list of .proof files."""
+def proof_files(paths, notes: bool = False) -> list:
+    """Expand files and directories into a sorted list of .proof files (notes: and the .md and
+    .tex documents that hold a novikoff block)."""
     out = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
             out += sorted(q for q in p.rglob("*.proof") if q.is_file())
+            if notes:
+                out += sorted(q for q in p.rglob("*") if is_notes_document(q))
         else:
             out.append(p)
     return out
@@ -273,7 +279,11 @@ class Checker:
         return report
 
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
-        tree = parse(source, display)
+        if path.suffix in NOTES_SUFFIXES:  # Markdown or LaTeX notes: the same tree
+            tree = read_notes(source, display, markdown=path.suffix == ".md")
+            report.notes = {**tree.summary, "not understood": list(tree.not_understood)}
+        else:
+            tree = parse(source, display)
         lines = {i: text.strip() for i, text in enumerate(source_lines(source), start=1)}
         imported, first_at = {}, {}
         for imp in tree.imports:
@@ -1293,14 +1303,24 @@ def exit_code(reports) -> int:
     return 0
 
 
-def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1) -> list:
+def is_notes_document(path: Path) -> bool:
+    """Whether path is a .md or .tex document with a novikoff block (what a folder's notes are)."""
+    if path.suffix not in NOTES_SUFFIXES or not path.is_file():
+        return False
+    try:
+        return has_block(read_source(path), path.suffix == ".md")
+    except (OSError, ProofSyntaxError):
+        return True  # unreadable: listed, so that checking it says why
+
+
+def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1, notes: bool = False) -> list:
     """Check every .proof file under paths; one FileReport each, in order.
 
     jobs > 1: the files are checked by that many worker processes (forked, so each has its own
     kernel, which judges its files; a report comes back with its statuses settled).  Measured:
     `novikoff check proofs/` 2.7 -> 1.7 s in-process on two cores.
     """
-    files = proof_files(paths)
+    files = proof_files(paths, notes)
     if jobs <= 1 or len(files) <= 1 or AUDIT.cross_check or AUDIT.smt2_dir is not None:
         checker = Checker(timeout_ms=timeout_ms)
         return [checker.check_file(p) for p in files]
