@@ -8,7 +8,9 @@ the same run with checks off: a learning rate and a start (1M x 20 planted data)
 voted and averaged perceptrons (variant_rows: `run(..., variant=V)` against the same engine with
 `checks=False`), and the kernel perceptron (bench_kernel.py's rows).  Last rows: runs per second of the fuzz property (generate,
 run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it (200 runs per worker,
-forked workers on every core; target >= 300), and on one core.
+forked workers on every core; target >= 300), and on one core.  Then start-up
+(bench_startup.py): commands as fresh processes with the cache of checked lemmas warm and cold
+(target < 1 s), and a run() call that loads the library against one given the lemmas.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_kernel import HEADER as KERNEL_HEAD, kernel_rows, planted  # noqa: E402
 from bench_runtime import FULL, GAMMAS, HEAD, SMALL, best_of, measure  # noqa: E402
+from bench_startup import startup_rows  # noqa: E402
 
 
 def rate_start_rows(repeat: int) -> list:
@@ -138,6 +141,9 @@ def main(argv=None) -> int:
     for row in kernel_rows(max(1, args.repeat // 2)):
         print(row, flush=True)
     print("\n".join(fuzz_rows))
+    print("\nstart-up (bench_startup.py)")
+    for row in startup_rows(max(3, args.repeat // 2)):
+        print(row, flush=True)
     return 0
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from bench_runtime import best_of  # the same timing as the runtime's benchmark (this directory)
 from novikoff.runtime import load_dataset, run
-from novikoff.runtime._kernel_run import _default_beta, gram, parse_kernel
+from novikoff.runtime._dual_run import _default_beta, gram, parse_kernel
 
 KERNELS = ("linear", "poly:2", "poly:3", "rbf:0.5")
 

@@ -61,7 +61,7 @@ HEAD = (f"{'n':>9} {'d':>5} {'gamma':>6} {'E':>4} {'M':>6} {'checks':>8} {'on ms
 def measure(n: int, d: int, gamma: float, lemmas, repeat: int, sklearn: bool = True) -> str:
     """One row of the table: the monitored run against its baselines, interleaved."""
     from novikoff.runtime import run
-    from novikoff.runtime._kernels import stream_passes
+    from novikoff.runtime._loops import stream_passes
 
     X, y, ws = separable_unit_rows(n, d, gamma)
     # warm up (numba compilation, caches)

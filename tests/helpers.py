@@ -85,3 +85,11 @@ def bundled_reports() -> dict:
     files = proof_files([bundled_proofs_dir()])
     reports = check_paths(files, jobs=os.cpu_count() or 1)
     return {Path(f).resolve(): report for f, report in zip(files, reports)}
+
+
+def cli(argv, capsys):
+    """`novikoff ARGV` in this process through its entry point: (exit code, stdout, stderr)."""
+    from novikoff.cli import main
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -10,19 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import audit_batch, audit_batch_files, batch_trace, load_lemmas
+from novikoff.runtime import audit_batch, audit_batch_files, batch_trace
 from novikoff.runtime._batch_run import run_batch
 
 from test_runtime_engine import separable  # noqa: E402  (tests/ is on sys.path)
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 BATCH_LEMMAS = {"batch_run_progress", "batch_run_norm_growth", "batch_steps_at_most_total",
                 "batch_squares_at_most_n_times", "batch_run_corrections", "batch_step_bound"}
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def plain_batch(X, y, *, eta=1.0, max_steps=500, step=None, mistakes=None):

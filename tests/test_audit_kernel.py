@@ -12,16 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace, load_lemmas
-from novikoff.runtime._kernel_run import run_kernel
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from novikoff.runtime import audit_kernel, audit_kernel_files, kernel_trace
+from novikoff.runtime._dual_run import run_kernel
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 KERNEL_LEMMAS = {"kernel_progress", "kernel_norm_growth", "kernel_mistake_bound"}
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def xor(n=24, seed=0):
@@ -301,7 +297,7 @@ def test_cli(tmp_path, capsys):
 @settings(max_examples=30, deadline=None)
 @given(st.data())
 def test_kernel_datasets_are_certified_and_fitted_to_their_kernel(data):
-    from novikoff.runtime._kernel_run import _certify, gram, parse_kernel
+    from novikoff.runtime._dual_run import _certify, gram, parse_kernel
     from novikoff.strategies import kernel_datasets
     ds = data.draw(kernel_datasets(max_n=16, max_dim=3))
     assert ds.gamma > 0 and ds.R > 0 and ds.beta.shape == (ds.n,)

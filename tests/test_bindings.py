@@ -11,7 +11,7 @@ import pytest
 
 from novikoff.checker import Checker
 from novikoff.errors import ProofSyntaxError
-from novikoff.language import load_lemmas
+from novikoff.lemmas import load_lemmas
 from novikoff.runtime import Monitor, load_dataset, run
 
 SEED_004 = Path(__file__).resolve().parents[1] / "proofs" / "seeds" / \

@@ -506,7 +506,7 @@ def test_a_verified_status_set_outside_the_kernel_is_refused(tmp_path, monkeypat
 
     # The runtime monitor reads the same certified status.
     from novikoff import checker
-    from novikoff.language import api
+    from novikoff.lemmas import load_lemmas
 
     real_run = checker._LemmaCheck.run
 
@@ -517,5 +517,5 @@ def test_a_verified_status_set_outside_the_kernel_is_refused(tmp_path, monkeypat
 
     monkeypatch.setattr(checker._LemmaCheck, "run", forge)
     path = tmp_path / "t.proof"
-    lemmas = {info.name: info for info in api.load_lemmas([path])}
+    lemmas = {info.name: info for info in load_lemmas([path])}
     assert lemmas["good"].verified and not lemmas["bad"].verified

@@ -5,16 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from novikoff.fuzz import (MUTANTS, bundled_lemmas, check_engine, hunt_mutant, load_case,
+from novikoff.fuzz import (MUTANTS, check_engine, hunt_mutant, load_case,
                            replay_case)
 from novikoff.fuzz._profiles import profile_from_env
 
 PROFILE = profile_from_env("ci")
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return bundled_lemmas()
 
 
 def test_catalogue_has_at_least_twelve_real_mutants():
@@ -363,10 +359,10 @@ def test_the_correct_batch_and_kernel_learners_match_the_engines():
     # the catalogue's learners are independent implementations; on the same data they make the
     # engines' runs
     from novikoff.fuzz._batch_learners import batch, batch_trace
-    from novikoff.fuzz._kernel_learners import kernel_perceptron, kernel_trace
+    from novikoff.fuzz._dual_learners import kernel_perceptron, kernel_trace
     from novikoff.runtime import kernel_trace as engine_kernel_trace
     from novikoff.runtime._batch_run import run_batch
-    from novikoff.runtime._kernel_run import run_kernel
+    from novikoff.runtime._dual_run import run_kernel
     X = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0], [2.0, 1.0], [0.5, -2.0]])
     y = np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0])
     engine = run_kernel(X, y, kernel="poly:2")

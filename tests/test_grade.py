@@ -509,7 +509,7 @@ def test_the_rlimit_makes_a_costly_check_unknown_never_verified(tmp_path):
 
 def test_bundled_proofs_still_check_under_the_default_budgets():
     from novikoff.checker import bundled_proofs_dir, check_paths
-    from novikoff.cli import exit_code
+    from novikoff.checker import exit_code
     from novikoff.grade.workers import Budget
 
     try:  # forked workers inherit the limits

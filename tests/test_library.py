@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from novikoff.cli import exit_code
+from novikoff.checker import exit_code
 from novikoff.language import ast as A
 from novikoff.language.parser import parse
 from novikoff.report import check_json

@@ -679,7 +679,7 @@ def test_files_that_share_a_stem_get_their_paths_as_names(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["missing.proof", "-o", "{out}"], "no such file or directory: missing.proof"),
-    (["{empty}", "-o", "{out}"], "no .proof files in"),
+    (["{empty}", "-o", "{out}"], "no .proof files (or notes) in"),
     (["{proof}", "-o", "{file}/sub"], "cannot write in"),
 ])
 def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):

@@ -12,15 +12,12 @@ from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
 from novikoff.kernel import Inner, Relation
-from novikoff.runtime import Lemma, audit, audit_files, load_lemmas, run
+from novikoff.runtime import Lemma, audit, audit_files, run
 
 from exact_floats import margins  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 from test_runtime_engine import separable  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def sklearn_trace(X, y, order):
@@ -112,7 +109,7 @@ def test_lemma_findings_name_the_lemma_visit_and_k():
     R = sp.Symbol("R", real=True)
     w = sp.Function("w")
     lem = Lemma("quarter_growth", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
-    rep = audit(X, y, order, W, w_star=ws, lemmas=[lem])
+    rep = audit(X, y, order, W, w_star=ws, lemmas=[lem], include_unverified=True)
     assert rep.lemma_violations == 1 and rep.rule_violations == 0
     v = rep.violations[0]
     assert v["kind"] == "lemma" and v["lemma"] == "quarter_growth"
@@ -392,24 +389,9 @@ def test_a_near_tie_that_rounding_cannot_explain_is_a_violation(lemmas):
     assert "but w did not change" in rep.violations[0]["message"]
 
 
-def _cli(capsys):
-    import argparse
-
-    from novikoff.runtime.cli import register
-
-    def cli(argv):
-        parser = argparse.ArgumentParser(prog="novikoff")
-        register(parser.add_subparsers(dest="command"))
-        args = parser.parse_args(argv)
-        code = args.handler(args)
-        return code, capsys.readouterr().out
-    return cli
-
-
 def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, capsys):
     import json
 
-    cli = _cli(capsys)
     X, y, ws = near_tie_data()
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.save(tmp_path / "ws.npy", ws)
@@ -417,15 +399,15 @@ def test_an_undetermined_visit_alone_exits_0_with_a_count_in_the_json(tmp_path, 
     np.savez(tmp_path / "zero.npz", order=np.array([0, 1]), w=np.zeros((2, 4)))
     base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy"),
             "--json", "--trace"]
-    code, out = cli(base + [str(tmp_path / "t.npz")])
+    code, out, _ = cli(base + [str(tmp_path / "t.npz")], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["violations"] == [] and doc["undetermined"] == 1
     assert doc["undetermined_visits"][0]["visit"] == 1
-    code, out = cli(base + [str(tmp_path / "zero.npz")])
+    code, out, _ = cli(base + [str(tmp_path / "zero.npz")], capsys)
     doc = json.loads(out)
     assert code == 1 and doc["rule_violations"] == 2 and doc["undetermined"] == 0
     text = [a for a in base if a != "--json"]
-    code, out = cli(text + [str(tmp_path / "t.npz")])
+    code, out, _ = cli(text + [str(tmp_path / "t.npz")], capsys)
     assert code == 0
     assert "undecided  1 visit(s) within the rounding bound" in out
     assert "[undetermined] " in out
@@ -552,17 +534,16 @@ def test_a_learning_rate_trace_passes_with_eta_and_is_summarised_without(lemmas,
     assert "a learning rate of 0.1?" in audit(X, y, order, W, w_star=ws,
                                               lemmas=lemmas).patterns[0]["message"]
     # the command line: the pattern is printed before the visits
-    cli = _cli(capsys)
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.save(tmp_path / "ws.npy", ws)
     np.savez(tmp_path / "t.npz", order=order, w=declared_trace(X, y, order, eta=0.5))
     base = ["audit", "--data", str(tmp_path / "d.npz"), "--w-star", str(tmp_path / "ws.npy"),
             "--trace", str(tmp_path / "t.npz")]
-    code, out = cli(base)
+    code, out, _ = cli(base, capsys)
     assert code == 1
     assert out.index("[pattern] ") < out.index("[rule] ")
     assert "a learning rate of 0.5? audit with --eta 0.5" in out
-    code, out = cli(base + ["--eta", "0.5"])
+    code, out, _ = cli(base + ["--eta", "0.5"], capsys)
     assert code == 0 and "declared   w <- w + 0.5*y*x from 0, float64" in out
     assert "not applicable  norm_growth: assumption update" in out
 
@@ -591,14 +572,13 @@ def test_a_non_zero_start_passes_with_w0(lemmas, tmp_path, capsys):
     assert rep0.ok and "progress" not in _not_applicable(rep0)
     with pytest.raises(InvalidArgument, match=r"w0: shape \(3,\)"):
         audit(X, y, order, W, w_star=ws, lemmas=[], w0=w0[:3])
-    cli = _cli(capsys)
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.save(tmp_path / "ws.npy", ws)
     np.save(tmp_path / "w0.npy", w0)
     np.savez(tmp_path / "t.npz", order=order, w=W)
-    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
+    code, out, _ = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
                      str(tmp_path / "ws.npy"), "--trace", str(tmp_path / "t.npz"), "--w0",
-                     str(tmp_path / "w0.npy"), "--json"])
+                     str(tmp_path / "w0.npy"), "--json"], capsys)
     import json
     doc = json.loads(out)
     assert code == 0 and doc["rule"]["w0"] == w0.tolist() and doc["patterns"] == []
@@ -630,11 +610,10 @@ def test_a_bias_column_trace_passes_with_bias(lemmas, tmp_path, capsys):
     assert rep.rule["bias"] and _not_applicable(rep).get("norm_growth") is None
     with pytest.raises(InvalidArgument, match="a bias column\\? audit with --bias"):
         audit(X, y, order, W, lemmas=lemmas)
-    cli = _cli(capsys)
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.savez(tmp_path / "t.npz", order=order, w=W)
-    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--trace",
-                     str(tmp_path / "t.npz"), "--bias"])
+    code, out, _ = cli(["audit", "--data", str(tmp_path / "d.npz"), "--trace",
+                     str(tmp_path / "t.npz"), "--bias"], capsys)
     assert code == 0 and "x with a bias column 1" in out
 
 
@@ -731,13 +710,12 @@ def test_a_numpy_gamma_slightly_above_the_exact_margin_is_accepted_with_a_note(l
     # a gamma above the margin by more than rounding is still refused
     with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
         audit(X, y, order, W, w_star=ws, gamma=g * (1 + 1e-9), lemmas=lemmas)
-    cli = _cli(capsys)
     np.savez(tmp_path / "d.npz", X=X, y=y)
     np.save(tmp_path / "ws.npy", ws)
     np.savez(tmp_path / "t.npz", order=order, w=W)
-    code, out = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
+    code, out, _ = cli(["audit", "--data", str(tmp_path / "d.npz"), "--w-star",
                      str(tmp_path / "ws.npy"), "--trace", str(tmp_path / "t.npz"),
-                     "--gamma", repr(g)])
+                     "--gamma", repr(g)], capsys)
     assert code == 0 and "note       gamma=" in out
 
 
@@ -769,7 +747,6 @@ def test_a_bad_weight_array_is_named_with_its_trace_file(tmp_path, capsys, varia
     arrays = {"order": order, "w": W}
     arrays.update({k: W for k in extra})
     np.savez(tmp_path / "T.npz", **arrays)
-    from test_runtime_cli import cli
     code, _, err = cli(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
                         "--trace", str(tmp_path / "T.npz")], capsys)
     assert code == 2 and "T.npz" in err and "w[5, 1]=nan is not finite" in err, err

@@ -19,11 +19,10 @@ from novikoff.fuzz._averaged_learners import (AVERAGED_LEARNERS, AVERAGED_MUTANT
                                               averaged_in_use, averaged_trace)
 from novikoff.runtime import run
 from novikoff.runtime._audit_averaged import _means, audit_averaged, audit_averaged_files
-from novikoff.runtime._averaged_run import AVERAGE_RULES, run_averaged
+from novikoff.runtime._averaged_run import run_averaged
 from novikoff.runtime._io import load_dataset
-from novikoff.runtime._monitor import LemmaViolation
 from novikoff.strategies import orderings, separable_datasets
-from test_runtime_cli import cli  # noqa: E402  (tests/ is on sys.path)
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 AVERAGED_LEMMAS = {"averaged_run_progress", "averaged_run_norm", "average_run_progress",
                    "average_run_norm"}
@@ -124,31 +123,6 @@ def test_the_engine_and_the_in_use_learner_compute_the_same_floats():
     np.testing.assert_array_equal(res.monitor["weights"], W[-1])
 
 
-@pytest.mark.parametrize("rule, lemma", [("after_visit", "average_run_norm"),
-                                         ("updates_only", "average_run_progress"),
-                                         ("off_by_one", "average_run_norm")])
-def test_every_average_bug_is_caught_on_iris(rule, lemma):
-    X, y = load_dataset("iris")[:2]
-    with pytest.raises(LemmaViolation) as err:
-        run_averaged(X, y, average_rule=rule)
-    assert err.value.lemma == lemma
-    assert err.value.visit is not None and err.value.visit <= 2
-    assert "visit t=" in str(err.value)
-    res = run_averaged(X, y, average_rule=rule, on_violation="collect")
-    assert {v["lemma"] for v in res.monitor["violations"]} >= {lemma}
-    assert res.monitor["average_rule"] == rule
-
-
-@pytest.mark.parametrize("rule", AVERAGE_RULES[1:])
-def test_the_bugs_are_caught_on_planted_data_too(rule):
-    """The longest example first: a divisor off by one makes ||a[2]|| = ||x|| > R/2, beyond
-    average_run_norm (with a short first example the bound leaves it room)."""
-    X, y = planted(200, 5, seed=4)
-    order = np.argsort(-np.einsum("ij,ij->i", X, X))
-    res = run_averaged(X, y, order=order, average_rule=rule, on_violation="collect")
-    assert res.monitor["violations"], rule
-
-
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(ds=separable_datasets(max_n=12, max_dim=5),
@@ -177,7 +151,6 @@ def test_large_values_and_a_tiny_margin():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"average_rule": "late"}, "average_rule='late'"),
     ({"max_epochs": 0}, "max_epochs=0"),
     ({"order": [0, 150]}, "order"),
     ({"w_star": [1.0, 2.0]}, "w_star"),

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import textwrap
 
 import numpy as np
 import pytest
 
-from novikoff.runtime.cli import register
 
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 from test_runtime_audit import textbook_trace  # noqa: E402
 from test_runtime_engine import PERCEPTRON, separable  # noqa: E402
-
-
-def cli(argv, capsys):
-    parser = argparse.ArgumentParser(prog="novikoff")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    code = args.handler(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

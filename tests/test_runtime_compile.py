@@ -11,7 +11,7 @@ import sympy as sp
 from novikoff.kernel import Implication, Inner, Norm, Relation, Vec, VectorEq
 from novikoff.runtime import Lemma, Monitor, Unbindable, compile_formula
 from novikoff.runtime._compile import exact_interval
-from novikoff.runtime._kernels import HAVE_NUMBA
+from novikoff.runtime._loops import HAVE_NUMBA
 
 k = sp.Symbol("k", real=True)
 gamma = sp.Symbol("gamma", real=True)
@@ -125,7 +125,7 @@ def test_vector_definition_of_an_unbound_vector_is_substituted():
     dist = Norm((Vec.atom(x) - Vec.atom(z0)).as_tuple())
     lem = Lemma("foot_distance", Relation("=", dist, sp.Abs(Inner(ws, x)) / norm(ws)),
                 (("foot", foot),))
-    mon = Monitor.from_lemmas([lem])
+    mon = Monitor.from_lemmas([lem], include_unverified=True)
     assert not mon.not_monitorable and mon.invariants[0].where == "example"
     assert not mon.invariants[0].hypotheses  # the definition is used up
     inv = mon.invariants[0]
@@ -138,12 +138,12 @@ def test_vector_definition_of_an_unbound_vector_is_substituted():
 def test_per_update_names_must_be_declared_per_update():
     lem = Lemma("p", Relation("<=", y * Inner(w(k), x), 0), (), per_update=frozenset({"y"}),
                 setting="s")
-    mon = Monitor.from_lemmas([lem])
+    mon = Monitor.from_lemmas([lem], include_unverified=True)
     assert mon.not_monitorable and "per update" in mon.not_monitorable[0][1]
 
 
 def test_unverified_lemmas_are_reported_not_monitored():
-    lem = Lemma("p", Relation(">=", Inner(ws, w(k)), k * gamma), verified=False)
+    lem = Lemma("p", Relation(">=", Inner(ws, w(k)), k * gamma))
     assert not Monitor.from_lemmas([lem]).invariants
     assert Monitor.from_lemmas([lem], include_unverified=True).invariants
 
@@ -181,3 +181,40 @@ def test_the_compiled_judge_and_the_numpy_program_agree(monkeypatch, seed):
     for a, b in zip(compiled.points(), interpreted.points()):
         assert np.array_equal(a, b, equal_nan=True)
     assert any(row[2] for row in compiled.stats) and any(row[1] for row in compiled.stats)
+
+
+def test_a_lemma_written_in_python_is_never_monitored_as_verified(lemmas):
+    """Only a checked LemmaInfo whose proof the kernel verified makes a verified Lemma: a Lemma
+    written by hand, a look-alike object claiming verified=True, or a LemmaInfo built by hand
+    with status 'verified' is unverified."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from novikoff.lemmas import LemmaInfo, SettingInfo
+    from novikoff.runtime._monitor import as_lemma
+    statement = Relation(">=", Inner(ws, w(k)), k * gamma)
+    by_hand = Lemma("p", statement)
+    assert not by_hand.verified
+    with pytest.raises(TypeError):
+        Lemma("p", statement, verified=True)  # not a field: it cannot be claimed
+    look_alike = SimpleNamespace(name="p", statement=statement, verified=True, hypotheses={})
+    forged = LemmaInfo(name="p", file="f.proof", line=1, text="", statement=statement,
+                       setting=SettingInfo("s", {}, frozenset(), {}), status="verified",
+                       hypotheses={})
+    checked = next(lem for lem in lemmas if lem.verified)
+    copied = replace(checked, text=checked.text + " ")  # a copy with a field changed
+    for obj in (by_hand, look_alike, forged, copied):
+        assert not as_lemma(obj).verified
+    skipped = Monitor.from_lemmas([by_hand, look_alike, forged])
+    assert not skipped.invariants and [r for _, r in skipped.not_monitorable] == [
+        "not verified (include_unverified=True monitors it anyway)"] * 3
+    assert as_lemma(checked).verified
+    assert Monitor.from_lemmas([checked]).not_monitorable == [] or \
+        "not verified" not in Monitor.from_lemmas([checked]).not_monitorable[0][1]
+
+
+def test_the_bundled_lemmas_that_the_kernel_verified_are_monitored_as_verified(lemmas):
+    from novikoff.runtime._monitor import as_lemma
+    verified = [lem for lem in lemmas if lem.verified]
+    assert verified and all(as_lemma(lem).verified for lem in verified)
+    assert not any(as_lemma(lem).verified for lem in lemmas if not lem.verified)

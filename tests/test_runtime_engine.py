@@ -19,10 +19,6 @@ from novikoff.runtime import (HAVE_NUMBA, Lemma, LemmaViolation, load_lemmas, lo
 from exact_floats import margins  # noqa: E402  (tests/ is on sys.path)
 
 
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
-
 
 def separable(n, d, gamma, seed=0, unit=True):
     """Rows with y*<w*, x> >= gamma for a unit w* (unit rows when unit=True)."""
@@ -291,7 +287,7 @@ def test_the_first_violation_is_reported_exactly(backend):
     expected = _first_violation_by_hand(X, y, ws, gamma, c)
     assert expected is not None and expected > 3
     with pytest.raises(LemmaViolation) as info:
-        run(X, y, w_star=ws, lemmas=[lem], exact=backend == "exact",
+        run(X, y, w_star=ws, lemmas=[lem], include_unverified=True, exact=backend == "exact",
             backend="auto" if backend == "exact" else backend)
     assert info.value.k == expected
     if backend == "exact":
@@ -303,7 +299,7 @@ def test_collect_mode_records_every_violated_lemma():
     lems = [Lemma("a", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 4)),
             Lemma("b", Relation(">=", Inner(sp.Symbol("w_star"), w(k)), 5 * k * gamma_s)),
             Lemma("ok", Relation(">=", Inner(sp.Symbol("w_star"), w(k)), k * gamma_s))]
-    res = run(X, y, w_star=ws, lemmas=lems, on_violation="collect")
+    res = run(X, y, w_star=ws, lemmas=lems, include_unverified=True, on_violation="collect")
     assert {v["lemma"] for v in res.monitor["violations"]} == {"a", "b"}
 
 
@@ -323,7 +319,7 @@ def test_save_and_replay_in_exact_arithmetic(tmp_path, lemmas):
 
 def test_everything_works_without_numba(monkeypatch, lemmas):
     """The pure numpy fallback: same run, same checks, violations still caught."""
-    import novikoff.runtime._kernels as kernels
+    import novikoff.runtime._loops as kernels
     import novikoff.runtime._program as program
     X, y, ws = separable(300, 5, 0.05, seed=14, unit=False)
     ref = run(X, y, w_star=ws, lemmas=lemmas)
@@ -333,7 +329,7 @@ def test_everything_works_without_numba(monkeypatch, lemmas):
     assert (res.mistakes, res.checks, res.bounds) == (ref.mistakes, ref.checks, ref.bounds)
     lem = Lemma("too_much", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
     with pytest.raises(LemmaViolation):
-        run(X, y, w_star=ws, lemmas=[lem])
+        run(X, y, w_star=ws, lemmas=[lem], include_unverified=True)
     with pytest.raises(Exception, match="X\\[3, 0\\]=nan"):
         X2 = X.copy()
         X2[3, 0] = np.nan
@@ -357,7 +353,8 @@ def test_compiled_judge_agrees_with_the_numpy_program(monkeypatch, lemmas):
              case(X=X, y=y, w_star=ws, lemmas=lemmas, variant="margin", gamma=0.01),
              case(X=X, y=y, lemmas=lemmas, variant="margin"),
              case(X=Xn, y=yn, lemmas=lemmas, separable=False, gamma=0.05),
-             case(X=X, y=y, w_star=ws, lemmas=lemmas + wrong, on_violation="collect",
+             case(X=X, y=y, w_star=ws, lemmas=lemmas + wrong, include_unverified=True,
+                  on_violation="collect",
                   chunk_visits=97),
              case(X=X, y=y, w_star=ws, lemmas=lemmas, cyclic=False,
                   order=np.random.default_rng(3).integers(0, 400, 3000))]
@@ -380,7 +377,7 @@ def test_a_run_judged_in_many_chunks_reports_what_one_chunk_does(lemmas, variant
     gamma = float(np.min(y * (X @ ws))) / 2 if variant == "margin" else None
     too_much = Lemma("too_much", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
     kw = dict(w_star=ws, lemmas=list(lemmas) + [too_much], variant=variant, gamma=gamma,
-              on_violation="collect")
+              include_unverified=True, on_violation="collect")
     one = run(X, y, **kw)
     split = run(X, y, chunk_visits=113, **kw)
     assert split.monitor == one.monitor and split.checks == one.checks

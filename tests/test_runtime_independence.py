@@ -114,11 +114,11 @@ def test_a_violation_after_reuse_reports_its_own_run():
     X, y, ws = separable(100, 4, 0.1, seed=12)
     too_much = Lemma("too_much", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 16))
     with pytest.raises(LemmaViolation) as fresh:
-        run(X, y, w_star=ws, lemmas=[too_much])
+        run(X, y, w_star=ws, lemmas=[too_much], include_unverified=True)
     Xg, yg, wg = separable(700, 4, 0.02, seed=5)
     run(Xg, yg, w_star=wg, lemmas=_lemmas())  # a clean run fills the scratch with its values
     with pytest.raises(LemmaViolation) as reused:
-        run(X, y, w_star=ws, lemmas=[too_much])
+        run(X, y, w_star=ws, lemmas=[too_much], include_unverified=True)
     a, b = fresh.value, reused.value
     assert (a.k, a.visit, a.example, a.lhs, a.rhs, a.tolerance) == \
         (b.k, b.visit, b.example, b.lhs, b.rhs, b.tolerance)

@@ -15,9 +15,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import LemmaViolation, load_dataset, run
-from novikoff.runtime import _kernel_run as kr
-from novikoff.runtime._kernel_run import EXP_ULPS, gram, parse_kernel, run_kernel
+from novikoff.runtime import load_dataset, run
+from novikoff.runtime import _dual_run as kr
+from novikoff.runtime._dual_run import EXP_ULPS, gram, parse_kernel, run_kernel
 from novikoff.runtime.cli import register
 
 KERNELS = ("linear", "poly:2", "poly:3", "rbf:0.5")
@@ -264,24 +264,6 @@ def test_no_false_violation_on_small_random_runs(case):
 
 # ------------------------------------------------------------------ bugs caught
 
-@pytest.mark.parametrize("spec", ["rbf:0.5", "poly:2"])
-@pytest.mark.parametrize("rule,lemma", [("update_always", "norm_growth"),
-                                        ("ignore_label", "progress")])
-def test_a_mutated_update_is_a_violation(iris, spec, rule, lemma):
-    X, y = iris
-    with pytest.raises(LemmaViolation):  # the first violated lemma, whichever it is
-        run_kernel(X, y, kernel=spec, update_rule=rule, max_epochs=20)
-    res = run_kernel(X, y, kernel=spec, update_rule=rule, max_epochs=20,
-                     on_violation="collect")
-    broken = {v["lemma"] for v in res.monitor["violations"]}
-    assert f"kernel_{lemma}" in broken
-
-
-def test_update_rule_is_checked(iris):
-    with pytest.raises(InvalidArgument, match="update_rule='sometimes'"):
-        run_kernel(*iris, update_rule="sometimes")
-
-
 # ------------------------------------------------------------------ bad input
 
 @pytest.mark.parametrize("spec,why", [
@@ -419,12 +401,12 @@ def test_cli(capsys):
 def test_audit_gates_kernel_lemmas_by_their_own_names():
     # kernel.proof binds phi to the example: deciding which assumptions are about the data is
     # done in the run vocabulary (once, phi made every assumption look like one about data).
-    from novikoff.runtime._audit import _about_data
+    from novikoff.runtime._trace_lemmas import about_data
     from novikoff.runtime._monitor import as_lemma
     from novikoff.runtime import load_lemmas
     lemmas = {l.name: as_lemma(l) for l in load_lemmas()
               if l.name in ("kernel_progress", "kernel_norm_growth")}
-    about = {name: _about_data(f, lem) for lem in lemmas.values() for name, f in lem.hypotheses}
+    about = {name: about_data(f, lem) for lem in lemmas.values() for name, f in lem.hypotheses}
     assert about["margin"] is True and about["radius"] is True
     assert about["mistake"] is False and about["update"] is False
 

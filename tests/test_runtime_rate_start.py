@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from novikoff.cli import main
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import audit, load_lemmas, replay, run, save_run
+from novikoff.runtime import audit, replay, run, save_run
 from novikoff.runtime._bounds import start_slots
 from novikoff.runtime._io import load_dataset
-from novikoff.runtime._kernels import HAVE_NUMBA
+from novikoff.runtime._loops import HAVE_NUMBA
 
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 from test_runtime_engine import separable  # noqa: E402  (tests/ is on sys.path)
 
 BACKENDS = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
@@ -28,10 +28,6 @@ RATE = ("rate_progress", "rate_norm_growth", "rate_mistake_bound")
 START = ("start_progress", "start_norm_growth", "start_bound")
 CLASSIC = ("progress", "norm_growth", "mistake_bound")
 
-
-@pytest.fixture(scope="module")
-def lemmas():
-    return load_lemmas()
 
 
 def _iris():
@@ -250,25 +246,19 @@ def test_the_kernel_variant_refuses_a_rate_or_a_start():
         run(X, y, variant="kernel", eta=0.5)
 
 
-def _cli(capsys, argv):
-    code = main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_the_command_line_runs_with_eta_and_w0(tmp_path, capsys):
     np.save(tmp_path / "w0.npy", np.array([0.5, -1.0, 0.25, 2.0]))
-    code, out, _ = _cli(capsys, ["run", "iris", "--eta", "0.5", "--w0",
-                                 str(tmp_path / "w0.npy"), "--no-progress"])
+    code, out, _ = cli(["run", "iris", "--eta", "0.5", "--w0",
+                                 str(tmp_path / "w0.npy"), "--no-progress"], capsys)
     assert code == 0 and "rule       w <- w + 0.5*y*x from w0" in out
-    code, out, _ = _cli(capsys, ["run", "iris", "--eta", "0.25", "--json", "--save",
-                                 str(tmp_path / "r.npz")])
+    code, out, _ = cli(["run", "iris", "--eta", "0.25", "--json", "--save",
+                                 str(tmp_path / "r.npz")], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["eta"] == 0.25 and doc["bounds"]["rate_mistake_bound"] > 0
-    code, out, _ = _cli(capsys, ["replay", str(tmp_path / "r.npz")])
+    code, out, _ = cli(["replay", str(tmp_path / "r.npz")], capsys)
     assert code == 0 and "agree" in out
     # the default prints no rule line
-    code, out, _ = _cli(capsys, ["run", "iris", "--no-progress"])
+    code, out, _ = cli(["run", "iris", "--no-progress"], capsys)
     assert code == 0 and "rule " not in out
 
 
@@ -284,7 +274,7 @@ def test_bad_command_line_values_exit_2_with_one_line(tmp_path, capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     np.save("short.npy", np.ones(3))
     np.save("w0.npy", np.ones(4))
-    code, out, err = _cli(capsys, ["run", "iris", *args])
+    code, out, err = cli(["run", "iris", *args], capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
 

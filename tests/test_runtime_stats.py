@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import HAVE_NUMBA, _engine, load_lemmas, run
 from novikoff.runtime._bounds import DataStats, certify_margin, exact_dot
-from novikoff.runtime._kernels import (BAD, BUDGET, END, FULL, IMIN, NLOG, QMAX, T, YMIN, YMIN2,
+from novikoff.runtime._loops import (BAD, BUDGET, END, FULL, IMIN, NLOG, QMAX, T, YMIN, YMIN2,
                                        new_state, run_visits)
 
 from exact_floats import dot, dot_bound, gamma_n  # noqa: E402  (tests/ is on sys.path)
@@ -680,8 +680,8 @@ def test_an_unknown_backend_is_refused(backend):
 
 
 def test_the_numba_backend_without_numba_is_refused(monkeypatch):
-    from novikoff.runtime import _kernels
-    monkeypatch.setattr(_kernels, "HAVE_NUMBA", False)
+    from novikoff.runtime import _loops
+    monkeypatch.setattr(_loops, "HAVE_NUMBA", False)
     X, y, ws = separable(20, 3, 0.1, seed=1)
     with pytest.raises(InvalidArgument, match=r"backend='numba': numba is not installed"):
         run(X, y, w_star=ws, lemmas=[], backend="numba")

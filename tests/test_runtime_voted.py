@@ -18,7 +18,6 @@ from novikoff.runtime import run
 from novikoff.runtime import _voted_run
 from novikoff.runtime._audit_voted import audit_voted
 from novikoff.runtime._io import load_dataset
-from novikoff.runtime._monitor import LemmaViolation
 from novikoff.runtime._voted_run import run_voted
 from novikoff.strategies import orderings, separable_datasets
 
@@ -107,21 +106,6 @@ def test_the_vote_is_kept_across_chunks_of_the_update_log():
     assert whole.checks == pieces.checks
 
 
-def test_the_buggy_keeper_with_the_textbook_rule_is_the_vectorised_one():
-    X, y = iris()
-    idx = np.array([0, 50, 51, 100, 3])
-    visits = np.array([0, 50, 51, 100, 153])
-    fast = _voted_run._Vote(np.zeros(4), X, y, 1.0)
-    slow = _voted_run._BuggyVote(np.zeros(4), X, y, 1.0, "textbook")
-    a, b = fast.add(idx, visits), slow.add(idx, visits)
-    for name in a:
-        assert np.array_equal(a[name], b[name]), name
-    va, va_size, va_total = fast.final(200)
-    vb, vb_size, vb_total = slow.final(200)
-    assert np.array_equal(va.counts, vb.counts) and np.array_equal(va.vectors, vb.vectors)
-    assert (va_size, va_total) == (vb_size, vb_total) == (6.0, 154.0)
-
-
 def test_predict_is_the_vote():
     X, y = iris()
     res = run(X, y, variant="voted")
@@ -132,25 +116,6 @@ def test_predict_is_the_vote():
     assert (res.predict(X) == y).mean() == 1.0  # iris is separable and the run converged
     with pytest.raises(InvalidArgument, match=r"X: shape \(3, 2\)"):
         res.vote.predict(np.ones((3, 2)))
-
-
-@pytest.mark.parametrize("rule, lemma", [("every_visit", "vectors_voted"),
-                                         ("not_reset", "counts_add_up"),
-                                         ("survivals_only", "replaced_counted")])
-def test_each_bug_is_caught_on_iris(rule, lemma):
-    X, y = iris()
-    with pytest.raises(LemmaViolation) as err:
-        run_voted(X, y, update_rule=rule)
-    assert err.value.violation.lemma == lemma
-    res = run_voted(X, y, update_rule=rule, on_violation="collect")
-    assert lemma in {v["lemma"] for v in res.monitor["violations"]}
-    assert res.monitor["update_rule"] == rule
-
-
-def test_the_textbook_rule_through_the_bug_path_is_not_flagged():
-    X, y = iris()
-    res = run_voted(X, y, update_rule="textbook", on_violation="collect")
-    assert res.monitor["violations"] == []
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -187,12 +152,6 @@ def test_bad_arguments_are_named(kwargs, match):
     X, y = iris()
     with pytest.raises(InvalidArgument, match=match):
         run(X, y, variant="voted", **kwargs)
-
-
-def test_a_bad_update_rule_is_named():
-    X, y = iris()
-    with pytest.raises(InvalidArgument, match="update_rule='bogus'"):
-        run_voted(X, y, update_rule="bogus")
 
 
 def test_a_vote_over_its_budget_is_refused(monkeypatch):

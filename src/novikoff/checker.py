@@ -28,9 +28,10 @@ from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
 from .language.parser import parse, parse_term
+from .notes import NOTES_SUFFIXES, has_block, read_notes
 
 __all__ = ["StepReport", "LemmaReport", "FileReport", "Checker", "check_paths",
-           "bundled_proofs_dir", "proof_files"]
+           "bundled_proofs_dir", "proof_files", "display_path", "exit_code"]
 
 NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
 VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
@@ -191,6 +192,8 @@ class FileReport:
     lemmas: list = field(default_factory=list)
     error: ProofSyntaxError | None = None
     not_checked: str = ""
+    notes: dict | None = None  # of a Markdown or LaTeX document: what was read, not checked
+
 
     @property
     def steps(self) -> list:
@@ -208,13 +211,16 @@ def bundled_proofs_dir() -> Path:
     return Path.cwd() / "proofs"
 
 
-def proof_files(paths) -> list:
-    """Expand files and directories into a sorted list of .proof files."""
+def proof_files(paths, notes: bool = False) -> list:
+    """Expand files and directories into a sorted list of .proof files (notes: and the .md and
+    .tex documents that hold a novikoff block)."""
     out = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
             out += sorted(q for q in p.rglob("*.proof") if q.is_file())
+            if notes:
+                out += sorted(q for q in p.rglob("*") if is_notes_document(q))
         else:
             out.append(p)
     return out
@@ -236,6 +242,9 @@ class Checker:
         # whose parent directories hold files that are not the student's).
         self.confine = Path(confine).resolve() if confine is not None else None
         self.reports: dict = {}
+        # A file's resolved path -> the resolved paths it imports from, in order (what a cached
+        # result depends on: novikoff.lemmas).
+        self.imports: dict = {}
         self._loading: list = []
         # A failed step's formula, assumed so checking goes on -> (cause, description).
         self.hypothetical: dict = {}
@@ -246,7 +255,7 @@ class Checker:
         key = str(Path(path).resolve())
         if key in self.reports:
             return self.reports[key]
-        display = _display_path(path)
+        display = display_path(path)
         report = FileReport(display)
         try:
             source = read_source(path, display)
@@ -282,7 +291,11 @@ class Checker:
         return report
 
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
-        tree = parse(source, display)
+        if path.suffix in NOTES_SUFFIXES:  # Markdown or LaTeX notes: the same tree
+            tree = read_notes(source, display, markdown=path.suffix == ".md")
+            report.notes = {**tree.summary, "not understood": list(tree.not_understood)}
+        else:
+            tree = parse(source, display)
         lines = {i: text.strip() for i, text in enumerate(source_lines(source), start=1)}
         imported, first_at = {}, {}
         for imp in tree.imports:
@@ -364,9 +377,12 @@ class Checker:
                                    imp.pos.col, text)
         if not target.is_file():
             raise ProofSyntaxError(f"no file {target.name} to import from (looked in "
-                                   f"{_display_path(target.parent)})", display, imp.pos.line,
+                                   f"{display_path(target.parent)})", display, imp.pos.line,
                                    imp.pos.col, text)
         key = str(target.resolve())
+        importer = self.imports.setdefault(str(path.resolve()), [])
+        if key not in importer:
+            importer.append(key)
         if key in self._loading:
             chain = " -> ".join(Path(k).name for k in self._loading[self._loading.index(key):])
             raise ProofSyntaxError(f"circular import: {chain} -> {target.name}", display,
@@ -856,14 +872,24 @@ class _LemmaCheck:
                     found.counterexample)
         if found.holds:  # what it needs: the facts _missing finds (cauchy_schwarz among them)
             return "failed", "under-justified", f"true in this setting, but it {base}", None
+        cited = self._search(premises, goal, instances, whole=False)
+        if cited.counterexample is not None:  # it fails as cited; false in its setting or not
+            return ("failed", "", f"{base} (the counterexample satisfies what it cites; none "
+                                  f"that satisfies the whole setting was confirmed: "
+                                  f"{found.note})", cited.counterexample)
         return "unknown", "", f"could not decide: it {base}, and no counterexample in its " \
                               f"setting was confirmed ({found.note})", None
 
-    def _search(self, premises, goal, instances=()):
-        """A counterexample search (diagnostics) over what decide() would tell the solver."""
+    def _search(self, premises, goal, instances=(), whole: bool = True):
+        """A counterexample search (diagnostics) over what decide() would tell the solver;
+        whole: one of the whole setting (see explain_failure)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
-        return explain_failure(hyps, target, nats=self.setting.nats,
-                               timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        # the setting's assumptions hold at every k: a counterexample must meet them at every
+        # index it shows (those with a per-update symbol speak of update k's example only)
+        everywhere = [f for f in self.scope.assumptions.values()
+                      if not free_symbols(f) & self.setting.per_update_symbols]
+        return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,
+                               whole=whole, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
 
     def _unverified_citations(self, premises) -> list:
         """The unverified lemmas that a step cites directly."""
@@ -1272,7 +1298,8 @@ def _show_part(formula) -> str:
     return text if isinstance(formula, K.Relation) else f"({text})"
 
 
-def _display_path(path) -> str:
+def display_path(path) -> str:
+    """The path as reports show it: relative to the working directory when it is below it."""
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
@@ -1280,14 +1307,39 @@ def _display_path(path) -> str:
         return str(p)
 
 
-def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1) -> list:
+def exit_code(reports) -> int:
+    """0: every lemma verified or failing as expected; 1: a failure or unknown; 2: malformed.
+
+    A lemma that rests on an unverified lemma is not verified, so it counts as a failure unless
+    the step that cites it is marked xfail.
+    """
+    if any(r.error is not None for r in reports):
+        return 2
+    if any(not s.ok for r in reports for s in r.steps):
+        return 1
+    if any(lemma.status == "failed" for r in reports for lemma in r.lemmas):
+        return 1
+    return 0
+
+
+def is_notes_document(path: Path) -> bool:
+    """Whether path is a .md or .tex document with a novikoff block (what a folder's notes are)."""
+    if path.suffix not in NOTES_SUFFIXES or not path.is_file():
+        return False
+    try:
+        return has_block(read_source(path), path.suffix == ".md")
+    except (OSError, ProofSyntaxError):
+        return True  # unreadable: listed, so that checking it says why
+
+
+def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1, notes: bool = False) -> list:
     """Check every .proof file under paths; one FileReport each, in order.
 
     jobs > 1: the files are checked by that many worker processes (forked, so each has its own
     kernel, which judges its files; a report comes back with its statuses settled).  Measured:
     `novikoff check proofs/` 2.7 -> 1.7 s in-process on two cores.
     """
-    files = proof_files(paths)
+    files = proof_files(paths, notes)
     if jobs <= 1 or len(files) <= 1 or AUDIT.cross_check or AUDIT.smt2_dir is not None:
         checker = Checker(timeout_ms=timeout_ms)
         return [checker.check_file(p) for p in files]

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
-import json
 import sys
-import time
-from pathlib import Path
 
-__all__ = ["main", "exit_code"]
+from . import lemma_cache
 
-# Subcommands that live beside their subsystems; each module has register(subparsers).  A module
-# is imported only when one of its commands is asked for: `novikoff check` must not pay for numpy.
+__all__ = ["main", "build_parser"]
+
+# Every subcommand lives beside its subsystem, in a module with register(subparsers).  A module is
+# imported only when one of its commands is asked for: `novikoff --help` pays for no SymPy,
+# `novikoff check` for no numpy.
 _SUBCOMMANDS = {
+    "check": ("novikoff.check_cli", "check .proof files (default: the bundled proofs/)"),
     "run": ("novikoff.runtime.cli", "run a perceptron with every lemma of proofs/ checked at "
                                     "every update"),
     "audit": ("novikoff.runtime.cli", "check a trace of any perceptron implementation"),
@@ -28,7 +30,13 @@ _SUBCOMMANDS = {
                                         "of .proof files"),
     "grade": ("novikoff.grade.cli", "grade a folder of students' .proof files against a reference "
                                     "assignment"),
+    "cache": ("novikoff.cache_cli", "show or clear the cache of checked lemmas"),
 }
+# The commands that load the lemma library to monitor it, and so may take its checked outcome
+# from the cache (novikoff.lemmas): each takes --no-cache.
+_LOAD_LEMMAS = ("run", "audit", "replay", "fuzz")
+_NO_CACHE_HELP = ("check the lemmas' proofs again instead of taking their outcome from the "
+                  "cache of checked lemmas (which is then neither read nor written)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,92 +46,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def exit_code(reports) -> int:
-    """0: every lemma verified or failing as expected; 1: a failure or unknown; 2: malformed.
-
-    A lemma that rests on an unverified lemma is not verified, so it counts as a failure unless
-    the step that cites it is marked xfail.
-    """
-    if any(r.error is not None for r in reports):
-        return 2
-    if any(not s.ok for r in reports for s in r.steps):
-        return 1
-    if any(lemma.status == "failed" for r in reports for lemma in r.lemmas):
-        return 1
-    return 0
-
-
-def _check(args) -> int:
-    from .checker import bundled_proofs_dir, check_paths, proof_files
-    from .report import check_json, render_check
-
-    paths = args.paths or [bundled_proofs_dir()]
-    for p in paths:
-        if not Path(p).exists():
-            print(f"novikoff: error: no such file or directory: {p}", file=sys.stderr)
-            return 2
-    if not proof_files(paths):
-        print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
-              file=sys.stderr)
-        return 2
-    from .kernel.solver import AUDIT
-
-    if args.cross_check:
-        try:
-            import cvc5  # noqa: F401
-        except ImportError:
-            print("novikoff: error: --cross-check needs cvc5: pip install 'novikoff[cvc5]'",
-                  file=sys.stderr)
-            return 2
-    if args.smt2 is not None:
-        try:
-            Path(args.smt2).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            print(f"novikoff: error: --smt2 {args.smt2}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    AUDIT.cross_check = args.cross_check
-    from .kernel.certified import LEDGER
-
-    LEDGER.required = args.require_certificates
-    AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
-    start = time.perf_counter()
-    reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1)
-    elapsed = time.perf_counter() - start
-    if args.json:
-        print(json.dumps(check_json(reports, elapsed), indent=2))
-    else:
-        level = "verbose" if args.verbose else "quiet" if args.quiet else "default"
-        print(render_check(reports, elapsed, level))
-    return exit_code(reports)
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only the module of `command` (if any) is imported."""
     parser = _Parser(prog="novikoff", description=__doc__)
+    parser.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    check = sub.add_parser("check", help="check .proof files (default: the bundled proofs/)")
-    check.add_argument("paths", nargs="*", help="files or directories")
-    check.add_argument("--json", action="store_true", help="print one JSON document")
-    check.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                       help="solver timeout per obligation in milliseconds (default 5000)")
-    level = check.add_mutually_exclusive_group()
-    level.add_argument("-q", "--quiet", action="store_true",
-                       help="print only the steps that failed and the summary")
-    level.add_argument("-v", "--verbose", action="store_true",
-                       help="print every lemma and every step (expected failures included)")
-    check.add_argument("--cross-check", action="store_true",
-                       help="decide every obligation again with cvc5; a disagreement makes the "
-                            "step unknown (needs the cvc5 extra)")
-    check.add_argument("--smt2", metavar="DIR",
-                       help="write every obligation as a self-contained SMT-LIB 2 file in DIR")
-    check.add_argument("--require-certificates", action="store_true",
-                       help="count a step as verified only if every decision it rests on is "
-                            "backed by a stored certificate (`novikoff certify`), none by a "
-                            "solver alone")
-    check.set_defaults(handler=_check)
     wanted = _SUBCOMMANDS.get(command, (None,))[0]
     if wanted is not None:
         importlib.import_module(wanted).register(sub)
+        if command in _LOAD_LEMMAS:
+            # SUPPRESS: unless given here, `novikoff --no-cache CMD` keeps its value.
+            sub.choices[command].add_argument("--no-cache", action="store_true",
+                                              default=argparse.SUPPRESS, help=_NO_CACHE_HELP)
     for name, (module, text) in _SUBCOMMANDS.items():
         if module != wanted:
             sub.add_parser(name, help=text)
@@ -139,7 +73,8 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return args.handler(args)
+        with lemma_cache.disabled() if args.no_cache else contextlib.nullcontext():
+            return args.handler(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `novikoff check | head`: the reader left; say nothing more

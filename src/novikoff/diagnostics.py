@@ -19,8 +19,8 @@ except ImportError:  # without a solver there is no counterexample search
 
 from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, Relation,
                      VectorEq)
-from .kernel.formulas import sides
-from .kernel.terms import BOUND, VectorSum, expand_norms
+from .kernel.formulas import free_symbols, sides
+from .kernel.terms import BOUND, VectorSum, count, exact_subs, expand_norms
 from .kernel.solver import (LIMITS, Translator, TranslationError, atom_name, display_name,
                            model_number)
 
@@ -32,10 +32,11 @@ _DIAGNOSTIC_TIMEOUT_MS = 3000
 class Explanation:
     """What the diagnostics found: a re-checked counterexample and/or a note."""
 
-    def __init__(self, counterexample=None, note: str = "", holds: bool = False):
+    def __init__(self, counterexample=None, note: str = "", holds: bool = False, subs=None):
         self.counterexample = counterexample
         self.note = note
         self.holds = holds  # no counterexample exists: it holds (for real vectors, for nats)
+        self.subs = subs  # values found but not confirmed (a second search starts from them)
 
 
 def _fraction(value: z3.ExprRef) -> Fraction | None:
@@ -271,9 +272,134 @@ def _is_psd(matrix) -> bool:
     return True
 
 
-def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS
-                    ) -> Explanation:
-    """Look for a counterexample realizable by real vectors, re-checked exactly."""
+# A sum in a counterexample is re-checked against its terms when it has at most this many.
+_WRITTEN_OUT = 16
+
+
+def _concrete(atom, subs: dict):
+    """What an atom denotes in the counterexample: w[T - 1] at T = 2 is w[1]; a sum, the same
+    terms with the count's value.  None when that is not a plain atom (a sum of vectors)."""
+    if isinstance(atom, Inner):
+        u, v = (_concrete(a, subs) for a in atom.args)
+        return None if u is None or v is None else Inner(u, v)
+    if isinstance(atom, sp.Sum):
+        n = count(atom).xreplace(subs)
+        return sp.Sum(atom.function, (BOUND, 0, n - 1)) if n.is_Integer else None
+    if isinstance(atom, sp.core.function.AppliedUndef):
+        index = atom.args[0].xreplace(subs)
+        return atom.func(index) if index.is_Integer else None
+    return atom if isinstance(atom, sp.Symbol) else None
+
+
+def _by_denotation(subs: dict) -> dict:
+    """The counterexample's values keyed also by what each atom denotes (w[1] for w[T - 1]),
+    so that a formula at a concrete index, or a sum's term, can be evaluated."""
+    out = dict(subs)
+    for atom, value in subs.items():
+        concrete = _concrete(atom, subs)
+        if concrete is not None:
+            out.setdefault(concrete, value)
+    return out
+
+
+def _sums_agree(subs: dict, known: dict) -> bool | None:
+    """Whether every sum's value is the sum of its terms at the count's value; None when a term
+    has no value in the counterexample (or the count is large or not a whole number >= 0): the
+    sum's value is then not re-checked, and neither is the counterexample."""
+    for atom, value in subs.items():
+        if not isinstance(atom, sp.Sum):
+            continue
+        n = count(atom).xreplace(subs)
+        if n.is_Integer and n < 0:
+            continue  # no sum there (T - 3 terms at T = 2): what mentions it says so
+        if not n.is_Integer or n > _WRITTEN_OUT:
+            return None
+        total = sp.Integer(0)
+        for i in range(int(n)):
+            term = exact_subs(atom.function, BOUND, sp.Integer(i))
+            mapping = {a: _concrete(a, subs) for a in _atoms(term)}
+            if any(c is None or c not in known for c in mapping.values()):
+                return None
+            total += expand_norms(term.xreplace({a: known[c] for a, c in mapping.items()}))
+        same = sp.expand(total - value).is_zero
+        if same is None:
+            return None
+        if not same:
+            return False
+    return True
+
+
+def _atoms(expr: sp.Expr) -> set:
+    found = set(expr.atoms(Inner, sp.Sum))
+    found |= {a for a in expr.atoms(sp.core.function.AppliedUndef) if not isinstance(a, Inner)}
+    return found | {a for a in expr.free_symbols if isinstance(a, sp.Symbol)}
+
+
+def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
+    """Whether the formulas that hold at every value of the nats hold at every index the
+    counterexample shows (a[1] when it gives a[T - 1] with T = 2); an instance whose atoms have
+    no value there is not asked (the counterexample says nothing of them)."""
+    indices = {c.args[0] for c in known if isinstance(c, sp.core.function.AppliedUndef)
+               and c.args[0].is_Integer}
+    for f in everywhere:
+        for k in set(nats) & free_symbols(f):
+            for v in indices:
+                if _truth(f.subs(k, v), known) is False:
+                    return False
+    return True
+
+
+def _written_out(subs: dict, everywhere, nats) -> list:
+    """What a second search is told, to pin down the values a first one left free: each sum of
+    at most _WRITTEN_OUT terms kept at its count's value and written out (n = 3 and S = t(0) +
+    t(1) + t(2)), and the assumptions that hold at every k at the indices those terms read.
+    Values found so still pass the whole re-check, or are not shown."""
+    # the nats kept at their values, so every index below is a number
+    facts = [Relation("=", k, subs[k]) for k in nats if k in subs]
+    indices = {c.args[0] for c in _by_denotation(subs)
+               if isinstance(c, sp.core.function.AppliedUndef) and c.args[0].is_Integer}
+    for atom in subs:
+        if not isinstance(atom, sp.Sum):
+            continue
+        n = count(atom).xreplace(subs)
+        if not n.is_Integer or not 0 <= n <= _WRITTEN_OUT:
+            continue
+        try:
+            terms = [exact_subs(atom.function, BOUND, sp.Integer(i)) for i in range(int(n))]
+        except ValueError:
+            continue
+        facts.append(Relation("=", atom, sp.Add(*terms)))
+        indices |= {sp.Integer(i) for i in range(int(n))}
+    for f in everywhere:
+        for k in set(nats) & free_symbols(f):
+            for i in indices:
+                try:
+                    facts.append(f.subs(k, i))
+                except ValueError:
+                    continue
+    return facts
+
+
+def explain_failure(hypotheses, goal, *, nats=(), everywhere=(), whole: bool = False,
+                    timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS) -> Explanation:
+    """Look for a counterexample realizable by real vectors, re-checked exactly.  whole: it
+    must also be one of the whole setting, so its sums are re-checked against their terms and
+    the formulas that hold at every k (everywhere) at every index it shows; when the first
+    values leave those unchecked, once more with them written out."""
+    if not whole:
+        return _explain(hypotheses, goal, nats, (), timeout_ms, whole=False)
+    first = _explain(hypotheses, goal, nats, everywhere, timeout_ms)
+    if first.counterexample is not None or first.holds or first.subs is None:
+        return first
+    more = _written_out(first.subs, everywhere, nats)
+    if not more:
+        return first
+    second = _explain(list(hypotheses) + more, goal, nats, everywhere, timeout_ms)
+    return second if second.counterexample is not None else first
+
+
+def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
+             whole: bool = True) -> Explanation:
     answer, found, atoms = _search(hypotheses, goal, gram=True, timeout_ms=timeout_ms,
                                    nats=nats)
     if answer == "unsat" and nats:
@@ -301,5 +427,17 @@ def explain_failure(hypotheses, goal, *, nats=(), timeout_ms: int = _DIAGNOSTIC_
     if not ok or psd is not True or not _consistent_indices(subs, atoms):
         return Explanation(note="the solver found a counterexample, but it did not survive "
                                 "the exact re-check")
+    if not whole:
+        return Explanation(counterexample=shown)
+    known = _by_denotation(subs)
+    sums = _sums_agree(subs, known)
+    if sums is not True:
+        return Explanation(note="the solver found values, but its sums " + (
+            "are not the sums of their terms" if sums is False else
+            "could not be re-checked against their terms") + ": no counterexample is shown",
+            subs=subs)
+    if not _holds_at_every_index(everywhere, subs, known, nats):
+        return Explanation(note="the solver found values, but they break an assumption at an "
+                                "index they show: no counterexample is shown", subs=subs)
     return Explanation(counterexample=shown)
 

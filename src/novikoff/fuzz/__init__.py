@@ -13,9 +13,9 @@ from ._cases import Case, load_case, save_case
 from ._driver import (DEFAULT_DIR, EngineResult, FuzzReport, MutantResult, check_engine,
                       hunt_mutant, measure_throughput, measure_tightness, replay_case, run_fuzz)
 from ._mutants import CORRECT, CORRECT_TD, Mutant, trace
+from ._profiles import PROFILES, profile_from_env, register_profiles
 from ._variants import (VARIANTS, Run, Variant, all_mutants, mutant_named, register_mutants,
                         register_variant)
-from ._profiles import PROFILES, profile_from_env, register_profiles
 
 __all__ = [
     "Finding", "bundled_lemmas", "lemma_violations", "trace_violations", "Case", "load_case",

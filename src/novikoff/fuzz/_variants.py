@@ -34,7 +34,15 @@ from typing import Callable
 import numpy as np
 from hypothesis import strategies as st
 
+from ..runtime import VARIANTS as RUNTIME_VARIANTS
+from ..strategies import certify, kernel_dataset, orderings
 from . import _audit
+from ._averaged_learners import AVERAGED_MUTANTS, averaged_after, averaged_trace
+from ._batch_learners import BATCH_MUTANTS, batch, batch_trace
+from ._generate import datasets_for, runs as weight_runs
+from ._dual_learners import KERNEL_MUTANTS, kernel_perceptron, kernel_trace
+from ._mutants import MUTANTS, Mutant, classic, margin, presented_td
+from ._voted_learners import VOTED_MUTANTS, voted, voted_trace
 
 __all__ = ["Run", "Variant", "VARIANTS", "register_variant", "register_mutants", "variant_of",
            "all_mutants", "mutant_named", "case_run"]
@@ -88,7 +96,6 @@ def variant_of(name: str) -> Variant:
 
 def _weight_runs(variant):
     def runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8):
-        from ._driver import runs as weight_runs
         return weight_runs(family, variant, learner, producer, td=td, max_n=max_n,
                            max_dim=max_dim).map(lambda r: Run(r[0], r[1], r[2], r[3]))
     return runs
@@ -109,9 +116,6 @@ def _findings(report, kinds=("rule", "lemma")) -> list:
 
 
 def _batch_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8):
-    from ._batch_learners import batch_trace
-    from ._driver import datasets_for
-
     def run(ds):
         W, converged = batch_trace(learner, ds.X, ds.y)
         return Run(ds, np.zeros(0, np.int64), W, None, converged)
@@ -120,9 +124,8 @@ def _batch_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8)
 
 
 def _batch_judge(run: Run, lemmas) -> list:
-    from ..runtime import audit_batch
     ds = run.ds
-    rep = audit_batch(ds.X, ds.y, run.W, w_star=ds.w_star, gamma=float(ds.gamma),
+    rep = RUNTIME_VARIANTS["batch"].audit(ds.X, ds.y, run.W, w_star=ds.w_star, gamma=float(ds.gamma),
                       converged=run.converged, lemmas=lemmas, max_rule=5)
     return _findings(rep)
 
@@ -130,23 +133,18 @@ def _batch_judge(run: Run, lemmas) -> list:
 # ------------------------------------------------------------------ kernel
 
 def _kernel_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8):
-    from .. import strategies as ns
-    from ._driver import datasets_for
-    from ._kernel_learners import kernel_trace
-
     @st.composite
     def runs(draw):
         ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
-        order = draw(ns.orderings(n=ds.n, max_epochs=4))
+        order = draw(orderings(n=ds.n, max_epochs=4))
         return Run(ds, order, kernel_trace(learner, ds.X, ds.y, order, kernel=ds.kernel))
 
     return runs()
 
 
 def _kernel_judge(run: Run, lemmas) -> list:
-    from ..runtime import audit_kernel
     ds = run.ds
-    rep = audit_kernel(ds.X, ds.y, run.order, run.W, kernel=ds.kernel, w_star=ds.beta,
+    rep = RUNTIME_VARIANTS["kernel"].audit(ds.X, ds.y, run.order, run.W, kernel=ds.kernel, w_star=ds.beta,
                        gamma=ds.gamma, lemmas=lemmas, max_rule=5)
     return _findings(rep)
 
@@ -169,19 +167,15 @@ def _declared_convention(learner, default: str | None = None) -> str:
 
 def _ordered_runs(family, max_n, max_dim, make_run):
     """Runs on ``family`` data with an ordering (up to 4 epochs): ``make_run(ds, order)``."""
-    from .. import strategies as ns
-    from ._driver import datasets_for
-
     @st.composite
     def runs(draw):
         ds = draw(datasets_for(family, max_n=max_n, max_dim=max_dim))
-        return make_run(ds, draw(ns.orderings(n=ds.n, max_epochs=4)))
+        return make_run(ds, draw(orderings(n=ds.n, max_epochs=4)))
 
     return runs()
 
 
 def _averaged_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8):
-    from ._averaged_learners import averaged_trace
     convention = _declared_convention(learner)
 
     def run(ds, order):
@@ -192,16 +186,14 @@ def _averaged_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim
 
 
 def _averaged_judge(run: Run, lemmas) -> list:
-    from ..runtime._audit_averaged import audit_averaged
     ds = run.ds
-    rep = audit_averaged(ds.X, ds.y, run.order, run.W, run.extra["average"],
+    rep = RUNTIME_VARIANTS["averaged"].audit(ds.X, ds.y, run.order, run.W, run.extra["average"],
                          convention=run.convention, w_star=ds.w_star, gamma=float(ds.gamma),
                          lemmas=lemmas, max_rule=5)
     return _findings(rep, ("rule", "lemma", "average"))
 
 
 def _voted_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8):
-    from ._voted_learners import voted_trace
     convention = _declared_convention(learner, "in-use")
 
     def run(ds, order):
@@ -214,18 +206,14 @@ def _voted_runs(learner, family, producer=None, td=None, *, max_n=50, max_dim=8)
 
 
 def _voted_judge(run: Run, lemmas) -> list:
-    from ..runtime._audit_voted import audit_voted
     ds = run.ds
-    rep = audit_voted(ds.X, ds.y, run.order, run.W, vectors=run.extra["vectors"],
+    rep = RUNTIME_VARIANTS["voted"].audit(ds.X, ds.y, run.order, run.W, vectors=run.extra["vectors"],
                       counts=run.extra["counts"], convention=run.convention or "in-use",
                       w_star=ds.w_star, gamma=float(ds.gamma), lemmas=lemmas, max_rule=5)
     return _findings(rep, ("rule", "lemma", "vote"))
 
 
 def _register_builtin() -> None:
-    from ._batch_learners import batch
-    from ._kernel_learners import kernel_perceptron
-    from ._mutants import classic, margin, presented_td
     for name, correct, family, td in (("classic", classic, "separable", None),
                                       ("margin", margin, "unit", None),
                                       ("hinge", classic, "nonseparable", presented_td)):
@@ -234,8 +222,6 @@ def _register_builtin() -> None:
     register_variant(Variant("batch", _batch_runs, _batch_judge, batch, "separable"))
     register_variant(Variant("kernel", _kernel_runs, _kernel_judge, kernel_perceptron,
                              "kernel"))
-    from ._averaged_learners import averaged_after
-    from ._voted_learners import voted
     register_variant(Variant("averaged", _averaged_runs, _averaged_judge, averaged_after,
                              "separable"))
     register_variant(Variant("voted", _voted_runs, _voted_judge, voted, "separable"))
@@ -269,9 +255,6 @@ _AVERAGED_BUGS = {
 def _averaged_and_voted_mutants() -> tuple:
     """The averaged and voted learners' mutants (``_averaged_learners``, ``_voted_learners``):
     each trains the textbook perceptron and gets its average or its vote wrong."""
-    from ._averaged_learners import AVERAGED_MUTANTS
-    from ._mutants import Mutant
-    from ._voted_learners import VOTED_MUTANTS
     return tuple(
         [Mutant(name, _AVERAGED_BUGS[name], make, variant="averaged")
          for name, (make, _) in AVERAGED_MUTANTS.items()]
@@ -282,9 +265,6 @@ def _averaged_and_voted_mutants() -> tuple:
 def all_mutants() -> tuple:
     """Every mutant: the classic catalogue, the batch, kernel, averaged and voted ones, then
     those registered."""
-    from ._batch_learners import BATCH_MUTANTS
-    from ._kernel_learners import KERNEL_MUTANTS
-    from ._mutants import MUTANTS
     return (tuple(MUTANTS) + BATCH_MUTANTS + KERNEL_MUTANTS + _averaged_and_voted_mutants()
             + tuple(_EXTRA_MUTANTS))
 
@@ -300,7 +280,6 @@ def mutant_named(name: str):
 
 def case_run(case) -> Run:
     """The Run of a saved case (``_cases.Case``), its dataset certified again."""
-    from ..strategies import certify, kernel_dataset
     if case.variant == "kernel":
         ds = kernel_dataset(case.X, case.y, case.kernel, case.w_star)
         return Run(ds, case.order, case.W)

@@ -80,7 +80,7 @@ def _fuzz(args) -> int:
     try:
         lemmas = None
         if args.proofs:
-            from ..language import load_lemmas
+            from ..lemmas import load_lemmas
             lemmas = tuple(load_lemmas(args.proofs))
         mutants = all_mutants()
         if args.mutant:

@@ -264,8 +264,9 @@ def _instances(s: Setting, values=None) -> list:
     """
     out = list(s.declarations) + list(s.assumptions.values())
     for i, k in enumerate(sorted(s.nats, key=str)):
-        more = sorted((values or {}).get(k, ()))
-        for j, value in enumerate((sp.Integer(0), k + 1, *more)):
+        more = sorted(set((values or {}).get(k, ())) | _meeting_points(s, k),
+                      key=sp.default_sort_key)
+        for j, value in enumerate(dict.fromkeys((sp.Integer(0), k + 1, *more))):
             fresh = {p: sp.Symbol(f"{p.name}@{i}.{j}", **p.assumptions0)
                      for p in s.per_update_symbols}
             for f in list(s.declarations) + list(s.assumptions.values()):
@@ -277,6 +278,66 @@ def _instances(s: Setting, values=None) -> list:
                     for p, q in fresh.items():
                         f = f.subs(p, q)
                     out.append(f)
+    return out
+
+
+# At most this many more values per nat at which the assumptions are checked together.
+_MEETING_POINTS = 8
+
+
+def _offsets(formulas, k) -> set:
+    """The c of the indices k + c (a whole c) at which the formulas read sequences, and 0."""
+    found = {0}
+    for f in formulas:
+        for e in free_symbols(f):
+            if isinstance(e, sp.core.function.AppliedUndef):
+                c = sp.expand(e.args[0] - k)
+                if c.is_Integer:
+                    found.add(int(c))
+    return found
+
+
+def _meeting_points(s: Setting, k) -> set:
+    """Values of the nat k where the assumptions' indices meet one another: k + c1 - c2 for the
+    offsets they use (d[k] and d[k+2] meet at k + 2), the small numbers up to the largest offset
+    and one more (d[2*k] meets d[k+1] at k = 1), and every other nat plus those differences
+    (d[T+1] meets d[k+2] at T = k + 1).  Every assumption holds at each of them; a contradiction
+    elsewhere is not looked for (no finite check finds every one: docs/trust.md)."""
+    formulas = list(s.assumptions.values())
+    offsets = _offsets(formulas, k)
+    gaps = sorted({a - b for a in offsets for b in offsets if a > b})
+    points = [k + g for g in gaps]
+    points += [sp.Integer(n) for n in range(1, max(offsets, key=abs, default=0).__abs__() + 3)]
+    for other in sorted(s.nats - {k}, key=str):
+        if any(other in free_symbols(f) and k in free_symbols(f) for f in formulas) or any(
+                other in free_symbols(f) for f in formulas):
+            points += [other + g for g in [0] + gaps]
+    return set(points[:_MEETING_POINTS])
+
+
+def _at_indices_of(s: Setting, formulas) -> list:
+    """The assumptions at the indices the formulas read (a given about d[T + 5] meets
+    `d[k] <= a` at k := T + 5): for each nat k, offset c of the assumptions' indices and index
+    e of the formulas, the assumption at k := e - c where that is >= 0.  Assumptions with a
+    per-update symbol are left out (at another k it denotes another example)."""
+    indices = {e.args[0] for f in formulas for e in free_symbols(f)
+               if isinstance(e, sp.core.function.AppliedUndef)}
+    assumptions = [f for f in s.assumptions.values()
+                   if not free_symbols(f) & s.per_update_symbols]
+    out = []
+    for k in sorted(s.nats, key=str):
+        mentioning = [f for f in assumptions if k in free_symbols(f)]
+        for c in sorted(_offsets(mentioning, k)):
+            for e in sorted(indices, key=sp.default_sort_key):
+                value = sp.expand(e - c)
+                if value == k or not value.free_symbols <= s.nats:
+                    continue
+                for f in mentioning:
+                    try:
+                        out.append(Implication((Relation(">=", value, sp.Integer(0)),),
+                                               f.subs(k, value)))
+                    except ValueError:  # not exactly at that value: left out
+                        continue
     return out
 
 
@@ -1058,6 +1119,8 @@ def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premis
     return nonneg, _make(s, moved | nonneg.theorem.hyps, _at(thm.concl, var, value))
 
 
+_UNDEFINED = (sp.zoo, sp.nan, sp.I, sp.oo, -sp.oo)
+
 # The kinds a theorem may be specialized in, and what a value of each kind is.
 _SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vector": "vector",
                   "vector_sequence": "sequence", "real_sequence": "sequence",
@@ -1083,7 +1146,17 @@ def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: in
     kind = s.kinds.get(name)
     if kind not in _SPECIALIZABLE or symbol(name, kind) != var:
         raise KernelError(f"{var} is not a real, label, vector or sequence of setting {s.name}")
-    put, conditions, varying = _substitution(s, thm, var, value, name, kind)
+    substitute, conditions, varying = _substitution(s, thm, var, value, name, kind)
+
+    def put(formula):
+        try:
+            out = substitute(formula)
+        except ValueError as exc:  # SymPy refused the value there (a sum inside a sum)
+            raise KernelError(f"{name} cannot take that value there: {exc}") from None
+        if any(side.has(*_UNDEFINED) for side in sides(out)):  # 1/a at a := 0
+            raise KernelError(f"at that value of {name} a term has no real value")
+        return out
+
     hyps = set()
     for h in thm.hyps:
         if not _mentions(h, var):
@@ -1251,6 +1324,7 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
     if not isinstance(statement, Implication):
         return "invalid"
     formulas = list(s.assumptions.values()) + list(statement.premises)
+    formulas += _at_indices_of(s, statement.premises)
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()))
     return _contradictory(told, s.nats, timeout_ms, triples=True).answer
 

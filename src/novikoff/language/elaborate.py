@@ -13,7 +13,7 @@ from ..quantities import Binding, check_binding
 from . import ast as A
 from .lexer import KEYWORDS
 
-__all__ = ["Scope", "elaborate_setting", "Typed", "BUILTIN_FACTS"]
+__all__ = ["Scope", "elaborate_setting", "read_setting", "Typed", "BUILTIN_FACTS"]
 
 KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "label01", "nat",
          "label_sequence")
@@ -314,6 +314,19 @@ def _elaborate_bind(scope: Scope, bind: A.Bind) -> None:
 def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int = 5000) -> Scope:
     """Check a setting's declarations, elaborate its definitions and assumptions, and have the
     kernel make (and check) the Setting."""
+    scope, constraints = read_setting(node, path, lines)
+    try:
+        scope.setting = make_setting(node.name, scope.kinds, constraints, scope.per_update,
+                                     scope.assumptions, timeout_ms)
+    except KernelError as exc:
+        raise scope.error(str(exc), node.pos) from None
+    return scope
+
+
+def read_setting(node: A.Setting, path: str, lines: dict) -> tuple:
+    """(scope, sign constraints): a setting's declarations checked, its definitions and
+    assumptions elaborated, without the kernel's Setting (scope.setting stays None).  Enough to
+    read statements in it again; the kernel's checks of the setting are elaborate_setting's."""
     scope = Scope(node.name, path, lines=lines)
     constraints = {}
     for decl in node.decls:
@@ -350,9 +363,4 @@ def elaborate_setting(node: A.Setting, path: str, lines: dict, timeout_ms: int =
                               assumption.pos)
         scope.assumptions[assumption.name] = scope.formula(assumption.formula)
         scope.assumption_pos[assumption.name] = assumption.pos
-    try:
-        scope.setting = make_setting(node.name, scope.kinds, constraints, scope.per_update,
-                                     scope.assumptions, timeout_ms)
-    except KernelError as exc:
-        raise scope.error(str(exc), node.pos) from None
-    return scope
+    return scope, constraints

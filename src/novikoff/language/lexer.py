@@ -35,6 +35,10 @@ SYMBOLS = [
     (".", "."),
 ]
 
+# The symbols that may start at a character, in SYMBOLS' order (what the lexer tries there).
+_SYMBOLS_AT = {}
+for _text, _value in SYMBOLS:
+    _SYMBOLS_AT.setdefault(_text[0], []).append((_text, _value))
 RELATION_TOKENS = frozenset({"=", "!=", "<", "<=", ">", ">="})
 
 KEYWORDS = frozenset({
@@ -174,7 +178,7 @@ def _tokenize_line(code: str, number: int, path: str, tokens: list) -> list:
             tokens.append(Token("NUMBER", code[i:j], number, col))
             i = j
             continue
-        for text, value in SYMBOLS:
+        for text, value in _SYMBOLS_AT.get(ch, ()):
             if code.startswith(text, i):
                 tokens.append(Token("OP", value, number, col))
                 i += len(text)

@@ -849,3 +849,27 @@ def parse(source: str, path: str = "<string>") -> A.ProofFile:
     if not lines:
         raise ProofSyntaxError("the file is empty: expected a setting and lemmas", path, 1, 1)
     return _Parser(lines, path).parse_file()
+
+
+def parse_citations(text: str, path: str = "<string>", line: int = 1, col: int = 1) -> list:
+    """Parse `NAME, NAME[k := e], NAME(u, v)` (what follows `by`) written at line:col of path
+    (the notes front end reads citations out of Markdown and LaTeX).  Raises ProofSyntaxError."""
+    lines = tokenize("\n" * (line - 1) + " " * (col - 1) + text, path)
+    if len(lines) != 1:
+        raise ProofSyntaxError("expected the names of facts to cite", path, line, col, text)
+    ts = _Parser(lines, path).cursor(lines[0])
+    cites = _Parser(lines, path).parse_cites(ts)
+    ts.end()
+    return cites
+
+
+def parse_formula_at(text: str, path: str = "<string>", line: int = 1, col: int = 1):
+    """Parse a formula written at line:col of path (positions as in that file).  Raises
+    ProofSyntaxError."""
+    lines = tokenize("\n" * (line - 1) + " " * (col - 1) + text, path)
+    if len(lines) != 1:
+        raise ProofSyntaxError("expected a formula", path, line, col, text)
+    ts = _Parser(lines, path).cursor(lines[0])
+    node = _formula(ts, text.strip())
+    ts.end()
+    return node

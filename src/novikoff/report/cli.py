@@ -14,6 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..checker import check_paths, exit_code, proof_files
+from ..notes import NOTES_SUFFIXES
+from .document import render_documents
+from .notes import annotate, annotate_html
+
 __all__ = ["register", "document_names"]
 
 FORMATS = ("html", "tex", "md")
@@ -76,28 +81,28 @@ def _fail(message: str) -> int:
 
 
 def _report(args) -> int:
-    from ..checker import check_paths, proof_files
-    from ..cli import exit_code
-    from .document import render_documents
-
     for p in args.paths:
         if not Path(p).exists():
             return _fail(f"no such file or directory: {p}")
-    files = list({Path(f).resolve(): f for f in proof_files(args.paths)}.values())
+    files = list({Path(f).resolve(): f for f in proof_files(args.paths, notes=True)}.values())
     if not files:
-        return _fail(f"no .proof files in {', '.join(args.paths)}")
+        return _fail(f"no .proof files (or notes) in {', '.join(args.paths)}")
     out = Path(args.output)
     problem = _writable(out)
     if problem:
         return _fail(f"cannot write in {out}: {problem}")
-    reports = check_paths(files, timeout_ms=args.timeout, jobs=os.cpu_count() or 1)
+    reports = check_paths(files, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
+                          notes=True)
     names = document_names(files)
 
     def document_name(path) -> str:
         return names.get(Path(path).resolve(), Path(path).stem)
 
     for f, report in zip(files, reports):
-        documents = render_documents(report, args.format, document_name=document_name)
+        if report.notes is not None or Path(f).suffix in NOTES_SUFFIXES:
+            documents = _annotated_notes(f, report, args.format)
+        else:
+            documents = render_documents(report, args.format, document_name=document_name)
         for fmt, text in documents.items():
             target = out / f"{names[Path(f).resolve()]}.{fmt}"
             try:
@@ -106,6 +111,23 @@ def _report(args) -> int:
                 return _fail(f"cannot write {target}: {exc.strerror or exc}")
             print(f"wrote {target}")
     return exit_code(reports)
+
+
+def _annotated_notes(path, report, formats) -> dict:
+    """format -> the annotated copy of a Markdown or LaTeX document: the document's own markup
+    (md for Markdown, tex for LaTeX) and html; the other markup is not written."""
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        source = ""
+    own = "md" if Path(path).suffix == ".md" else "tex"
+    out = {}
+    for fmt in formats:
+        if fmt == "html":
+            out[fmt] = annotate_html(report, source, own == "md")
+        elif fmt == own:
+            out[fmt] = annotate(report, source, own == "md")
+    return out
 
 
 def _writable(directory: Path) -> str:

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checker import FileReport, StepReport
-from ..cli import exit_code  # the document's verdict is `novikoff check`'s
+from ..checker import FileReport, StepReport, exit_code  # the verdict is `novikoff check`'s
 from ..errors import ProofSyntaxError, UnreadableSource
 from ..language import ast as A
 from ..language.elaborate import BUILTIN_FACTS

@@ -21,6 +21,8 @@ def render_check(reports, elapsed: float, level: str = "default") -> str:
     for report in reports:
         if report.error is not None:
             out.append(f"{report.error}")
+        if report.notes is not None and level != "quiet":
+            out += _notes_lines(report, verbose=level == "verbose")
         if level == "verbose":
             out += _verbose(report)
             continue
@@ -31,6 +33,19 @@ def render_check(reports, elapsed: float, level: str = "default") -> str:
                 out += _step_lines(step)
     out.append(summary_line(reports, elapsed))
     return "\n".join(out)
+
+
+def _notes_lines(report, verbose: bool) -> list:
+    """What a Markdown or LaTeX document held beside its claims: the displays not checked, the
+    links not understood (each with its position, when verbose)."""
+    notes = report.notes
+    out = [f"{report.path}: {notes.get('displays not checked', 0)} display(s) not checked; "
+           f"{notes.get('links read', 0)} of {notes.get('links', 0)} link(s) read, "
+           f"{notes.get('links checked', 0)} checked"]
+    if verbose:
+        out += [f"    {report.path}:{line}:{col}: {message}"
+                for line, col, message in notes.get("not understood", [])]
+    return out
 
 
 def _verbose(report) -> list:

@@ -10,24 +10,28 @@ batch, averaged and voted perceptrons), ``audit`` and ``audit_batch``, ``audit_k
 from ._audit import AuditReport, audit, audit_files
 from ._audit_averaged import audit_averaged, audit_averaged_files
 from ._audit_batch import audit_batch, audit_batch_files, batch_trace
-from ._audit_kernel import audit_kernel, audit_kernel_files, kernel_trace
+from ._audit_dual import audit_kernel, audit_kernel_files, kernel_trace
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._bounds import certify_margin, data_stats
 from ._compile import Check, Unbindable, compile_formula
-from ._engine import VARIANTS, RunResult, make_monitor, run
-from ._io import load_dataset, load_run, replay, save_run
-from ._kernels import HAVE_NUMBA
+from ._engine import make_monitor
+from ._io import load_dataset, load_run, save_run
+from ._loops import HAVE_NUMBA
 from ._lemmas import default_proof_paths, load_lemmas
 from ._monitor import Lemma, LemmaViolation, Monitor, Violation
+from ._replay import replay
+from ._result import RunResult
 from ._separator import max_margin_separator, soft_margin_separator
+from ._variants import VARIANTS, RunConfig, Variant, run
 from ._voted_run import run_voted
 
 __all__ = [
     "AuditReport", "audit", "audit_files", "audit_batch", "audit_batch_files", "batch_trace",
     "audit_kernel", "audit_kernel_files", "kernel_trace", "audit_averaged",
     "audit_averaged_files", "audit_voted", "run_averaged", "run_voted", "certify_margin", "data_stats", "Check",
-    "Unbindable", "compile_formula", "VARIANTS", "RunResult", "make_monitor", "run",
+    "Unbindable", "compile_formula", "VARIANTS", "RunConfig", "Variant", "RunResult",
+    "make_monitor", "run",
     "load_dataset", "load_run", "replay", "save_run", "HAVE_NUMBA", "default_proof_paths",
     "load_lemmas", "Lemma", "LemmaViolation", "Monitor", "Violation", "max_margin_separator",
     "soft_margin_separator",

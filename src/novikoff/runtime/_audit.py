@@ -42,19 +42,23 @@ soft-margin separator, gamma given or the one minimising a monitored hinge bound
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
+import sympy as sp
 
 from ..errors import InvalidArgument
-from ..quantities import in_run_vocabulary
+from ..kernel.formulas import VectorEq
+from ..kernel.terms import Vec
+from ..quantities import Unbindable, in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
-from ._compile import Unbindable, compile_formula
-from ._engine import make_monitor, run
+from ._engine import make_monitor, run_online
+from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
-from ._monitor import SameObjects, as_lemma
+from ._monitor import SameObjects, _compile_lemma, _other_run, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
+from ._trace_lemmas import data_gated, judged_like_a_trace
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
@@ -159,29 +163,16 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     if bias:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     n, d = X.shape
-    dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
-    variant = check_choice("variant", variant, ("classic", "margin"))  # the trace of weights in input space
+    # the trace of weights in input space
+    variant = check_choice("variant", variant, ("classic", "margin"))
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
-    if w0 is not None:
-        w0 = check_vector("w0", w0, d, nonzero=False) if np.ndim(w0) == 1 and \
-            np.shape(w0)[0] == d else _bad_w0(w0, dims)
+    w0 = None if w0 is None else _checked_start(w0, d, bias)
     W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
-    gamma = check_gamma(gamma)
     T = order.shape[0]
-    if td is not None:
-        td = _check_td(td, T)
-    notes = []
-    if separable:
-        ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
-        stats = data_stats(X, y, ws)
-        gamma, note = _certify_gamma(X, y, ws, stats, gamma, ar)
-        if note:
-            notes.append(note)
-    else:
-        ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
-        stats = data_stats(X, y, ws)
+    td = None if td is None else _check_td(td, T)
+    ws, stats, gamma, notes = _separator_of(X, y, w_star, check_gamma(gamma), separable, ar)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
     judged, gamma, skipped = _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas,
@@ -192,93 +183,30 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     start = np.zeros(d) if w0 is None else w0.astype(ar.dtype).astype(np.float64)
     Wb = np.vstack([start[None, :], W[:-1]])
     Xv, yv = X[order], y[order]
-    g = gam(d) * SAFETY
     changed = (W != Wb).any(axis=1)
-    # ---------------------------------------------------------------- the update rule
     rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, ar, eta,
                                         max_rule)
     patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0)
     ks = np.cumsum(changed) - changed  # updates before each visit
-    findings = []
-    for what, t, msg in rule[:max_rule]:
-        findings.append({"kind": "rule", "lemma": None, "visit": t, "k": int(ks[t]),
-                         "example": int(order[t]),
-                         "message": f"visit {t} (example {int(order[t])}): {msg}"})
-    unsure = [{"kind": "undetermined", "lemma": None, "visit": t, "k": int(ks[t]),
-               "example": int(order[t]),
-               "message": f"visit {t} (example {int(order[t])}): {msg}"}
-              for t, msg in undetermined[:max_rule]]
-    # ---------------------------------------------------------------- the lemmas
+    findings = [_visit_finding("rule", t, ks, order, m) for _, t, m in rule[:max_rule]]
+    unsure = [_visit_finding("undetermined", t, ks, order, m) for t, m in undetermined[:max_rule]]
     monitor = make_monitor(judged, include_unverified=include_unverified,
                            on_violation="collect")
     need_td = monitor.needs("TD[k]", "TD[k+1]")
-    # TD before each visit t (the order is the trace's visits): P[t], within eP[t] of the sum
-    keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n,
-                        need_td=need_td or td is not None,
-                        start=start_slots(w0 if nonzero_start else None, ws, eta))
-    monitor.check_constants(keeper.constants())
-    monitor.check_examples(keeper.examples(), n)
+    keeper = _trace_keeper(monitor, stats, y, order, gamma, need_td or td is not None,
+                           w0 if nonzero_start else None, ws, eta)
     up = np.flatnonzero(changed)
     K = up.size
-    A, B, x, yy = Wb[up], W[up], Xv[up], yv[up]
-    idx = order[up]
-    nx = stats.nx_up(idx)
-    # Drift a correct implementation may have from the mathematical run w[k] = w0 + eta*sum y*x:
-    # D_k = u * sum_{t<=k} ||w~[t]|| (the rounding of each sum), plus, when eta*y*x itself
-    # rounds (eta != 1, or x cast to float32), 2u*eta*||x|| per update; a float32 start rounds
-    # w0 by u||w0||.
-    nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
-    inc = ar.u * nB
-    if eta != 1.0 or ar is not _F64:
-        inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
-    D_init = 0.0 if w0 is None or ar is _F64 else ar.u * float(np.sqrt(w0 @ w0)) * (1 + 4 * U)
-    D1 = (D_init + np.cumsum(inc)) * SAFETY
-    D0 = np.concatenate(([D_init * SAFETY], D1[:-1]))
-    nA = np.concatenate(([float(np.sqrt(start @ start)) * (1 + 4 * U)], nB[:-1]))
-    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
-
-    def slot(U_, V_, extra):
-        v = _rowdot(U_, V_)
-        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
-
-    ks_u = np.arange(K, dtype=float)
-    env_u = dict(keeper.constants())
-    env_u.update({
-        "k": (ks_u, None), "M": (ks_u, None), "y": (yy, None),
-        "<w_star, x>": (stats.m[idx], stats.e_m(idx)), "<x, x>": (stats.nx2[idx],
-                                                                 stats.e_nx2(idx)),
-        "<w_star, w[k]>": slot(A, np.broadcast_to(ws, A.shape), ws_n * D0),
-        "<w_star, w[k+1]>": slot(B, np.broadcast_to(ws, B.shape), ws_n * D1),
-        "<w[k], w[k]>": slot(A, A, D0 * (2 * nA + D0)),
-        "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
-        "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
-        "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
-        "d": keeper.hinge(idx),
-    })
+    drift = _Drift(Wb[up], W[up], stats.nx_up(order[up]), start, w0, eta, ar, d)
+    env_u = _update_env(keeper, stats, ws, drift, Xv[up], yv[up], order[up], d)
     P, eP = keeper.P, keeper.eP
-    if td is not None:
-        # A correct implementation's sum is within the same bound in its own arithmetic: every
-        # term of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star).
-        scale = 1.0 if ar is _F64 else (ar.u / U) * (d + 2) / d / (1 - (d + 2) * ar.u)
-        td_found = _td_findings(td, P, eP * (1 + scale) / 2, order, ks)
-    else:
-        td_found = []
+    td_found = [] if td is None else _td_findings(td, P, eP * (1 + _td_scale(ar, d)) / 2,
+                                                   order, ks)
     if need_td:
         env_u["TD[k]"] = (P[up], eP[up])
         env_u["TD[k+1]"] = (P[up + 1], eP[up + 1])
-    monitor.check_chunk(env_u, 0, K, examples=idx, visits=up)
-    wf = W[-1]
-    Df = float(D1[-1]) if K else D_init * SAFETY
-    nf = float(np.sqrt(wf @ wf))
-    final = dict(keeper.constants())
-    kk = np.array([float(K)])
-    final.update({"k": (kk, None), "M": (kk, None),
-                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
-                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
-                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
-                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
-    if need_td:
-        final["TD[k]"] = (np.array([P[-1]]), np.array([eP[-1]]))
+    monitor.check_chunk(env_u, 0, K, examples=order[up], visits=up)
+    final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K, need_td)
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = _lemma_findings(monitor.violations)
     findings = sorted(findings + lemma_found + td_found[:1],
@@ -293,6 +221,114 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _separator_of(X, y, w_star, gamma, separable: bool, ar: _Arith):
+    """(w*, its data statistics, gamma, notes): w* given or computed (max-margin, or soft-margin
+    on data not separable), gamma certified on separable data."""
+    d = X.shape[1]
+    notes = []
+    if not separable:
+        ws = soft_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+        return ws, data_stats(X, y, ws), gamma, notes
+    ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
+    stats = data_stats(X, y, ws)
+    gamma, note = _certify_gamma(X, y, ws, stats, gamma, ar)
+    if note:
+        notes.append(note)
+    return ws, stats, gamma, notes
+
+
+def _visit_finding(kind: str, t: int, ks, order, msg) -> dict:
+    return {"kind": kind, "lemma": None, "visit": t, "k": int(ks[t]),
+            "example": int(order[t]), "message": f"visit {t} (example {int(order[t])}): {msg}"}
+
+
+def _td_scale(ar, d: int) -> float:
+    """A correct implementation's TD is within the same bound in its own arithmetic: every term
+    of eP is linear in u (gamma_d <= d u / (1 - d u), one more for casting w_star)."""
+    return 1.0 if ar is _F64 else (ar.u / U) * (d + 2) / d / (1 - (d + 2) * ar.u)
+
+
+class _Drift:
+    """The drift a correct implementation may have from the mathematical run w[k] = w0 +
+    eta*sum y*x, at the updates (weights A before, B after): D_k = u * sum_{t<=k} ||w~[t]||
+    (the rounding of each sum), plus, when eta*y*x itself rounds (eta != 1, or x cast to
+    float32), 2u*eta*||x|| per update; a float32 start rounds w0 by u||w0||."""
+
+    def __init__(self, A, B, nx, start, w0, eta, ar, d):
+        self.A, self.B, self.nx = A, B, nx
+        self.nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+        inc = ar.u * self.nB
+        if eta != 1.0 or ar is not _F64:
+            inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
+        D_init = 0.0 if w0 is None or ar is _F64 else \
+            ar.u * float(np.sqrt(w0 @ w0)) * (1 + 4 * U)
+        self.D1 = (D_init + np.cumsum(inc)) * SAFETY
+        self.D0 = np.concatenate(([D_init * SAFETY], self.D1[:-1]))
+        self.nA = np.concatenate(([float(np.sqrt(start @ start)) * (1 + 4 * U)], self.nB[:-1]))
+        self.final = float(self.D1[-1]) if A.shape[0] else D_init * SAFETY
+
+
+def _update_env(keeper, stats, ws, drift, x, yy, idx, d) -> dict:
+    """The slots of every update of the trace, each within its rounding and drift bounds."""
+    g = gam(d) * SAFETY
+    A, B, nx, D0, D1, nA, nB = drift.A, drift.B, drift.nx, drift.D0, drift.D1, drift.nA, drift.nB
+    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
+
+    def slot(U_, V_, extra):
+        v = _rowdot(U_, V_)
+        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
+
+    ks_u = np.arange(A.shape[0], dtype=float)
+    env_u = dict(keeper.constants())
+    env_u.update({
+        "k": (ks_u, None), "M": (ks_u, None), "y": (yy, None),
+        "<w_star, x>": (stats.m[idx], stats.e_m(idx)), "<x, x>": (stats.nx2[idx],
+                                                                 stats.e_nx2(idx)),
+        "<w_star, w[k]>": slot(A, np.broadcast_to(ws, A.shape), ws_n * D0),
+        "<w_star, w[k+1]>": slot(B, np.broadcast_to(ws, B.shape), ws_n * D1),
+        "<w[k], w[k]>": slot(A, A, D0 * (2 * nA + D0)),
+        "<w[k+1], w[k+1]>": slot(B, B, D1 * (2 * nB + D1)),
+        "<x, w[k]>": slot(A, x, nx * D0), "<x, w[k+1]>": slot(B, x, nx * D1),
+        "<w[k], w[k+1]>": slot(A, B, D0 * nB + D1 * nA + D0 * D1),
+        "d": keeper.hinge(idx),
+    })
+    return env_u
+
+
+def _trace_keeper(monitor, stats, y, order, gamma, need_td: bool, w0, ws, eta) -> Bookkeeper:
+    """The bookkeeping of a trace (TD before each visit t: P[t], within eP[t] of the sum), its
+    constants and examples judged."""
+    n, d = y.shape[0], stats.d
+    keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, need_td=need_td,
+                        start=start_slots(w0, ws, eta))
+    monitor.check_constants(keeper.constants())
+    monitor.check_examples(keeper.examples(), n)
+    return keeper
+
+
+def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) -> dict:
+    """The slots of the trace's final state (weights wf within Df of the mathematical ones)."""
+    g = gam(d) * SAFETY
+    ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
+    nf = float(np.sqrt(wf @ wf))
+    final = dict(keeper.constants())
+    kk = np.array([float(K)])
+    final.update({"k": (kk, None), "M": (kk, None),
+                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
+                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
+                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
+                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    if need_td:
+        final["TD[k]"] = (np.array([keeper.P[-1]]), np.array([keeper.eP[-1]]))
+    return final
+
+
+def _checked_start(w0, d: int, bias: bool):
+    if np.ndim(w0) == 1 and np.shape(w0)[0] == d:
+        return check_vector("w0", w0, d, nonzero=False)
+    return _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias else f"{d}")
 
 
 def _bad_w0(w0, dims: str):
@@ -384,20 +420,7 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
     def explains(left):
         return left < nrule and left <= nrule // 10
 
-    # a learning rate: the steps are a constant multiple of y*x (visit 0 aside: the start)
-    up = np.flatnonzero(changed)
-    up = up[up > 0] if up.size > 1 else up
-    eta_c = None
-    if up.size:
-        V = yv[up, None] * Xv[up]
-        S = W[up] - Wb[up]
-        r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
-        if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
-            for digits in range(1, 18):
-                c = float(f"{r:.{digits}g}")
-                if abs(c - r) <= 1e-4 * r:
-                    eta_c = c
-                    break
+    eta_c, r, ups = _rate_guess(Wb, W, Xv, yv, changed, eta)
     etas = [eta] + ([eta_c] if eta_c is not None else [])
     ars = [ar] + ([_F32] if ar is _F64 else [])
     best = (nrule, eta, ar)
@@ -418,7 +441,7 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
             out.append({"pattern": "learning_rate", "suggest": opts if both else f"--eta {e!r}",
                         "explains": nrule - left,
                         "message": f"the steps w[t] - w[t-1] are {e!r} * y*x (median ratio to "
-                                   f"y*x over {up.size} update(s): {r:.6g}): a learning rate of "
+                                   f"y*x over {ups} update(s): {r:.6g}): a learning rate of "
                                    f"{e!r}? audit with --eta {e!r}"
                                    f"{' --float32' if both else ''} ({rest})"})
         if a is not ar:
@@ -436,23 +459,44 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
     # a non-zero start: visit 0 alone breaks the rule, the trace follows it from there
     first = min(t for _, t, _ in rule) if rule else None
     if first == 0 and W[0].any():
-        cands = [W[0], W[0] - eta * yv[0] * Xv[0]]  # visit 0 no update / an update
-        for c in cands:
+        for c in (W[0], W[0] - eta * yv[0] * Xv[0]):  # visit 0 no update / an update
             Wb_ = Wb.copy()
             Wb_[0] = c
             left = flagged(Wb_=Wb_, eta_=eta, ar_=ar)
             if explains(left):
-                shown = (f"w0 = {np.array2string(c, precision=6, threshold=6)}" if d <= 6
-                         else f"a w0 of norm {float(np.linalg.norm(c)):.6g}")
-                declared = "0" if w0 is None else "the declared w0"
-                out.append({"pattern": "start", "suggest": "--w0 W0.npy", "w0": c.tolist(),
-                            "explains": nrule - left,
-                            "message": f"the trace does not start from {declared}: visit 0 "
-                                       f"breaks the rule and the rest of the trace follows it "
-                                       f"from {shown}; a non-zero start? save the initial "
-                                       f"weights as W0.npy and audit with --w0 W0.npy"})
+                out.append(_start_pattern(c, d, w0, nrule - left))
                 break
     return out
+
+
+def _rate_guess(Wb, W, Xv, yv, changed, eta: float):
+    """(a learning rate other than eta that the steps suggest, or None; the median ratio of
+    the steps to y*x; the updates it is taken over): visit 0 aside, the start."""
+    up = np.flatnonzero(changed)
+    up = up[up > 0] if up.size > 1 else up
+    if not up.size:
+        return None, float("nan"), 0
+    V = yv[up, None] * Xv[up]
+    S = W[up] - Wb[up]
+    r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
+    if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
+        for digits in range(1, 18):
+            c = float(f"{r:.{digits}g}")
+            if abs(c - r) <= 1e-4 * r:
+                return c, r, up.size
+    return None, r, up.size
+
+
+def _start_pattern(c, d: int, w0, explained: int) -> dict:
+    """The finding that the trace starts from c, not from the declared start."""
+    shown = (f"w0 = {np.array2string(c, precision=6, threshold=6)}" if d <= 6
+             else f"a w0 of norm {float(np.linalg.norm(c)):.6g}")
+    declared = "0" if w0 is None else "the declared w0"
+    return {"pattern": "start", "suggest": "--w0 W0.npy", "w0": c.tolist(),
+            "explains": explained,
+            "message": f"the trace does not start from {declared}: visit 0 breaks the rule and "
+                       f"the rest of the trace follows it from {shown}; a non-zero start? save "
+                       f"the initial weights as W0.npy and audit with --w0 W0.npy"}
 
 
 def _float32_size(Wb, W, Xv, yv, changed, eta) -> float:
@@ -493,26 +537,10 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
       trace's decision, and *undetermined* when one could: never accepted silently, never called
       a violation.
     """
-    T, d = Wb.shape
-    p = _rowdot(Wb, Xv)
-    if ar is _F64:
-        g = gam(d) * SAFETY
-        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
-    else:  # x cast to the implementation's format, then d products and sums in it
-        g = ar.gam(d + 1) * SAFETY
-        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
-             * (1 + 4 * U))
+    T = Wb.shape[0]
+    p, E, thr, nb = _decision_bound(Wb, Xv, variant, gamma, ar)
+    cond = "y<w,x> <= 0" if variant == "classic" else "w = 0 or y<w,x> <= (gamma/2)||w||"
     nonzero = Wb.any(axis=1)
-    if variant == "classic":
-        thr = np.zeros(T)
-        cond = "y<w,x> <= 0"
-    else:
-        nb2 = _rowdot(Wb, Wb)
-        nb = np.sqrt(nb2)
-        thr = gamma / 2 * nb
-        E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
-             + (4 * U if ar is _F64 else 6 * ar.u) * thr)
-        cond = "w = 0 or y<w,x> <= (gamma/2)||w||"
     s = yv * p - thr
     must = s < -2 * E  # every correct evaluation updates
     must_not = s > 2 * E  # none does
@@ -531,6 +559,32 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
         must[er] = s[er] <= 0
         must_not[er] = s[er] > 0
         rows = rows[~ex]
+    unsure, value = _decide_in_band(rows, Wb, Xv, yv, changed, variant, gamma, E, nb, cond,
+                                    must, must_not)
+    for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
+        value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
+    step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
+    ref = Wb + step
+    dev = np.abs(W - ref)
+    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
+    rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
+    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
+    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
+    rule.sort(key=lambda r: r[1])
+    out = []
+    for what, t in rule:
+        if len(out) >= limit:
+            out.append((what, t, None))
+            continue
+        shown = value.get(t, repr(float(yv[t] * p[t])))
+        out.append((what, t, _rule_message(what, cond, shown, eta, W[t], ref[t], dev[t])))
+    return out, sorted(unsure.items())
+
+
+def _decide_in_band(rows, Wb, Xv, yv, changed, variant, gamma, E, nb, cond, must, must_not):
+    """Decide the visits `rows` within 2E of the rule's boundary in exact arithmetic, marking
+    `must`/`must_not` where no correct float evaluation takes the trace's decision: (unsure,
+    value), the messages of the undecidable visits and the exact values of the decided ones."""
     unsure = {}  # visit -> message
     value = {}  # visit -> the exact value, as the message shows it
     half_g2 = (Fraction(gamma) / 2) ** 2 if variant == "margin" else None
@@ -553,39 +607,47 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
                 unsure[t] = (f"w did not change, but the rule updates ({cond}: "
                              f"y<w,x> = {shown} {where}): a correct float implementation may "
                              f"skip it")
-        else:  # updated: possible iff s - E <= 0
-            if not _le_sqrt(a - e, b):
-                must_not[t] = True
-                value[t] = f"{shown} {where}"
-            else:
-                unsure[t] = (f"w changed, but the rule does not update (y<w,x> = "
-                             f"{shown} {where}): a correct float implementation may update")
-    for t in np.flatnonzero(exact & (must & ~changed | must_not & changed)).tolist():
-        value[t] = f"{_show(s[t])}, exact: the rounding-error bound of <w, x> is 0 here"
-    step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
-    ref = Wb + step
-    dev = np.abs(W - ref)
-    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
-    rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
-    rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
-    rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
-    rule.sort(key=lambda r: r[1])
-    out = []
-    for what, t in rule:
-        if len(out) >= limit:
-            out.append((what, t, None))
-            continue
-        shown = value.get(t, repr(float(yv[t] * p[t])))
-        if what == "missed":
-            msg = f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
-        elif what == "spurious":
-            msg = f"w changed but the rule does not update (y<w,x> = {shown})"
+        elif not _le_sqrt(a - e, b):  # updated: possible iff s - E <= 0
+            must_not[t] = True
+            value[t] = f"{shown} {where}"
         else:
-            j = int(np.argmax(dev[t]))
-            msg = (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
-                   f"{float(W[t, j])!r} instead of {float(ref[t, j])!r})")
-        out.append((what, t, msg))
-    return out, sorted(unsure.items())
+            unsure[t] = (f"w changed, but the rule does not update (y<w,x> = "
+                         f"{shown} {where}): a correct float implementation may update")
+    return unsure, value
+
+
+def _decision_bound(Wb, Xv, variant: str, gamma, ar: _Arith):
+    """(p, E, thr, ||w||): the predictions <w, x>, the bound E on the distance between the exact
+    s = y<w, x> - thr and any correct float evaluation of it, and the margin rule's threshold
+    thr = (gamma/2)||w|| (0 for classic; ||w|| None then)."""
+    T, d = Wb.shape
+    p = _rowdot(Wb, Xv)
+    if ar is _F64:
+        g = gam(d) * SAFETY
+        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
+    else:  # x cast to the implementation's format, then d products and sums in it
+        g = ar.gam(d + 1) * SAFETY
+        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
+             * (1 + 4 * U))
+    if variant == "classic":
+        return p, E, np.zeros(T), None
+    nb2 = _rowdot(Wb, Wb)
+    nb = np.sqrt(nb2)
+    thr = gamma / 2 * nb
+    E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
+         + (4 * U if ar is _F64 else 6 * ar.u) * thr)
+    return p, E, thr, nb
+
+
+def _rule_message(what: str, cond: str, shown: str, eta: float, w, ref, dev) -> str:
+    """What a rule finding says: a missed or spurious update, or a wrong step."""
+    if what == "missed":
+        return f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
+    if what == "spurious":
+        return f"w changed but the rule does not update (y<w,x> = {shown})"
+    j = int(np.argmax(dev))
+    return (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
+            f"{float(w[j])!r} instead of {float(ref[j])!r})")
 
 
 def _STEP(eta: float) -> str:
@@ -704,14 +766,14 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     to every eta); these are listed with the reason.
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
-    reference = run(X, y, w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False,
-                    lemmas=base, include_unverified=include_unverified, separable=separable,
-                    on_violation="collect", eta=eta, w0=w0)
+    reference = run_online(X, y, w_star=ws, gamma=gamma, variant=variant, order=order,
+                           cyclic=False, lemmas=base, include_unverified=include_unverified,
+                           separable=separable, on_violation="collect", eta=eta, w0=w0)
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     judged, skipped = [], []
     reasons = _declared_rule_reasons(base, w0 is not None, eta)
-    for gated, why in zip(_data_gated(base), reasons):
+    for gated, why in zip(data_gated(base), reasons):
         if why is not None:
             skipped.append({"lemma": gated.name, "statement": gated.shown,
                             "source": gated.where, "where": None, "checks": 0,
@@ -744,18 +806,13 @@ def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
     declared rule (None when they do, or when only the run can tell): the start is an equation
     w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
     w0, x, y, w)."""
-    from ..kernel.formulas import VectorEq
-    from ..quantities import Unbindable as NotRunQuantity
-    from ..quantities import in_run_vocabulary
-    from ._monitor import _compile_lemma, _other_run
-
     compiled = _compile_lemma(lem)
     if isinstance(compiled, str) or _other_run(compiled, "single"):
         return None  # not monitorable on a trace (a batch lemma): the monitor says why
     try:
         _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
                                                 lem.per_update, lem.bindings)
-    except NotRunQuantity:
+    except Unbindable:
         return None  # not monitorable anyway: the monitor says why
     written = dict(lem.hypotheses)
     for hname, f in translated:
@@ -780,10 +837,6 @@ def _step_differs(f, index, eta: float) -> bool:
     """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
     eta*y*x for the declared eta and either label (False when it mentions other quantities:
     the reference run decides)."""
-    import sympy as sp
-
-    from ..kernel.terms import Vec
-
     rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
     label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
     expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
@@ -807,54 +860,9 @@ def _shown_eq(f) -> str:
     return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
-def judged_like_a_trace(lemmas, reference) -> list:
-    """The lemmas that apply to a reference run of the textbook rule (same data and order),
-    each gated by its assumptions about the data only: how the audit judges a trace, and how
-    the kernel and batch engines judge a run made with a testing hook's bug."""
-    applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
-               if s["applies"]}
-    return [g for g in _data_gated(lemmas) if (g.name, g.where) in applies]
-
-
-_GATED: dict = {}  # SameObjects(lemma objects) -> their data-gated Lemmas
-
-
-def _data_gated(lemmas) -> tuple:
-    """Each lemma gated by its data assumptions only; the same objects for the same lemmas, so
-    that the monitors of their audits are compiled once (monitor_of)."""
-    key = SameObjects(lemmas)
-    gated = _GATED.get(key)
-    if gated is None:
-        gated = []
-        for lem in map(as_lemma, key.objects):
-            data = tuple((name, f) for name, f in lem.hypotheses if _about_data(f, lem))
-            gated.append(replace(lem, hypotheses=data))
-        if len(_GATED) > 64:
-            _GATED.clear()
-        gated = _GATED[key] = tuple(gated)
-    return gated
-
-
-def _about_data(formula, lem) -> bool:
-    """An assumption about constants or examples, not about the learner's weights (judged in
-    the run vocabulary: a setting may bind its own names, like kernel.proof's phi).
-
-    One the compiler cannot bind on its own (a definition such as z0 = ...) is kept, for the
-    monitor to use as it would in a run.
-    """
-    try:
-        translated, _, kinds, _ = in_run_vocabulary(formula, (), lem.kinds, lem.per_update,
-                                                    lem.bindings)
-        return compile_formula(translated, kinds).where in ("constant", "example")
-    except Unbindable:
-        return True
-
-
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
     w_star .npy/.npz."""
-    from ._io import read_array, read_npz
-
     f = read_npz(data, "data", ("X", "y"))
     t = read_npz(trace, "trace", ("order", "w"))
     kwargs.setdefault("td", t.get("td"))

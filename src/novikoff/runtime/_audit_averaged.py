@@ -43,13 +43,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit, judged_like_a_trace
+from ._audit import AuditReport, _lemma_findings, audit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
+from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
 from ._monitor import Monitor
 from ._separator import max_margin_separator
+from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
 __all__ = ["AveragedAuditReport", "audit_averaged", "audit_averaged_files", "CONVENTIONS",
@@ -246,8 +248,6 @@ def _merged(classic: AuditReport, visits: Monitor) -> dict:
 def audit_averaged_files(data, trace, *, w_star=None, **kwargs) -> AveragedAuditReport:
     """audit_averaged() on files: data .npz (X, y), trace .npz (order, w, average), optional
     w_star .npy/.npz."""
-    from ._io import read_array, read_npz
-
     f = read_npz(data, "data", ("X", "y"))
     t = read_npz(trace, "trace", ("order", "w", "average"))
     ws = None if w_star is None else read_array(w_star, "w_star")

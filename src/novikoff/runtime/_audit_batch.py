@@ -45,12 +45,15 @@ from itertools import product
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _exact_rows, _lemma_findings, _show, judged_like_a_trace
-from ._batch_run import _dot_err, _exact_slot, _norm_up, run_batch, step_slots
-from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, start_slots
+from ._audit import AuditReport, _exact_rows, _lemma_findings, _show
+from ._batch_run import _dot_err, _exact_slot, run_batch, step_slots
+from ._bounds import (SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, norm_up,
+                      start_slots)
 from ._engine import make_monitor
+from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
 from ._separator import max_margin_separator
+from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
     numeric_array
 
@@ -331,7 +334,7 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
         w, w1, Y = Wb[k], W[k], sets[k]
         mk = Y.size
         u = y[Y] @ X[Y] if mk else np.zeros(d)
-        W0, W1, nu = _norm_up(w, d), _norm_up(w1, d), _norm_up(u, d)
+        W0, W1, nu = norm_up(w, d), norm_up(w1, d), norm_up(u, d)
         e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
         step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
         D1 = (D + eta * e_U + step_r + 2 * U * W1) * SAFETY
@@ -382,8 +385,6 @@ def batch_trace(result) -> dict:
 def audit_batch_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit_batch() on files: data .npz (X, y), trace .npz (w, optionally converged),
     optional w_star .npy/.npz."""
-    from ._io import read_array, read_npz
-
     f = read_npz(data, "data", ("X", "y"))
     t = read_npz(trace, "trace", ("w",))
     if "converged" in t and "converged" not in kwargs:

@@ -37,12 +37,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _data_gated, audit
+from ._audit import AuditReport, _lemma_findings, audit
 from ._bounds import SAFETY, U, data_stats, start_slots
 from ._compile import VOTED_NAMES, slot_names
 from ._lemmas import load_lemmas
 from ._monitor import monitor_of
+from ._separator import max_margin_separator
+from ._trace_lemmas import data_gated
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
+from ._voted_run import run_voted
 
 __all__ = ["VotedAuditReport", "audit_voted", "COUNTS"]
 
@@ -109,9 +112,6 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
     """The classic audit of (order, w), the vote (vectors, counts) against its definition, and
     voted.proof's lemmas on the vote (see the module docstring).  convention: 'in-use' (the
     default) or 'freund-schapire', how the implementation counts the visit of an update."""
-    from ._separator import max_margin_separator
-    from ._voted_run import run_voted
-
     convention = check_choice("convention", convention, COUNTS)
     Xc, yc = check_data(X, y)
     if bias:
@@ -151,7 +151,7 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
                         w0=None if w0 is None or not np.any(start) else start)
         applies = {(s["lemma"], s["source"]) for s in ref.monitor["monitored"]
                    if s["applies"]}
-        judged = [g for g in _data_gated(base) if (g.name, g.where) in applies]
+        judged = [g for g in data_gated(base) if (g.name, g.where) in applies]
         lemma_found, mon_checks, summary_extra, not_mon_voted = _vote_lemmas(
             judged, report, data_stats(Xc, yc, ws),
             start_slots(start if np.any(start) else None, ws, eta), c_use, up, order)

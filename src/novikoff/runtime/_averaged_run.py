@@ -35,15 +35,6 @@ Honest floats (u = 2^-53, gamma_n = n*u/(1 - n*u), ``_bounds.gam``; every bound 
   vectors held within e_a, e_b of the exact ones within gamma_d*||a~||*||b~|| + d*2^-1074 +
   e_a*||b~|| + e_b*||a~|| + e_a*e_b (``_batch_run._dot_err``): nothing accumulates but D, E, e.
 
-Testing hook ``average_rule``: 'textbook', or a bug the monitor must catch: 'after_visit' (the
-sum adds the weights *after* the visit's update), 'updates_only' (the sum adds the weights in
-use only at updates), 'off_by_one' (the average after t visits divides by t - 1, by 1 at t = 1).
-The training run is the textbook one in every case; a bug's run is judged as the audit judges
-a trace (the lemmas that apply to the textbook run on the same data and order, gated by their
-assumptions about the data only: the definitions the bug breaks, such as ``accumulate`` or
-``mean``, do not excuse it).  On iris every bug is a violation within a few visits
-(``averaged_run_norm`` at t = 1 for 'after_visit', ``average_run_norm`` at t = 2 for
-'off_by_one', ``averaged_run_progress`` when the run has converged for 'updates_only').
 """
 
 from __future__ import annotations
@@ -54,16 +45,17 @@ from dataclasses import fields
 import numpy as np
 
 from ..errors import NovikoffError
-from ._batch_run import _norm_up
-from ._bounds import SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, start_slots
-from ._engine import visits_allowed
+from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, norm_up,
+                      start_slots)
+from ._engine import make_monitor, visits_allowed
 from ._monitor import AVERAGED_ONLY, LemmaViolation, Violation
+from ._result import RunResult
+from ._separator import max_margin_separator
 from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int, \
     check_w_star
 
-__all__ = ["run_averaged", "AVERAGE_RULES", "VisitSlots"]
+__all__ = ["run_averaged", "VisitSlots"]
 
-AVERAGE_RULES = ("textbook", "after_visit", "updates_only", "off_by_one")
 _CHUNK = 1 << 13  # visits judged at once
 
 
@@ -205,24 +197,16 @@ def _raise_first(classic, visits, seen: int) -> int:
 
 def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
                  max_epochs=None, lemmas=None, proofs=None, include_unverified: bool = False,
-                 checks: bool = True, on_violation: str = "raise", progress=None,
-                 average_rule: str = "textbook"):
+                 checks: bool = True, on_violation: str = "raise", progress=None):
     """The averaged perceptron on (X, y), the classic lemmas checked at every update and
     averaged.proof's averaged_run lemmas at every visit (see the module docstring).
 
     Returns a RunResult whose ``w`` is the average after the last visit (the averaged
     perceptron's answer); ``monitor['weights']`` holds the last weights, ``mistakes`` the
-    updates, ``visits`` the visits T averaged over.  average_rule: a testing hook (module
-    docstring).  Raises LemmaViolation at the first violation in visit order
-    (on_violation='raise'), InvalidArgument on bad input.
+    updates, ``visits`` the visits T averaged over.  Raises LemmaViolation at the first
+    violation in visit order (on_violation='raise'), InvalidArgument on bad input.
     """
-    from ._audit import judged_like_a_trace
-    from ._engine import RunResult, make_monitor
-    from ._lemmas import load_lemmas
-    from ._separator import max_margin_separator
-
     t_start = time.perf_counter()
-    check_choice("average_rule", average_rule, AVERAGE_RULES)
     check_choice("on_violation", on_violation, ("raise", "collect"))
     X, y = check_data(X, y)
     n, d = X.shape
@@ -231,56 +215,118 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
     max_epochs = check_positive_int("max_epochs", max_epochs)
     if w_star is not None:
         w_star = check_w_star(w_star, d)
-    classic = visits = keeper = slots = None
+    watch = None
     if checks:
-        if average_rule != "textbook":
-            ref = run_averaged(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
-                               max_epochs=max_epochs, lemmas=lemmas, proofs=proofs,
-                               include_unverified=include_unverified, on_violation="collect")
-            lemmas = judged_like_a_trace(load_lemmas(proofs) if lemmas is None else lemmas,
-                                         ref)
-            w_star = ref.w_star
-        classic = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
-                               on_violation="collect")
-        classic.example_scope = "updates"
-        visits = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
-                              on_violation="collect", engine="averaged")
+        watch = _AveragedWatch(X, y, order, w_star, gamma, lemmas, proofs, include_unverified,
+                               on_violation, progress)
+        w_star, gamma = watch.w_star, watch.gamma
+    state = _Averaging(X, y, order, cyclic, visits_allowed(order, cyclic, max_epochs, True))
+    state.run(watch, progress)
+    bounds = {}
+    summary = None
+    if watch is not None:
+        watch.finish(state)
+        bounds = watch.classic.bounds()
+        summary = merged_summary(watch.classic, watch.visits)
+        summary["weights"] = state.w.tolist()
+    T, L_order = state.T, order.shape[0]
+    return RunResult(
+        variant="averaged", cyclic=cyclic, n=n, d=d, mistakes=state.K,
+        epochs=-(-T // L_order), visits=T, converged=state.converged, w=state.a,
+        w_star=w_star, gamma=gamma,
+        R=watch.slots.const["R"][0][0].item() if watch else None, separable=True,
+        exact=False, checks=(watch.classic.checks + watch.visits.checks) if watch else 0,
+        monitor=summary, bounds=bounds,
+        updates=np.array(state.update_examples, np.int64) if watch else None,
+        seconds=time.perf_counter() - t_start)
+
+
+class _AveragedWatch:
+    """The two monitors of an averaged run: the classic lemmas at its updates, averaged.proof's
+    at every visit; each chunk of visits judged as it ends."""
+
+    def __init__(self, X, y, order, w_star, gamma, lemmas, proofs, include_unverified,
+                 on_violation, progress):
+        n, d = X.shape
+        self.d, self.order, self.on_violation = d, order, on_violation
+        self.classic = make_monitor(lemmas, proofs=proofs,
+                                    include_unverified=include_unverified,
+                                    on_violation="collect")
+        self.classic.example_scope = "updates"
+        self.visits = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
+                                   on_violation="collect", engine="averaged")
         if w_star is None:
             w_star = max_margin_separator(X, y, progress=getattr(progress, "phase", None))
         stats = data_stats(X, y, w_star)
         gamma = certify_margin(X, y, w_star, stats, gamma)
         stats.gamma = gamma
-        keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, zero_loss=True,
-                            need_td=classic.needs("TD[k]", "TD[k+1]"),
-                            start=start_slots(None, w_star, 1.0))
-        classic.check_constants(keeper.constants())
-        slots = VisitSlots(visits, d, w_star, stats, gamma)
-    L_order = order.shape[0]
-    t_end = visits_allowed(order, cyclic, max_epochs, separable=True)
-    rows = [X[i] for i in range(n)]
-    labels = [float(v) for v in y]
-    w = np.zeros(d)
-    s = np.zeros(d)
-    D = 0.0  # ||w~ - w|| of the weights held
-    Es = 0.0  # ||s~ - s|| of the sum held
-    RT, eRT = 0.0, 0.0
-    K = 0
-    KT = 0.0
-    T = 0
-    converged = False
-    clean = True  # no update so far in this pass
-    update_examples = []
-    last_update_visit = None
-    a = np.zeros(d)
-    seen = 0
-    V = np.empty((_CHUNK, d))
-    Wafter = np.empty((_CHUNK, d)) if average_rule == "after_visit" else None
-    while T < t_end and not converged:
-        L = int(min(_CHUNK, t_end - T))
-        kt = np.empty(L, np.int64)
-        Dv = np.empty(L)
-        Dafter = np.empty(L) if Wafter is not None else None
-        upd = np.zeros(L, bool)
+        self.w_star, self.gamma = w_star, gamma
+        self.keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, zero_loss=True,
+                                 need_td=self.classic.needs("TD[k]", "TD[k+1]"),
+                                 start=start_slots(None, w_star, 1.0))
+        self.classic.check_constants(self.keeper.constants())
+        self.slots = VisitSlots(self.visits, d, w_star, stats, gamma)
+        self.seen = 0
+        self.Es = self.eRT = 0.0  # ||s~ - s|| of the sum held, and the error of RT~
+
+    def chunk(self, st, L, V, Dv, kt, S, A, tt, r, RTs, KTs, idx, ps, vis) -> None:
+        """Judge the chunk of L visits from visit st.T (before the state moves past it)."""
+        d, T, L_order = self.d, st.T, self.order.shape[0]
+        nS = norms_up(S, d)
+        ES = np.concatenate(([self.Es], self.Es + np.cumsum(Dv + 2 * U * nS[1:]))) * SAFETY
+        EA = (ES[1:] / tt + 2 * U * norms_up(A, d)) * SAFETY
+        eR = np.concatenate(([self.eRT], self.eRT + np.cumsum(2 * U * r + 2 * U * RTs[1:])))
+        eR = eR * SAFETY
+        if idx:
+            ii = np.array(idx, np.int64)
+            env = self.keeper.chunk(ii, np.array(ps), np.array(vis, np.int64))
+            self.classic.check_chunk(env, st.K - len(idx), len(idx), examples=ii,
+                                     visits=np.array(vis, np.int64))
+        env = self.slots.env(T, V, Dv, S, ES, A, EA, kt, KTs, RTs, eR)
+        self.visits.check_chunk(env, T, L, examples=self.order[np.arange(T, T + L) % L_order],
+                                visits=np.arange(T, T + L, dtype=np.int64))
+        as_visit_violations(self.visits)
+        if self.on_violation == "raise":
+            self.seen = _raise_first(self.classic, self.visits, self.seen)
+        self.Es, self.eRT = float(ES[-1]), float(eR[-1])
+
+    def finish(self, st) -> None:
+        """Judge the final state of the run."""
+        self.classic.check_final_state(self.keeper.final_state(st.T), st.K,
+                                       visit=st.last_update_visit)
+        self.visits.check_final_state(
+            self.slots.final(st.T, st.w, st.D, st.K, st.s, self.Es, st.KT, st.RT, self.eRT),
+            st.T, visit=st.T - 1)
+        as_visit_violations(self.visits)
+        if self.on_violation == "raise":
+            _raise_first(self.classic, self.visits, self.seen)
+
+
+class _Averaging:
+    """The averaged perceptron's state: the classic run, its running sum and average."""
+
+    def __init__(self, X, y, order, cyclic: bool, t_end: int):
+        n, d = X.shape
+        self.rows, self.labels = [X[i] for i in range(n)], [float(v) for v in y]
+        self.order, self.cyclic, self.t_end, self.d = order, cyclic, t_end, d
+        self.w, self.s, self.a = np.zeros(d), np.zeros(d), np.zeros(d)
+        self.D = 0.0  # ||w~ - w|| of the weights held
+        self.RT = self.KT = 0.0
+        self.K = self.T = 0
+        self.converged = False
+        self.clean = True  # no update so far in this pass
+        self.update_examples = []
+        self.last_update_visit = None
+        self.V = np.empty((_CHUNK, d))  # the weights in use at each visit of a chunk
+
+    def visit_chunk(self, L: int):
+        """Up to L visits from T (fewer when a clean pass ends the run): (visits made, the
+        weights' error bound and update count at each, the updates' examples, predictions
+        and visits).  The state is in locals in the loop (a Python loop over the visits)."""
+        order, rows, labels, V = self.order, self.rows, self.labels, self.V
+        L_order, d, cyclic = order.shape[0], self.d, self.cyclic
+        w, K, D, clean, T = self.w, self.K, self.D, self.clean, self.T
+        kt, Dv = np.empty(L, np.int64), np.empty(L)
         idx, ps, vis = [], [], []
         j = 0
         while j < L:
@@ -288,7 +334,7 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
             pos = t % L_order
             if pos == 0 and t > 0 and cyclic:
                 if clean:
-                    converged = True
+                    self.converged = True
                     break
                 clean = True
             i = int(order[pos])
@@ -299,82 +345,40 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
             if labels[i] * p <= 0:
                 w = w + labels[i] * rows[i]
                 K += 1
-                D = (D + 2 * U * _norm_up(w, d)) * SAFETY
-                upd[j] = True
+                D = (D + 2 * U * norm_up(w, d)) * SAFETY
                 clean = False
                 idx.append(i)
                 ps.append(p)
                 vis.append(t)
-            if Wafter is not None:
-                Wafter[j] = w
-                Dafter[j] = D
             j += 1
-        L = j
-        if L == 0:
-            break
-        update_examples += idx
-        if vis:
-            last_update_visit = vis[-1]
-        # the engine's running sum and averages over the chunk
-        if average_rule == "after_visit":
-            adds, e_adds = Wafter[:L], Dafter[:L]
-        elif average_rule == "updates_only":
-            adds = np.where(upd[:L, None], V[:L], 0.0)
-            e_adds = np.where(upd[:L], Dv[:L], 0.0)
-        else:
-            adds, e_adds = V[:L], Dv[:L]
-        S = np.cumsum(np.vstack([s[None, :], adds]), axis=0)
-        tt = np.arange(T + 1, T + L + 1, dtype=float)
-        div = np.maximum(tt - 1.0, 1.0) if average_rule == "off_by_one" else tt
-        A = S[1:] / div[:, None]
-        r = np.sqrt(kt[:L].astype(float))
-        RTs = np.cumsum(np.concatenate(([RT], r)))
-        KTs = np.cumsum(np.concatenate(([KT], kt[:L].astype(float))))
-        if checks:
-            nS = norms_up(S, d)
-            ES = np.concatenate(([Es], Es + np.cumsum(e_adds + 2 * U * nS[1:]))) * SAFETY
-            EA = (ES[1:] / div + 2 * U * norms_up(A, d)) * SAFETY
-            eR = np.concatenate(([eRT], eRT + np.cumsum(2 * U * r + 2 * U * RTs[1:]))) * SAFETY
-            if idx:
-                ii = np.array(idx, np.int64)
-                env = keeper.chunk(ii, np.array(ps), np.array(vis, np.int64))
-                classic.check_chunk(env, K - len(idx), len(idx), examples=ii,
-                                    visits=np.array(vis, np.int64))
-            env = slots.env(T, V[:L], Dv[:L], S, ES, A, EA, kt[:L], KTs, RTs, eR)
-            visits.check_chunk(env, T, L, examples=order[np.arange(T, T + L) % L_order],
-                               visits=np.arange(T, T + L, dtype=np.int64))
-            as_visit_violations(visits)
-            if on_violation == "raise":
-                seen = _raise_first(classic, visits, seen)
-            Es, eRT = float(ES[-1]), float(eR[-1])
-        s = S[-1].copy()
-        a = A[-1].copy()
-        RT, KT = float(RTs[-1]), float(KTs[-1])
-        T += L
-        if progress is not None:
-            progress(T, K, -(-T // L_order))
-    if cyclic and not converged and clean and T % L_order == 0 and T > 0:
-        converged = True  # the last pass allowed was clean
-    if not cyclic:
-        converged = clean
-    bounds = {}
-    summary = None
-    if checks:
-        classic.check_final_state(keeper.final_state(T), K, visit=last_update_visit)
-        visits.check_final_state(slots.final(T, w, D, K, s, Es, KT, RT, eRT), T,
-                                 visit=T - 1)
-        as_visit_violations(visits)
-        if on_violation == "raise":
-            _raise_first(classic, visits, seen)
-        bounds = classic.bounds()
-        summary = merged_summary(classic, visits)
-        summary["average_rule"] = average_rule
-        summary["weights"] = w.tolist()
-    return RunResult(
-        variant="averaged", cyclic=cyclic, n=n, d=d, mistakes=K,
-        epochs=-(-T // L_order), visits=T, converged=converged, w=a, w_star=w_star,
-        gamma=gamma, R=slots.const["R"][0][0].item() if slots else None, separable=True,
-        exact=False, checks=(classic.checks + visits.checks) if checks else 0,
-        monitor=summary, bounds=bounds,
-        updates=np.array(update_examples, np.int64) if checks else None,
-        seconds=time.perf_counter() - t_start)
+        self.w, self.K, self.D, self.clean = w, K, D, clean
+        return j, kt[:j], Dv[:j], idx, ps, vis
+
+    def run(self, watch, progress) -> None:
+        """Visit to the end, each chunk's sums and averages judged by `watch` (if any)."""
+        L_order = self.order.shape[0]
+        while self.T < self.t_end and not self.converged:
+            L, kt, Dv, idx, ps, vis = self.visit_chunk(int(min(_CHUNK, self.t_end - self.T)))
+            if L == 0:
+                break
+            self.update_examples += idx
+            if vis:
+                self.last_update_visit = vis[-1]
+            S = np.cumsum(np.vstack([self.s[None, :], self.V[:L]]), axis=0)
+            tt = np.arange(self.T + 1, self.T + L + 1, dtype=float)
+            A = S[1:] / tt[:, None]
+            r = np.sqrt(kt.astype(float))
+            RTs = np.cumsum(np.concatenate(([self.RT], r)))
+            KTs = np.cumsum(np.concatenate(([self.KT], kt.astype(float))))
+            if watch is not None:
+                watch.chunk(self, L, self.V[:L], Dv, kt, S, A, tt, r, RTs, KTs, idx, ps, vis)
+            self.s, self.a = S[-1].copy(), A[-1].copy()
+            self.RT, self.KT = float(RTs[-1]), float(KTs[-1])
+            self.T += L
+            if progress is not None:
+                progress(self.T, self.K, -(-self.T // L_order))
+        T = self.T
+        if self.cyclic and not self.converged and self.clean and T % L_order == 0 and T > 0:
+            self.converged = True  # the last pass allowed was clean
+        if not self.cyclic:
+            self.converged = self.clean

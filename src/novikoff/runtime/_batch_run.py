@@ -11,7 +11,7 @@ the exact batch perceptron making the same steps (the same sets Y_k): w[0] = 0, 
 eta*u_k with u_k the exact sum and eta the exact value of the float.  Every slot is a float with
 a bound on its distance to the mathematical value:
 
-* norms: ||v|| <= sqrt(fl(<v, v>) + d*2^-1074)*(1 + gamma_d)*(1 + 4u) (``_norm_up``);
+* norms: ||v|| <= sqrt(fl(<v, v>) + d*2^-1074)*(1 + gamma_d)*(1 + 4u) (``_bounds.norm_up``);
 * the step's sum u~ = fl(y_Y @ X_Y), a dot product of length m per coordinate:
   ||u~ - u|| <= e_U = gamma_m * sum_{t in Y} ||x_t||;
 * the weights: the engine's w~[k] drifts from w[k] by at most D_k, D_0 = 0 and
@@ -45,25 +45,18 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, start_slots
-from ._validate import check_choice, check_data, check_gamma, check_positive, \
+from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, norm_up, start_slots
+from ._engine import make_monitor
+from ._result import RunResult
+from ._separator import max_margin_separator
+from ._validate import check_data, check_gamma, check_positive, \
     check_positive_int, check_w_star
 
-__all__ = ["run_batch", "UPDATE_RULES"]
+__all__ = ["run_batch"]
 
-# Testing hooks (update_rule): the textbook step, and two bugs the monitor must catch: the sum u
-# is not reset between steps (it accumulates), or the step adds eta*u twice.
-UPDATE_RULES = ("textbook", "accumulate", "twice")
 _SMALLEST_NORMAL = 2.0 ** -1022
 _EXACT_BUDGET = 4_000_000  # n*d entries converted to integers for an exact <u, w[k]>
 _CHUNK = 256  # steps judged at once
-
-
-def _norm_up(v, d: int) -> float:
-    """A certified upper bound of ||v|| for the float vector v."""
-    with np.errstate(under="ignore"):
-        q = float(v @ v)
-    return math.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)
 
 
 def _dot_err(d: int, na: float, ea: float, nb: float, eb: float) -> float:
@@ -170,7 +163,37 @@ class _Watch:
         self.rows = {name: ([], []) for name in self.ROWS[1:]}
         self.j0 = 0
         self.k = 0
+        self.nxu, self.ws_up, self.w_star = stats.nx_up(), stats.ws_up, w_star  # ||x_t|| <= nxu[t]
+        self.exact = None  # an _Exact twin when the data are small enough to decide ties
+        self.alpha = np.zeros(n)  # corrections of each example so far (the mathematical w[k])
+        self.C = self.Q = 0.0
+        self.D = 0.0  # ||w~[k] - w[k]||
+        # state k's <w_star, w[k]>, ||w[k]||^2 with bounds: (a, e_a, q, e_q)
+        self.state = (0.0, 0.0, 0.0, 0.0)
         monitor.check_constants(self.const)
+
+    def step(self, w, w_new, u, Y, K: int) -> None:
+        """Judge the step w -> w_new = w + eta*u made on the misclassified examples Y."""
+        d, eta, mk = self.d, self.eta, Y.size
+        W0, W1, nu = norm_up(w, d), norm_up(w_new, d), norm_up(u, d)
+        e_U = gam(mk) * float(self.nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
+        step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
+        D1 = (self.D + eta * e_U + step_r + 2 * U * W1) * SAFETY
+        uw = float(u @ w)
+        e_uw = _dot_err(d, nu, e_U, W0, self.D)
+        if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
+            uw, e_uw = 0.0, 0.0
+        if uw + e_uw > 0 and self.exact is not None:  # a tie: decide <u, w[k]> exactly
+            uw, e_uw = _exact_slot(self.exact.inner(self.alpha, Y), eta)
+        slots = step_slots(self.w_star, self.ws_up, self.state, (w, W0, self.D),
+                           (w_new, W1, D1), (u, nu, e_U), (uw, e_uw), float(mk), self.C, self.Q)
+        _finite_step(w_new, slots, eta, K)
+        self.add(slots)
+        self.state = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
+        self.D = D1
+        self.alpha[Y] += 1.0
+        self.C += mk
+        self.Q += float(mk) * mk
 
     def add(self, slots: dict) -> None:
         for name, (v, e) in slots.items():
@@ -206,26 +229,17 @@ class _Watch:
 @np.errstate(over="ignore", invalid="ignore")  # an overflow is refused (_finite_step)
 def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=None,
               lemmas=None, proofs=None, include_unverified: bool = False, checks: bool = True,
-              on_violation: str = "raise", progress=None, update_rule: str = "textbook",
-              keep_trace: bool = False):
+              on_violation: str = "raise", progress=None, keep_trace: bool = False):
     """The batch perceptron with the constant step eta on (X, y), every monitored lemma checked
     at every step (see the module docstring for the error bounds).
 
     max_epochs: the number of batch steps allowed (None: until a step finds no mistake).
     The result's ``mistakes`` is the number of steps K (what the bound of batch_step_bound
     bounds); ``monitor['corrections']`` is the total sum m[k]; ``updates`` is m[k] per step.
-    update_rule (testing hook): 'textbook', or the bugs 'accumulate' (u is not reset between
-    steps) and 'twice' (the step adds 2*eta*u); a mutated rule is judged by the lemmas that
-    apply to the textbook run on the same data, gated by their assumptions about the data and
-    the step's sum only (as ``run_kernel`` judges its bugs).
     keep_trace: keep the weights after each step in the result's ``steps`` (K, d), the trace
     ``novikoff audit --variant batch`` reads (``_audit_batch.batch_trace``).
     """
-    from ._engine import RunResult, make_monitor
-    from ._separator import max_margin_separator
-
     t_start = time.perf_counter()
-    check_choice("update_rule", update_rule, UPDATE_RULES)
     X, y = check_data(X, y)
     n, d = X.shape
     eta = check_positive(eta, "eta")
@@ -233,17 +247,8 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
     max_epochs = check_positive_int("max_epochs", max_epochs)
     if w_star is not None:
         w_star = check_w_star(w_star, d)
-    monitor = watch = exact = None
+    monitor = watch = None
     if checks:
-        if update_rule != "textbook":
-            base = lemmas if lemmas is not None else None
-            ref = run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
-                            lemmas=base, proofs=proofs, include_unverified=include_unverified,
-                            on_violation="collect")
-            from ._audit import judged_like_a_trace
-            from ._lemmas import load_lemmas
-            lemmas = judged_like_a_trace(load_lemmas(proofs) if base is None else base, ref)
-            w_star = ref.w_star
         monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
                                on_violation=on_violation, engine="batch")
         monitor.example_scope = "updates"
@@ -251,91 +256,19 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
             w_star = max_margin_separator(X, y, progress=getattr(progress, "phase", None))
         stats = data_stats(X, y, w_star)
         gamma = certify_margin(X, y, w_star, stats, gamma)
-        nxu = stats.nx_up()  # ||x_t|| <= nxu[t]
-        ws_up = stats.ws_up
         watch = _Watch(monitor, n, d, w_star, gamma, stats.R, eta, stats)
-        if update_rule == "textbook" and n * d <= _EXACT_BUDGET:
-            exact = _Exact(X, y, eta)
-    w = np.zeros(d)
-    acc = np.zeros(d)  # the 'accumulate' bug's running sum
-    e_acc = 0.0  # and its distance to the exact running sum
-    alpha = np.zeros(n)  # corrections of each example so far (the mathematical w[k])
-    counts = []
-    steps = [] if keep_trace else None
-    K = 0
-    C = Q = 0.0
-    D = 0.0  # ||w~[k] - w[k]||
-    converged = False
-    # state k's <w_star, w[k]>, ||w[k]||^2 with bounds: (a, e_a, q, e_q)
-    state = (0.0, 0.0, 0.0, 0.0)
-    while True:
-        p = X @ w
-        mis = y * p <= 0
-        Y = np.flatnonzero(mis)
-        mk = Y.size
-        if mk == 0:
-            converged = True
-            break
-        if max_epochs is not None and K >= max_epochs:
-            break
-        u = y[Y] @ X[Y]
-        if update_rule == "accumulate":
-            acc = acc + u
-            s = acc
-        elif update_rule == "twice":
-            s = u + u
-        else:
-            s = u
-        w_new = w + eta * s
-        _finite_step(w_new, {}, eta, K)
-        if watch is not None:
-            W0 = _norm_up(w, d)
-            W1 = _norm_up(w_new, d)
-            nu = _norm_up(u, d)
-            e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
-            # the step actually taken: s = u (textbook), 2u (exact doubling) or the running sum
-            if update_rule == "accumulate":  # acc~ = fl(acc~ + u~): one rounding per entry
-                e_acc = e_S = (e_acc + e_U + 2 * U * _norm_up(acc, d)) * SAFETY
-            elif update_rule == "twice":
-                e_S = 2 * e_U
-            else:
-                e_S = e_U
-            nS = _norm_up(s, d)
-            step_r = 0.0 if eta == 1.0 else U * eta * nS + d * TINY
-            D1 = (D + eta * e_S + step_r + 2 * U * W1) * SAFETY
-            uw = float(u @ w)
-            e_uw = _dot_err(d, nu, e_U, W0, D)
-            if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
-                uw, e_uw = 0.0, 0.0
-            if uw + e_uw > 0 and exact is not None:  # a tie: decide <u, w[k]> exactly
-                uw, e_uw = _exact_slot(exact.inner(alpha, Y), eta)
-            slots = step_slots(w_star, ws_up, state, (w, W0, D), (w_new, W1, D1),
-                               (u, nu, e_U), (uw, e_uw), float(mk), C, Q)
-            _finite_step(w_new, slots, eta, K)
-            watch.add(slots)
-            state = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
-            D = D1
-        alpha[Y] += 1.0
-        counts.append(mk)
-        C += mk
-        Q += float(mk) * mk
-        w = w_new
-        if steps is not None:
-            steps.append(w)
-        K += 1
-        if progress is not None and K % 64 == 0:
-            progress((K + 1) * n, K, K + 1)
+        watch.exact = _Exact(X, y, eta) if n * d <= _EXACT_BUDGET else None
+    w, K, counts, steps, converged = _steps(X, y, eta, max_epochs, watch, progress, keep_trace)
     bounds = {}
     summary = None
     if watch is not None:
-        watch.finish(state, C, Q)
+        watch.finish(watch.state, watch.C, watch.Q)
         # k <= C[k] bounds k by the run itself: report only bounds in the data's terms
         run_made = {inv.name for inv in monitor.invariants
                     if inv.check.slots & {"C[k]", "Q[k]"}}
         bounds = {k: v for k, v in monitor.bounds().items() if k not in run_made}
         summary = monitor.summary()
-        summary["corrections"] = int(C)
-        summary["update_rule"] = update_rule
+        summary["corrections"] = int(sum(counts))
     epochs = K + (1 if converged else 0)
     return RunResult(
         variant="batch", cyclic=True, n=n, d=d, mistakes=K, epochs=epochs,
@@ -345,3 +278,32 @@ def run_batch(X, y, *, eta: float = 1.0, w_star=None, gamma=None, max_epochs=Non
         updates=np.array(counts, np.int64) if checks else None, td=None,
         seconds=time.perf_counter() - t_start, eta=eta,
         steps=None if steps is None else np.array(steps).reshape(len(steps), d))
+
+
+def _steps(X, y, eta, max_epochs, watch, progress, keep_trace):
+    """The batch steps until one finds no mistake (or max_epochs of them), each judged by
+    `watch` (if any): (w, K, m[k] per step, the weights after each step or None, converged)."""
+    n, d = X.shape
+    w = np.zeros(d)
+    counts = []
+    steps = [] if keep_trace else None
+    K = 0
+    while True:
+        mis = y * (X @ w) <= 0
+        Y = np.flatnonzero(mis)
+        if Y.size == 0:
+            return w, K, counts, steps, True
+        if max_epochs is not None and K >= max_epochs:
+            return w, K, counts, steps, False
+        u = y[Y] @ X[Y]
+        w_new = w + eta * u
+        _finite_step(w_new, {}, eta, K)
+        if watch is not None:
+            watch.step(w, w_new, u, Y, K)
+        counts.append(Y.size)
+        w = w_new
+        if steps is not None:
+            steps.append(w)
+        K += 1
+        if progress is not None and K % 64 == 0:
+            progress((K + 1) * n, K, K + 1)

@@ -40,8 +40,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._kernels import HAVE_NUMBA as _HAVE_NUMBA
-from ._kernels import SMALLEST_NORMAL
+from ._loops import HAVE_NUMBA as _HAVE_NUMBA
+from ._loops import SMALLEST_NORMAL
 
 if _HAVE_NUMBA:
     import numba as _nb
@@ -628,3 +628,10 @@ def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
                                                 nx2.tolist())
     _chunk_rows(*args, *state_and_factors, out, ends, float(eta))
     return out, ends
+
+
+def norm_up(v, d: int) -> float:
+    """A certified upper bound of ||v|| for the float vector v."""
+    with np.errstate(under="ignore"):
+        q = float(v @ v)
+    return math.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)

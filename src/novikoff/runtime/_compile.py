@@ -55,6 +55,7 @@ import sympy as sp
 from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
 from ..kernel.terms import Inner, Norm, Vec, expand_norms
 from ..quantities import KINDS, Unbindable
+from ._program import SAFETY, Program, Verdict, float_constant
 
 __all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
 
@@ -87,17 +88,6 @@ STATE_SLOTS = frozenset({"k", "M", "TD[k]", "C[k]", "Q[k]", "<w_star, w[k]>", "<
 def inner_slot(a: str, b: str) -> str:
     a, b = sorted((a, b), key=VECTOR_ATOMS.index)
     return f"<{a}, {b}>"
-
-
-# Radii are computed in floating point, so a decision inflates their sum by SAFETY (relative
-# 1e-6, far above the O(u) relative error of a few operations on non-negative radii).
-SAFETY = 1.0 + 1e-6
-
-
-def float_constant(c: Fraction):
-    """(value, radius) of a rational constant: the float nearest c and a bound on its error."""
-    v = float(c)
-    return v, (0.0 if Fraction(v) == c else float(abs(Fraction(v) - c)) * 2.0)
 
 
 # --------------------------------------------------------------------------- exact intervals
@@ -334,22 +324,6 @@ def start_as_w0(fm: VectorEq) -> VectorEq:
 
 # --------------------------------------------------------------------------- checks
 
-@dataclass
-class Verdict:
-    """A vectorised three-valued verdict, with the values of the deciding relation."""
-
-    true: np.ndarray
-    false: np.ndarray
-    lhs: np.ndarray
-    rhs: np.ndarray
-    tol: np.ndarray
-    held: np.ndarray | None = None  # where a `given` lemma's premises certainly hold
-
-    @property
-    def in_force(self) -> np.ndarray:
-        return np.ones(self.true.shape, bool) if self.held is None else self.held
-
-
 
 _EXACT_BITS = (64, 256, 1024)
 
@@ -432,7 +406,6 @@ class Check:
 
     def evaluate(self, env: dict, shape) -> Verdict:
         """Decide the formula at every point of env (slot -> (values, error bounds))."""
-        from ._program import Program
         length = int(np.prod(shape))
         return Program((self,)).judge(env, length).verdict(self)
 

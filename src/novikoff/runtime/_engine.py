@@ -1,6 +1,6 @@
 """Monitored perceptron engines: classic (online or cyclic), margin, non-separable runs.
 
-The loop itself (``_kernels``) only logs, per update, the example, the visit and the prediction;
+The loop itself (``_loops``) only logs, per update, the example, the visit and the prediction;
 the monitor evaluates every compiled lemma vectorised over each chunk of that log, with the
 incremental bookkeeping of ``_bounds`` (O(1) per update).  Every update is checked; the first
 violation (in run order) is the one reported.
@@ -9,76 +9,24 @@ violation (in run order) is the one reported.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
-from ._kernels import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
+from ._exact import run_exact
+from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
 from ._lemmas import load_lemmas
 from ._monitor import Monitor, monitor_of
+from ._result import RunResult
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator, td_at
 from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
                         check_positive_int, check_vector, check_w_star)
 
-__all__ = ["RunResult", "run", "VARIANTS", "make_monitor"]
+__all__ = ["RunResult", "run_online", "ONLINE", "make_monitor"]
 
-VARIANTS = ("classic", "margin", "kernel", "batch", "voted", "averaged")
+ONLINE = ("classic", "margin")  # the update rules of the shared loop
 _LOG = 1 << 16
-
-
-@dataclass
-class RunResult:
-    """What a monitored run did and what its monitor checked."""
-
-    variant: str
-    cyclic: bool
-    n: int
-    d: int
-    mistakes: int
-    epochs: int
-    visits: int
-    converged: bool
-    w: np.ndarray
-    w_star: np.ndarray | None
-    gamma: float | None
-    R: float | None
-    separable: bool
-    exact: bool
-    checks: int
-    monitor: dict | None
-    bounds: dict = field(default_factory=dict)  # lemma -> value of its bound on k at the end
-    updates: np.ndarray | None = None  # example index of each update (when checks are on)
-    td: float | None = None
-    seconds: float = 0.0
-    eta: float = 1.0  # the learning rate: an update added eta*y*x
-    w0: np.ndarray | None = None  # the start (None: 0)
-    # the trace an audit reads: batch, the weights after each step (run_batch keep_trace=True);
-    # kernel, the visit of each update (with checks on)
-    steps: np.ndarray | None = None
-    update_visits: np.ndarray | None = None
-
-    @property
-    def bound(self) -> float | None:
-        """The tightest mistake bound among the monitored lemmas of the form k <= ..."""
-        vals = [v for v in self.bounds.values() if v is not None and np.isfinite(v)]
-        return min(vals) if vals else None
-
-    @property
-    def ratio(self) -> float | None:
-        b = self.bound
-        return self.mistakes / b if b else None
-
-    def as_dict(self) -> dict:
-        return {"variant": self.variant, "cyclic": self.cyclic, "n": self.n, "d": self.d,
-                "mistakes": self.mistakes, "epochs": self.epochs, "visits": self.visits,
-                "converged": self.converged, "gamma": self.gamma, "R": self.R,
-                "separable": self.separable, "exact": self.exact, "bound": self.bound,
-                "bounds": self.bounds, "ratio": self.ratio, "checks": self.checks,
-                "td": self.td, "seconds": self.seconds, "eta": self.eta,
-                "w0": None if self.w0 is None else self.w0.tolist(), "monitor": self.monitor}
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
@@ -126,7 +74,7 @@ def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable,
              rows=True):
     X, y = check_data(X, y, rows=rows)
     n, d = X.shape
-    variant = check_choice("variant", variant, VARIANTS)
+    variant = check_choice("variant", variant, ONLINE)
     check_backend(backend)
     order = np.arange(n, dtype=np.int64) if order is None else check_order(order, n)
     gamma = check_gamma(gamma)
@@ -170,23 +118,14 @@ def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
     return (max_epochs or 100) * order.shape[0]
 
 
-def _refuse_options(variant: str, why: str, options) -> None:
-    """InvalidArgument naming every (name, value, default) of options not at its default: what
-    an engine of its own does not take."""
-    refused = [f"{name}={value!r}" for name, value, default in options
-               if (value is not default if default is None else value != default)]
-    if refused:
-        raise InvalidArgument(f"variant={variant!r}: {', '.join(refused)}: {why}")
-
-
-def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
-        cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
-        include_unverified: bool = False, separable: bool = True, checks: bool = True,
-        exact: bool = False, on_violation: str = "raise", progress=None,
-        all_examples: bool = False, validate: bool = True, backend: str = "auto",
-        chunk_visits: int = 1 << 22, kernel: str | None = None, eta: float = 1.0,
-        w0=None) -> RunResult:
-    """Run a perceptron on (X, y), checking every monitored lemma at every update.
+def run_online(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
+               cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
+               include_unverified: bool = False, separable: bool = True, checks: bool = True,
+               exact: bool = False, on_violation: str = "raise", progress=None,
+               all_examples: bool = False, validate: bool = True, backend: str = "auto",
+               chunk_visits: int = 1 << 22, eta: float = 1.0, w0=None) -> RunResult:
+    """Run the classic or margin perceptron on (X, y), checking every monitored lemma at every
+    update (the shared loop; ``runtime.run`` reaches it through the table of variants).
 
     variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
     y<w,x> <= (gamma/2)||w||).  cyclic: repeat passes over ``order`` until a pass makes no update
@@ -203,51 +142,6 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     benchmark's bare engine); with checks on they are always checked.  chunk_visits: the visits
     between two looks at the update log (and progress reports).
     """
-    if variant == "kernel":  # its own engine: inner products through the kernel
-        _refuse_options("kernel", "the kernel perceptron runs from 0 with the step y*phi(x) "
-                        "(eta = 1, no w0), on separable data, at its updates",
-                        (("eta", eta, 1.0), ("w0", w0, None), ("separable", separable, True),
-                         ("all_examples", all_examples, False)))
-        from ._kernel_run import run_kernel
-        return run_kernel(X, y, kernel=kernel or "linear", w_star=w_star, gamma=gamma,
-                          order=order, cyclic=cyclic, max_epochs=max_epochs, lemmas=lemmas,
-                          proofs=proofs, include_unverified=include_unverified, checks=checks,
-                          on_violation=on_violation, progress=progress, exact=exact)
-    if variant == "batch":  # its own engine: a step corrects every misclassified example
-        _refuse_options("batch", "a batch step visits every example, from w = 0, in floating "
-                        "point, on separable data",
-                        (("order", order, None), ("cyclic", cyclic, True),
-                         ("separable", separable, True), ("exact", exact, False),
-                         ("all_examples", all_examples, False), ("kernel", kernel, None),
-                         ("w0", w0, None)))
-        from ._batch_run import run_batch
-        return run_batch(X, y, eta=eta, w_star=w_star, gamma=gamma, max_epochs=max_epochs,
-                         lemmas=lemmas, proofs=proofs, include_unverified=include_unverified,
-                         checks=checks, on_violation=on_violation, progress=progress)
-    if variant == "averaged":  # the classic run returning the average over its visits
-        _refuse_options("averaged", "the averaged perceptron is the classic run from 0 with the "
-                        "step y*x, in floating point, on separable data",
-                        (("eta", eta, 1.0), ("w0", w0, None), ("separable", separable, True),
-                         ("exact", exact, False), ("all_examples", all_examples, False),
-                         ("kernel", kernel, None)))
-        from ._averaged_run import run_averaged
-        return run_averaged(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
-                            max_epochs=max_epochs, lemmas=lemmas, proofs=proofs,
-                            include_unverified=include_unverified, checks=checks,
-                            on_violation=on_violation, progress=progress)
-    if variant == "voted":  # the classic run keeping its vote (w[0..K] with their counts)
-        _refuse_options("voted", "the voted perceptron is the classic run in floating point, "
-                        "its vote's counts checked at its updates",
-                        (("exact", exact, False), ("all_examples", all_examples, False),
-                         ("kernel", kernel, None)))
-        from ._voted_run import run_voted
-        return run_voted(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
-                         max_epochs=max_epochs, lemmas=lemmas, proofs=proofs,
-                         include_unverified=include_unverified, separable=separable,
-                         checks=checks, on_violation=on_violation, progress=progress,
-                         backend=backend, chunk_visits=chunk_visits, eta=eta, w0=w0)
-    if kernel is not None:
-        raise InvalidArgument(f"kernel={kernel!r}: only the kernel variant takes a kernel")
     t_start = time.perf_counter()
     # With checks on, the entries of X are validated by the squared norms that the first pass
     # computes anyway (check_rows), unless something needs valid data before the run.
@@ -269,7 +163,6 @@ def run(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
     if exact:
         if not separable and gamma is None:
             gamma = _hinge_gamma(monitor, data_stats(X, y, w_star), y, order, n, d)
-        from ._exact import run_exact
         return run_exact(X, y, w_star=w_star, gamma=gamma, variant=variant, order=order,
                          cyclic=cyclic, max_epochs=max_epochs, monitor=monitor,
                          separable=separable, progress=progress, t_start=t_start, eta=eta,
@@ -312,7 +205,7 @@ def _hinge_gamma(monitor, stats, y, order, n, d) -> float:
 
 
 class _Loop:
-    """The perceptron's loop (``_kernels.run_visits``) and its state, run a chunk at a time.
+    """The perceptron's loop (``_loops.run_visits``) and its state, run a chunk at a time.
 
     With ``log``, every update's example, visit, prediction, <w_star, x> and ||x||^2 go to the
     update log, which the monitor takes when the loop returns.  With ``first_pass_stats``, the
@@ -331,7 +224,7 @@ class _Loop:
         self.half_gamma = gamma / 2.0 if gamma is not None else 0.0
         self.margin = variant == "margin"
         self.t_end, self.cyclic, self.backend = t_end, cyclic, backend
-        # The default order is the identity, which the numba kernel then does not read: a
+        # The default order is the identity, which the compiled loop then does not read: a
         # monitored run is 1.1-1.4x faster so on the benchmark's sizes (bench_runtime.py).
         self.identity = default_order
         self.st, self.qw = new_state(w0)
@@ -355,7 +248,7 @@ class _Loop:
         return int(self.st[K])
 
     def step(self, budget: int, first_pass_stats: bool) -> int:
-        """Run up to `budget` visits; the kernel's status (CONVERGED, END, FULL or BUDGET)."""
+        """Run up to `budget` visits; the loop's status (CONVERGED, END, FULL or BUDGET)."""
         return run_visits(self.X, self.y, self.order, self.w, self.ws, self.st, self.qw,
                           self.half_gamma, self.t_end, self.cyclic, self.margin, *self.log,
                           self.stat_m, self.stat_q, first_pass_stats, budget,
@@ -385,7 +278,7 @@ class _Loop:
 
     def take_log(self):
         """(examples, visits, predictions, <w_star, x>, ||x||^2) of the updates logged since
-        the last take (the kernel overwrites the log next)."""
+        the last take (the loop overwrites the log next)."""
         nlog = int(self.st[NLOG])
         self.st[NLOG] = 0
         return tuple(a[:nlog].copy() for a in self.log)

@@ -18,6 +18,7 @@ from ..errors import InvalidArgument
 from ._bounds import start_slots
 from ._compile import _isqrt_interval
 from ._monitor import Monitor
+from ._result import RunResult
 
 __all__ = ["run_exact", "exact_sqrt"]
 
@@ -35,8 +36,6 @@ def _dot(a, b) -> Fraction:
 def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monitor: Monitor | None,
               separable, progress=None, t_start=None, eta=1.0, w0=None):
     """The exact twin of runtime.run (same arguments, already validated); returns a RunResult."""
-    from ._engine import RunResult
-
     t_start = time.perf_counter() if t_start is None else t_start
     n, d = X.shape
     Xf = [[Fraction(float(v)) for v in row] for row in X]
@@ -46,20 +45,9 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
     m = [_dot(ws, row) for row in Xf] if ws is not None else None
     g = Fraction(gamma) if gamma is not None else None
     if ws is not None and separable:
-        margins = [yi[i] * m[i] for i in range(n)]
-        i_min = min(range(n), key=margins.__getitem__)
-        if margins[i_min] <= 0:
-            raise InvalidArgument(f"w_star does not separate the data: y[{i_min}]*<w_star, "
-                                  f"X[{i_min}]> = {float(margins[i_min])!r} <= 0 (exactly)")
-        if g is None:
-            g = margins[i_min]
-        elif g > margins[i_min]:
-            raise InvalidArgument(f"w_star has a smaller margin than gamma: y[{i_min}]*"
-                                  f"<w_star, X[{i_min}]> = {float(margins[i_min])!r} < "
-                                  f"gamma={float(g)!r} (exactly)")
+        g = _certified_margin(yi, m, g)
     if variant == "margin" and g is None:
         raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
-    R = exact_sqrt(max(nx2))
     L = len(order)
     if cyclic:
         if max_epochs is None and not separable:
@@ -67,71 +55,121 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
         t_end = max_epochs * L if max_epochs else None
     else:
         t_end = L
-    rate = Fraction(float(eta))  # the exact value of the float eta
-    w = [Fraction(0)] * d if w0 is None else [Fraction(float(v)) for v in w0]
-    q = _dot(w, w)  # ||w||^2
-    a = _dot(ws, w) if ws is not None else Fraction(0)  # <w_star, w>
-    td = Fraction(0)
     hinge = ([max(Fraction(0), g - yi[i] * m[i]) for i in range(n)]
              if monitor is not None and g is not None and m is not None else None)
-    log = []  # (example, visit, p, k, a, q, td before)
-    t, k, em, status = 0, 0, 0, None
-    half_g = g / 2 if g is not None else None
-    while True:
-        if t_end is not None and t >= t_end:
-            status = "end"
-            break
-        r = t % L
-        if r == 0:
-            em = 0
-        i = int(order[r])
-        x, lab = Xf[i], yi[i]
-        p = _dot(w, x)
-        if variant == "margin":
-            yp = lab * p
-            fire = q == 0 or yp <= 0 or yp * yp <= half_g * half_g * q
-        else:
-            fire = lab * p <= 0
-        if fire:
-            log.append((i, t, p, k, a, q, td))
-            step = lab * rate
-            w = [wj + step * xj for wj, xj in zip(w, x)]
-            q = q + 2 * step * p + rate * rate * nx2[i]
-            if m is not None:
-                a = a + step * m[i]
-            k += 1
-            em += 1
-        if hinge is not None:
-            td += hinge[i]
-        t += 1
-        if progress is not None and t % 4096 == 0:
-            progress(t, k, -(-t // L))
-        if cyclic and r == L - 1 and em == 0:
-            status = "converged"
-            break
+    run = _ExactRun(Xf, yi, nx2, m, ws, w0, Fraction(float(eta)), hinge)
+    status = run.visit(order, variant, g, cyclic, t_end, progress)
+    R = exact_sqrt(max(nx2))
     bounds = {}
     if monitor is not None:
+        run.judge(monitor, {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws),
+                            **start_slots(w0, w_star, eta, exact=True)})
+        bounds = monitor.bounds()
+    R_float = float(R) if isinstance(R, Fraction) else math.sqrt(R[1])
+    t, k = run.t, run.k
+    return RunResult(
+        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=k, epochs=-(-t // L), visits=t,
+        converged=status == "converged", w=np.array([float(v) for v in run.w]),
+        w_star=w_star, gamma=float(g) if g is not None else None, R=R_float,
+        separable=separable, exact=True, checks=monitor.checks if monitor else 0,
+        monitor=monitor.summary() if monitor else None, bounds=bounds,
+        updates=np.array([e[0] for e in run.log], dtype=np.int64),
+        td=float(run.td) if hinge is not None else None,
+        seconds=time.perf_counter() - t_start, eta=float(eta), w0=w0)
+
+
+def _certified_margin(yi, m, g):
+    """gamma = min y<w*, x> > 0 (or g <= it when given), decided exactly."""
+    margins = [yi[i] * m[i] for i in range(len(yi))]
+    i_min = min(range(len(yi)), key=margins.__getitem__)
+    if margins[i_min] <= 0:
+        raise InvalidArgument(f"w_star does not separate the data: y[{i_min}]*<w_star, "
+                              f"X[{i_min}]> = {float(margins[i_min])!r} <= 0 (exactly)")
+    if g is None:
+        return margins[i_min]
+    if g > margins[i_min]:
+        raise InvalidArgument(f"w_star has a smaller margin than gamma: y[{i_min}]*"
+                              f"<w_star, X[{i_min}]> = {float(margins[i_min])!r} < "
+                              f"gamma={float(g)!r} (exactly)")
+    return g
+
+
+class _ExactRun:
+    """The perceptron in rational arithmetic: w, ||w||^2, <w_star, w> and TD, and the log of
+    every update (example, visit, p, k, a, q, td before)."""
+
+    def __init__(self, Xf, yi, nx2, m, ws, w0, rate, hinge):
+        self.Xf, self.yi, self.nx2, self.m, self.rate, self.hinge = Xf, yi, nx2, m, rate, hinge
+        d = len(Xf[0]) if Xf else 0
+        self.w = [Fraction(0)] * d if w0 is None else [Fraction(float(v)) for v in w0]
+        self.q = _dot(self.w, self.w)  # ||w||^2
+        self.a = _dot(ws, self.w) if ws is not None else Fraction(0)  # <w_star, w>
+        self.td = Fraction(0)
+        self.log = []
+        self.t = self.k = 0
+
+    def visit(self, order, variant, g, cyclic, t_end, progress) -> str:
+        """Visit to the end: 'end' or 'converged' (the state in locals: a Python loop)."""
+        L, em, rate, Xf, yi, nx2, m = len(order), 0, self.rate, self.Xf, self.yi, self.nx2, self.m
+        hinge, log = self.hinge, self.log
+        w, q, a, td, t, k = self.w, self.q, self.a, self.td, self.t, self.k
+        half_g = g / 2 if g is not None else None
+        status = None
+        while status is None:
+            if t_end is not None and t >= t_end:
+                status = "end"
+                break
+            r = t % L
+            if r == 0:
+                em = 0
+            i = int(order[r])
+            x, lab = Xf[i], yi[i]
+            p = _dot(w, x)
+            if variant == "margin":
+                yp = lab * p
+                fire = q == 0 or yp <= 0 or yp * yp <= half_g * half_g * q
+            else:
+                fire = lab * p <= 0
+            if fire:
+                log.append((i, t, p, k, a, q, td))
+                step = lab * rate
+                w = [wj + step * xj for wj, xj in zip(w, x)]
+                q = q + 2 * step * p + rate * rate * nx2[i]
+                if m is not None:
+                    a = a + step * m[i]
+                k += 1
+                em += 1
+            if hinge is not None:
+                td += hinge[i]
+            t += 1
+            if progress is not None and t % 4096 == 0:
+                progress(t, k, -(-t // L))
+            if cyclic and r == L - 1 and em == 0:
+                status = "converged"
+        self.w, self.q, self.a, self.td, self.t, self.k = w, q, a, td, t, k
+        return status
+
+    def judge(self, monitor, const: dict) -> None:
+        """Check every monitored lemma on the constants, the examples, every update and the
+        final state, exactly."""
         monitor.exact = True
-        const = {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws), **start_slots(w0, w_star, eta, exact=True)}
-        loss = hinge if hinge is not None else [Fraction(0)] * n
+        yi, m, nx2, hinge, rate, log = self.yi, self.m, self.nx2, self.hinge, self.rate, self.log
+        loss = hinge if hinge is not None else [Fraction(0)] * len(yi)
         monitor.check_constants(const)
         ex = dict(const)
-        ex.update({"y": [Fraction(v) for v in yi], "<w_star, x>": m, "<x, x>": nx2,
-                   "d": loss})
-        monitor.check_examples(ex, n)
+        ex.update({"y": [Fraction(v) for v in yi], "<w_star, x>": m, "<x, x>": nx2, "d": loss})
+        monitor.check_examples(ex, len(yi))
         if log:
             idx = [e[0] for e in log]
             cols = list(zip(*log))
             ks = [Fraction(v) for v in cols[3]]
             ys = [Fraction(yi[i]) for i in idx]
             ps, a0, q0, td0 = list(cols[2]), list(cols[4]), list(cols[5]), list(cols[6])
-            a1 = a0[1:] + [a]
-            q1 = q0[1:] + [q]
             env_u = dict(const, k=ks, M=ks, y=ys)
             env_u.update({
                 "<w_star, x>": [m[i] for i in idx], "<x, x>": [nx2[i] for i in idx],
-                "<w_star, w[k]>": a0, "<w_star, w[k+1]>": a1, "<w[k], w[k]>": q0,
-                "<w[k+1], w[k+1]>": q1, "<x, w[k]>": ps,
+                "<w_star, w[k]>": a0, "<w_star, w[k+1]>": a0[1:] + [self.a],
+                "<w[k], w[k]>": q0, "<w[k+1], w[k+1]>": q0[1:] + [self.q], "<x, w[k]>": ps,
                 "<x, w[k+1]>": [p + rate * yy * nx2[i] for p, yy, i in zip(ps, ys, idx)],
                 "<w[k], w[k+1]>": [qq + rate * yy * p for qq, yy, p in zip(q0, ys, ps)],
                 "d": [loss[i] for i in idx]})
@@ -140,17 +178,6 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
                 env_u["TD[k+1]"] = [v + hinge[i] for v, i in zip(td0, idx)]
             monitor.check_chunk(env_u, 0, len(log), examples=np.array(idx),
                                 visits=np.array(cols[1]))
-        final = dict(const, k=Fraction(k), M=Fraction(k))
-        final.update({"<w_star, w[k]>": a, "<w[k], w[k]>": q, "TD[k]": td})
-        monitor.check_final_state(final, k, visit=log[-1][1] if log else None)
-        bounds = monitor.bounds()
-    R_float = float(R) if isinstance(R, Fraction) else math.sqrt(R[1])
-    return RunResult(
-        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=k, epochs=-(-t // L), visits=t,
-        converged=status == "converged", w=np.array([float(v) for v in w]),
-        w_star=w_star, gamma=float(g) if g is not None else None, R=R_float,
-        separable=separable, exact=True, checks=monitor.checks if monitor else 0,
-        monitor=monitor.summary() if monitor else None, bounds=bounds,
-        updates=np.array([e[0] for e in log], dtype=np.int64),
-        td=float(td) if hinge is not None else None, seconds=time.perf_counter() - t_start,
-        eta=float(eta), w0=w0)
+        final = dict(const, k=Fraction(self.k), M=Fraction(self.k))
+        final.update({"<w_star, w[k]>": self.a, "<w[k], w[k]>": self.q, "TD[k]": self.td})
+        monitor.check_final_state(final, self.k, visit=log[-1][1] if log else None)

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InvalidArgument, NovikoffError
-from ._monitor import LemmaViolation
+from ..errors import InvalidArgument
+from ._lemmas import default_proof_paths
 from ._validate import check_data, check_order, check_vector, check_w_star
 
-__all__ = ["load_dataset", "save_run", "load_run", "replay", "read_npz", "read_npy",
+__all__ = ["load_dataset", "save_run", "load_run", "read_npz", "read_npy",
            "read_array", "read_numbers", "BUNDLED"]
 
 BUNDLED = ("iris", "breast_cancer")
@@ -261,7 +260,6 @@ def _sha256(text: str) -> str:
 
 def _bundled_proofs() -> dict:
     """{file name: path} of the bundled library, the only proofs a run file may name."""
-    from ._lemmas import default_proof_paths
     return {p.name: p for p in default_proof_paths()}
 
 
@@ -410,40 +408,3 @@ def _proof_paths(entries, directory: Path) -> list | None:
             p.write_text(e["text"], encoding="utf-8")
             paths.append(p)
     return paths
-
-
-def replay(path, *, lemmas=None, progress=None) -> dict:
-    """Re-run a saved run in exact rational arithmetic and compare with the float outcome."""
-    from ._engine import run
-
-    saved = load_run(path)
-    cfg = {k: saved["config"][k] for k in _RUN_KEYS if k in saved["config"]}
-    entries = cfg.pop("proofs", None)
-    with tempfile.TemporaryDirectory(prefix="novikoff-replay-") as tmp, _in_file("run", path):
-        try:
-            res = run(saved["X"], saved["y"], order=saved["order"], w_star=saved["w_star"],
-                      w0=saved["w0"], exact=True, lemmas=lemmas, proofs=_proof_paths(entries, Path(tmp)),
-                      on_violation="collect", progress=progress, **cfg)
-        except LemmaViolation as err:  # pragma: no cover - collect mode does not raise
-            raise NovikoffError(str(err)) from None
-    exact_viol = (res.monitor or {}).get("violations", [])
-    rec = saved["outcome"] or {}
-    float_viol = rec.get("violation")
-    first_exact = min(exact_viol, key=lambda v: (v["k"] if v["k"] is not None else -1)) \
-        if exact_viol else None
-    if float_viol and first_exact:
-        same = first_exact["lemma"] == float_viol.get("lemma")
-        verdict = ("real: the exact run violates the same lemma" if same else
-                   "real: the exact run violates a lemma too") + \
-            f" ({first_exact['lemma']} at k={first_exact['k']})"
-    elif float_viol:
-        verdict = (f"round-off: the exact run violates nothing (the float run reported "
-                   f"{float_viol.get('lemma')} at k={float_viol.get('k')})")
-    elif first_exact:
-        verdict = (f"the exact run violates {first_exact['lemma']} at k={first_exact['k']}, "
-                   f"the float run did not")
-    else:
-        verdict = "agree: no violation in exact arithmetic"
-    return {"verdict": verdict, "violated": bool(exact_viol), "exact": res.as_dict(),
-            "float": rec, "mistakes_exact": res.mistakes,
-            "mistakes_float": rec.get("mistakes")}

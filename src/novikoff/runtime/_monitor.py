@@ -23,6 +23,7 @@ import sympy as sp
 
 from ..errors import InvalidArgument, InvariantViolation
 from ..kernel.formulas import Implication, Relation, VectorEq
+from ..lemmas import LemmaInfo
 from ..quantities import PER_UPDATE, in_run_vocabulary
 from ._compile import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES,
                        VOTED_NAMES, Check, Unbindable, compile_formula, slot_names)
@@ -34,19 +35,30 @@ __all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_l
 
 @dataclass(frozen=True)
 class Lemma:
-    """A lemma to monitor: a kernel statement, its setting's assumptions, where it comes from."""
+    """A lemma to monitor: a kernel statement, its setting's assumptions, where it comes from.
+
+    Verified only when made (by ``as_lemma``) from a checked ``LemmaInfo`` whose proof the
+    kernel verified: a lemma written by hand in Python is monitored as unverified, so only with
+    ``include_unverified=True``.
+    """
 
     name: str
     statement: object
     hypotheses: tuple = ()  # ((name, kernel formula), ...)
     kinds: dict | None = None
-    verified: bool = True
     file: str = ""
     line: int = 0
     per_update: frozenset | None = None  # the setting's per-update names (None: x, y, d)
     setting: str = ""
     text: str = ""  # the statement as written in the .proof file
     bindings: tuple = ()  # the setting's `bind` declarations (novikoff.quantities.Binding)
+    # The checked lemma this one was made from: the only source of `verified`.
+    checked: LemmaInfo | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def verified(self) -> bool:
+        """Whether the kernel verified the proof of the checked lemma this one comes from."""
+        return isinstance(self.checked, LemmaInfo) and self.checked.verified is True
 
     @property
     def shown(self) -> str:
@@ -64,7 +76,8 @@ def _hypotheses_of(obj) -> tuple:
 
 
 def as_lemma(obj) -> Lemma:
-    """Adapt a lemma from novikoff.language.load_lemmas (or a Lemma) to the monitor."""
+    """Adapt a lemma from novikoff.language.load_lemmas (or a Lemma) to the monitor; any other
+    object (a look-alike with ``verified = True``) is adapted as unverified."""
     if isinstance(obj, Lemma):
         return obj
     setting = getattr(obj, "setting", None)
@@ -72,7 +85,7 @@ def as_lemma(obj) -> Lemma:
     per = getattr(setting, "per_update", None) if setting is not None else None
     return Lemma(name=str(obj.name), statement=obj.statement, hypotheses=_hypotheses_of(obj),
                  kinds=dict(kinds) if kinds else None,
-                 verified=bool(getattr(obj, "verified", True)),
+                 checked=obj if isinstance(obj, LemmaInfo) else None,
                  file=str(getattr(obj, "file", "") or ""), line=int(getattr(obj, "line", 0) or 0),
                  per_update=frozenset(str(v) for v in per) if per is not None else None,
                  setting=str(getattr(setting, "name", "") or ""),

@@ -22,12 +22,41 @@ runs and replays go through the monitor's one path.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from fractions import Fraction
+
 import numpy as np
 
-from ._compile import SAFETY, Verdict, float_constant
-from ._kernels import HAVE_NUMBA
+from ._loops import HAVE_NUMBA
 
-__all__ = ["Program", "Judged", "HAVE_NUMBA"]
+__all__ = ["Program", "Judged", "HAVE_NUMBA", "SAFETY", "Verdict", "float_constant"]
+
+# Radii are computed in floating point, so a decision inflates their sum by SAFETY (relative
+# 1e-6, far above the O(u) relative error of a few operations on non-negative radii).
+SAFETY = 1.0 + 1e-6
+
+
+def float_constant(c: Fraction):
+    """(value, radius) of a rational constant: the float nearest c and a bound on its error."""
+    v = float(c)
+    return v, (0.0 if Fraction(v) == c else float(abs(Fraction(v) - c)) * 2.0)
+
+
+@dataclass
+class Verdict:
+    """A vectorised three-valued verdict, with the values of the deciding relation."""
+
+    true: np.ndarray
+    false: np.ndarray
+    lhs: np.ndarray
+    rhs: np.ndarray
+    tol: np.ndarray
+    held: np.ndarray | None = None  # where a `given` lemma's premises certainly hold
+
+    @property
+    def in_force(self) -> np.ndarray:
+        return np.ones(self.true.shape, bool) if self.held is None else self.held
+
 
 LOAD, CONST, ADD, MUL, RECIP, SQRT, ABS, MAX, MIN, IPOW = range(10)
 U = 2.0 ** -53

@@ -149,14 +149,10 @@ def _not_separable(S: np.ndarray, why: str) -> InvalidArgument:
                            f"non-separable mode with a given w_star and gamma")
 
 
-def _level(opt, X, y, report, rng, ids=None):
-    """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
-    ids: the examples' indices in the caller's data (for messages), if X is a sample of it."""
-    n, d = X.shape
-    name = (lambda i: i) if ids is None else (lambda i: ids[i])
-    # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
-    k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
-    k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
+def _start(opt, X, y, rng, ids):
+    """(unit direction, working set) to start a level from: the solve of a random 1/_SPLIT of
+    the data (its support), or the mean of the y*x when the data are small."""
+    n = X.shape[0]
     S = np.zeros(0, dtype=np.int64)
     if n // _SPLIT >= _SMALLEST:
         idx = np.sort(rng.integers(0, n, n // _SPLIT))  # repeats are harmless
@@ -170,6 +166,18 @@ def _level(opt, X, y, report, rng, ids=None):
         v = v / np.linalg.norm(v)
     if not np.isfinite(v).all():
         raise _Rescale
+    return v, S
+
+
+def _level(opt, X, y, report, rng, ids=None):
+    """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
+    ids: the examples' indices in the caller's data (for messages), if X is a sample of it."""
+    n, d = X.shape
+    name = (lambda i: i) if ids is None else (lambda i: ids[i])
+    # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
+    k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
+    k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
+    v, S = _start(opt, X, y, rng, ids)
     inS = np.zeros(n, dtype=bool)
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
     support = S.size

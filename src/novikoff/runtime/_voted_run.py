@@ -3,7 +3,7 @@ vector w[0], ..., w[K] with its count, the lemmas of proofs/voted.proof and the 
 checked at every update.
 
 Training is the classic perceptron's run (cyclic until a clean pass, or one pass over
-``order``), made by the classic engine's loop (``_engine._Loop``: the numba kernel or its numpy
+``order``), made by the classic engine's loop (``_engine._Loop``: the compiled numba loop or its numpy
 fallback) and monitored by its bookkeeping (``_engine._Watch``); this module only builds the
 vote from the loop's update log and adds the vote's quantities to the slots of every chunk:
 
@@ -25,13 +25,6 @@ bound).  The vectors are the loop's weights: the log gives each update's example
 recomputes w[k+1] = fl(w[k] + fl((eta*y)*x)) in the loop's order of operations, the same floats
 (checked against the loop's final weights).  The classic lemmas are checked with the classic
 engine's bounds.
-
-A testing hook, ``update_rule``, keeps the vote with a realistic bug (the run is the classic
-run either way): ``every_visit`` (a vector appended at every visit, not at each mistake),
-``not_reset`` (the new vector's count starts at its predecessor's instead of 0) and
-``survivals_only`` (a vector counts only the visits it predicted correctly: off by one for every
-replaced vector).  Such a run is judged as the audit judges a trace (the lemmas that apply to the
-textbook run on the same data and order, gated by their assumptions about the data only).
 """
 
 from __future__ import annotations
@@ -43,12 +36,13 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import data_stats
-from ._engine import CONVERGED, RunResult, _Watch, visits_allowed
-from ._validate import check_choice
+from ._engine import (CONVERGED, _hinge_gamma, _Loop, _prepare, _Watch, check_rate_and_start,
+                      make_monitor, visits_allowed)
+from ._result import RunResult
+from ._separator import max_margin_separator, soft_margin_separator
 
-__all__ = ["run_voted", "Vote", "VotedResult", "UPDATE_RULES", "vote_of_run"]
+__all__ = ["run_voted", "Vote", "VotedResult", "vote_of_run"]
 
-UPDATE_RULES = ("textbook", "every_visit", "not_reset", "survivals_only")
 # The vote keeps every weight vector: refuse to hold more than this many floats (2 GB), rather
 # than run out of memory on a run that makes millions of updates.
 VOTE_BUDGET = 1 << 28
@@ -149,63 +143,6 @@ class _Vote:
         return vote, float(self.rows), self.V
 
 
-class _BuggyVote(_Vote):
-    """The vote kept visit by visit with one of the bugs of UPDATE_RULES (Python: a testing
-    hook).  Each entry is [vector, count]; at a visit the vector in use is the last entry's."""
-
-    def __init__(self, start, X, y, eta, rule):
-        super().__init__(start, X, y, eta)
-        self.rule = rule
-        self.entries = [[start.copy(), 0]]
-        self.closed = 0  # the counts of every entry but the last, added up
-        self.in_use = start.copy()  # the learner's weights
-        self.visited = 0  # visits processed
-
-    def _visit(self, mistake: bool, w_after) -> None:
-        cur = self.entries[-1]
-        if self.rule != "survivals_only" or not mistake:
-            cur[1] += 1
-        if self.rule == "every_visit" or mistake:
-            self.closed += cur[1]
-            self.entries.append([w_after.copy(), cur[1] if self.rule == "not_reset" and
-                                 mistake else 0])
-
-    def _correct_until(self, visit: int) -> None:
-        """The visits before `visit` that made no update."""
-        for _ in range(self.visited, visit):
-            self._visit(False, self.in_use)
-        self.visited = max(self.visited, visit)
-
-    def _size_and_total(self):
-        return float(len(self.entries)), float(self.closed)
-
-    def add(self, idx, visits) -> dict:
-        W = self.vectors(idx)
-        L = idx.size
-        out = {name: np.empty(L) for name in ("votes[k]", "votes[k+1]", "vote_counts[k]",
-                                              "vote_counts_total[k]", "vote_counts_total[k+1]")}
-        size, total = self._size_and_total()
-        for j in range(L):
-            out["votes[k]"][j], out["vote_counts_total[k]"][j] = size, total
-            self._correct_until(int(visits[j]))
-            self.in_use = W[j]
-            self._visit(True, W[j])
-            self.visited += 1
-            size, total = self._size_and_total()
-            out["votes[k+1]"][j], out["vote_counts_total[k+1]"][j] = size, total
-            out["vote_counts[k]"][j] = float(self.entries[-2][1])
-        self.k += L
-        self.T = int(visits[-1]) + 1
-        return out
-
-    def final(self, visits: int):
-        self._correct_until(visits)
-        vote = Vote(np.array([v for v, _ in self.entries]),
-                    np.array([c for _, c in self.entries], np.int64))
-        size, total = self._size_and_total()
-        return vote, size, total
-
-
 # --------------------------------------------------------------------------- the monitoring
 
 class _VotedWatch(_Watch):
@@ -262,36 +199,19 @@ def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
               max_epochs=None, lemmas=None, proofs=None, include_unverified: bool = False,
               separable: bool = True, checks: bool = True, on_violation: str = "raise",
               progress=None, backend: str = "auto", chunk_visits: int = 1 << 22,
-              eta: float = 1.0, w0=None, update_rule: str = "textbook") -> VotedResult:
+              eta: float = 1.0, w0=None) -> VotedResult:
     """The voted perceptron on (X, y): the classic run (``run``'s arguments), keeping every
     weight vector with its count; the lemmas of voted.proof and the classic ones checked at
     every update (see the module docstring).  The result is the run's, with ``vote`` (a Vote:
     ``vectors``, ``counts``, ``predict``); ``mistakes`` is K, the vote holds K + 1 vectors.
-
-    update_rule (testing hook): 'textbook', or the bugs 'every_visit', 'not_reset' and
-    'survivals_only' in the keeping of the vote (the training run is the classic one).
     """
-    from ._engine import _hinge_gamma, _Loop, _prepare, check_rate_and_start, make_monitor
-    from ._separator import max_margin_separator, soft_margin_separator
-
     t_start = time.perf_counter()
-    check_choice("update_rule", update_rule, UPDATE_RULES)
     default_order = order is None
     X, y, n, d, _, order, gamma, max_epochs, w_star = _prepare(
         X, y, w_star, gamma, "classic", order, cyclic, max_epochs, separable, backend)
     eta, w0 = check_rate_and_start(eta, w0, d)
     monitor = None
     if checks:
-        if update_rule != "textbook":
-            base = lemmas
-            ref = run_voted(X, y, w_star=w_star, gamma=gamma, order=order, cyclic=cyclic,
-                            max_epochs=max_epochs, lemmas=base, proofs=proofs,
-                            include_unverified=include_unverified, separable=separable,
-                            on_violation="collect", backend=backend, eta=eta, w0=w0)
-            from ._audit import judged_like_a_trace
-            from ._lemmas import load_lemmas
-            lemmas = judged_like_a_trace(load_lemmas(proofs) if base is None else base, ref)
-            w_star, gamma = ref.w_star, ref.gamma
         monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
                                on_violation=on_violation, engine="voted")
         monitor.example_scope = "updates"
@@ -309,8 +229,7 @@ def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
                  log=True, first_pass_stats=checks and stats is None, keep_all=False, eta=eta,
                  w0=w0)
     start = np.zeros(d) if w0 is None else w0
-    vote = (_Vote(start, X, y, eta) if update_rule == "textbook" else
-            _BuggyVote(start, X, y, eta, update_rule))
+    vote = _Vote(start, X, y, eta)
     watch = _VotedWatch(monitor, loop, stats, separable, vote) if checks else _VoteOnly(vote)
     status = loop.run(watch, chunk_visits, progress)
     bounds, td_total = {}, None
@@ -320,12 +239,11 @@ def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
         the_vote = watch.result[0]
     else:
         the_vote = vote.final(loop.visits)[0]
-    if update_rule == "textbook" and not np.array_equal(the_vote.vectors[-1], loop.w):
+    if not np.array_equal(the_vote.vectors[-1], loop.w):
         raise NovikoffError("the vote's last vector is not the loop's final weights")
     visits = loop.visits
     summary = monitor.summary() if monitor else None
     if summary is not None:
-        summary["update_rule"] = update_rule
         summary["votes"] = len(the_vote)
     return VotedResult(
         variant="voted", cyclic=cyclic, n=n, d=d, mistakes=loop.mistakes,

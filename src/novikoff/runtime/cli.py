@@ -15,13 +15,31 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
+from ..report.run_plots import FORMATS, plot_run
+from ..report.run_report import write_run_report
+from ._audit import audit, check_weights
+from ._audit_averaged import _check_average, audit_averaged
+from ._audit_batch import _check_steps, _flag, audit_batch
+from ._audit_dual import _check_alpha, audit_kernel
+from ._audit_voted import _check_vote, audit_voted
+from ._io import _in_file, load_dataset, read_array, read_npz, save_run
+from ._dual_run import parse_kernel
+from ._monitor import LemmaViolation
+from ._replay import replay
 from ._validate import check_order, check_positive, check_vector, check_w_star
+from ._variants import VARIANTS, run
 
 __all__ = ["register", "run_command", "audit_command", "replay_command"]
 
 
 def register(subparsers) -> None:
     """Add run, audit and replay to an argparse subparsers object."""
+    _add_run(subparsers)
+    _add_audit(subparsers)
+    _add_replay(subparsers)
+
+
+def _add_run(subparsers) -> None:
     p = subparsers.add_parser(
         "run", help="run a perceptron with every lemma of proofs/ checked at every update",
         description="Run a perceptron on DATA (.npz with X and y, .csv with the label last, or "
@@ -30,14 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("data", help="DATA.npz, DATA.csv, iris or breast_cancer")
     p.add_argument("--w-star", metavar="W.npy", help="the separator w* (default: a max-margin "
                                                      "separator, certified)")
-    p.add_argument("--variant", choices=("classic", "margin", "kernel", "batch", "averaged",
-                                         "voted"),
-                   default="classic",
-                   help="the perceptron to run (kernel: the kernel perceptron, see --kernel; "
-                        "batch: each step adds ETA times the sum of y*x over the misclassified "
-                        "examples, --max-epochs bounding the steps; averaged: the classic run "
-                        "returning the average of the weights in use at every visit; voted: "
-                        "the classic run keeping every weight vector with its count)")
+    p.add_argument("--variant", choices=tuple(VARIANTS), default="classic",
+                   help="the perceptron to run: " + "; ".join(
+                       f"{row.name}: {row.summary}" for row in VARIANTS.values()))
     p.add_argument("--kernel", metavar="SPEC",
                    help="the kernel of --variant kernel: linear, poly:DEGREE[:C] "
                         "((<a, b> + C)^DEGREE, C = 1 by default) or rbf:G (exp(-G||a - b||^2))")
@@ -84,6 +97,8 @@ def register(subparsers) -> None:
                         "in one line; --json always lists them)")
     p.set_defaults(handler=run_command)
 
+
+def _add_audit(subparsers) -> None:
     a = subparsers.add_parser(
         "audit", help="check a trace of any perceptron implementation",
         description="Check a run made by any implementation: data npz (X (n, d), y (n,) in "
@@ -94,9 +109,7 @@ def register(subparsers) -> None:
     a.add_argument("--data", required=True, metavar="D.npz")
     a.add_argument("--trace", required=True, metavar="T.npz")
     a.add_argument("--w-star", metavar="W.npy")
-    a.add_argument("--variant", choices=("classic", "margin", "batch", "kernel", "averaged",
-                                         "voted"),
-                   default="classic",
+    a.add_argument("--variant", choices=tuple(VARIANTS), default="classic",
                    help="batch: the trace has w (K, d), the weights after each batch step "
                         "(optionally converged: the run stopped with no mistake), judged by "
                         "batch.proof (setting batch_run); kernel: the trace has order (T,) and "
@@ -140,6 +153,8 @@ def register(subparsers) -> None:
     _common(a)
     a.set_defaults(handler=audit_command)
 
+
+def _add_replay(subparsers) -> None:
     r = subparsers.add_parser(
         "replay", help="re-run a saved run in exact rational arithmetic",
         description="Re-run a run saved by `novikoff run` in exact rational arithmetic, to tell "
@@ -186,7 +201,6 @@ def _guard(fn):
 
 def _vector_file(path, name: str, check):
     """check(the array of the file at path), its errors naming the file."""
-    from ._io import _in_file, read_array
 
     arr = read_array(path, name)
     with _in_file(name, path):
@@ -254,37 +268,17 @@ def _fmt(v, digits: int = 6) -> str:
 # ------------------------------------------------------------------------------- run
 
 # The options an engine of its own does not take, and why.
-_NOT_FOR = {
-    "batch": (("--exact", "--save", "--plot", "--w0", "--order", "--online", "--non-separable",
-               "--all-examples", "--kernel"),
-              "a step visits every example, from w = 0, in floating point, on separable data"),
-    # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
-    "kernel": (("--save", "--exact", "--plot"),
-               "its weights live in the kernel's feature space"),
-    "averaged": (("--exact", "--save", "--plot", "--report", "--w0", "--non-separable",
-                  "--all-examples", "--kernel"),
-                 "the classic run from w = 0 in floating point on separable data, its averages "
-                 "checked at every visit"),
-    "voted": (("--exact", "--save", "--plot", "--report", "--all-examples", "--kernel"),
-              "the classic run in floating point keeping its vote, whose counts are checked at "
-              "its updates"),
-}
 
 
 @_guard
 def run_command(args) -> int:
     """novikoff run DATA ..."""
-    from ._engine import run
-    from ._io import load_dataset, save_run
-    from ._monitor import LemmaViolation
-
     kernel = args.variant == "kernel"
-    flags, reason = _NOT_FOR.get(args.variant, ((), ""))
+    flags, reason = VARIANTS[args.variant].run_flags_refused
     refused = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_"))]
     if refused:
         return _fail(f"{refused[0]}: not available for the {args.variant} perceptron ({reason})")
     if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
-        from ..report.run_plots import FORMATS
         if Path(args.plot).suffix.lower() not in FORMATS:
             return _fail(f"--plot {args.plot}: the file name must end in {', '.join(FORMATS)}")
         try:
@@ -324,7 +318,7 @@ def run_command(args) -> int:
         progress.done()
     saved = None
     if args.save or (violation is not None and
-                     args.variant not in ("kernel", "batch", "averaged", "voted")):
+                     "--save" not in VARIANTS[args.variant].run_flags_refused[0]):
         outcome = {"mistakes": result.mistakes if result else None,
                    "violation": violation.as_dict() if violation else None}
         saved = save_run(args.save or "novikoff-run.npz", X, y, order=order, w_star=w_star,
@@ -351,11 +345,9 @@ def run_command(args) -> int:
 def _figures(args, X, y, result, name) -> None:
     """--plot and --report, once the run is done (messages on stderr: stdout may be JSON)."""
     if args.plot:
-        from ..report.run_plots import plot_run
         path = plot_run(X, y, result, args.plot)
         print(f"plot written to {path}", file=sys.stderr)
     if args.report:
-        from ..report.run_report import write_run_report
         path = write_run_report(X, y, result, args.report, data=name)
         print(f"report written to {path}", file=sys.stderr)
 
@@ -447,9 +439,6 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
 @_guard
 def audit_command(args) -> int:
     """novikoff audit --data D.npz --trace T.npz ..."""
-    from ._audit import audit, check_weights
-    from ._io import _in_file, load_dataset, read_npz
-
     if args.variant == "averaged":
         return _audit_averaged(args)
     if args.average_convention:
@@ -470,7 +459,6 @@ def audit_command(args) -> int:
         order = check_order(trace["order"], X.shape[0])
         check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1], args.bias)
         if args.variant == "voted":
-            from ._audit_voted import _check_vote
             _check_vote(trace.get("vectors"), trace.get("counts"), X.shape[1] + bool(args.bias))
     d = X.shape[1] + bool(args.bias)
     w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, d))
@@ -478,7 +466,6 @@ def audit_command(args) -> int:
     w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, d, nonzero=False))
           if args.w0 else None)
     if args.variant == "voted":
-        from ._audit_voted import audit_voted
         report = audit_voted(X, y, order, trace["w"], vectors=trace.get("vectors"),
                              counts=trace.get("counts"), convention=args.vote_counts or "in-use",
                              w_star=w_star, td=trace.get("td"), gamma=args.gamma,
@@ -545,10 +532,6 @@ def _print_audit(args, report, head: list) -> int:
 def _audit_averaged(args) -> int:
     """novikoff audit --variant averaged: the weights as the classic audit, the averages against
     the declared convention's mean, averaged.proof's lemmas at every visit."""
-    from ._audit import check_weights
-    from ._audit_averaged import _check_average, audit_averaged
-    from ._io import _in_file, load_dataset, read_npz
-
     refused = _refused_audit_option(args)
     if refused:
         return _fail(refused)
@@ -573,20 +556,11 @@ def _audit_averaged(args) -> int:
         f"{'after' if convention == 'after' else 'in use at'} each visit"])
 
 
-# The audit options of the classic trace that another variant's trace does not take, and why.
-_AUDIT_NOT_FOR = {
-    "averaged": (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
-                 "the averaged perceptron starts from w = 0, in float64, on separable data"),
-    "batch": (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
-              "a batch step starts from w = 0, in float64, on separable data"),
-    "kernel": (("--w0", "--bias", "--float32", "--non-separable", "--vote-counts"),
-               "the kernel perceptron starts from alpha = 0, in float64, on separable data"),
-}
 
 
 def _refused_audit_option(args) -> str | None:
     """The error for the first option the variant's audit does not take, or None."""
-    flags, reason = _AUDIT_NOT_FOR[args.variant]
+    flags, reason = VARIANTS[args.variant].audit_flags_refused
     refused = [f for f in flags if getattr(args, f[2:].replace("-", "_"), None)]
     return (f"{refused[0]}: not available for --variant {args.variant} ({reason})"
             if refused else None)
@@ -594,11 +568,6 @@ def _refused_audit_option(args) -> str | None:
 
 def _audit_batch_or_kernel(args) -> int:
     """novikoff audit --variant batch|kernel: read the files, audit, print as the classic audit."""
-    from ._audit_batch import _check_steps, _flag, audit_batch
-    from ._audit_kernel import _check_alpha, audit_kernel
-    from ._kernel_run import parse_kernel
-    from ._io import _in_file, load_dataset, read_npz
-
     refused = _refused_audit_option(args)
     if refused:
         return _fail(refused)
@@ -640,8 +609,6 @@ def _audit_batch_or_kernel(args) -> int:
 @_guard
 def replay_command(args) -> int:
     """novikoff replay RUN.npz"""
-    from ._io import replay
-
     progress = _Progress(not args.json)
     try:
         out = replay(args.file, progress=progress)

@@ -13,7 +13,7 @@ from ._adversaries import (Adversary, FirstMistakeAdversary, GreedyMarginAdversa
 from ._certify import CertifiedDataset, certify, exact_margins, exact_sq_norms
 from ._datasets import (DATASET_KINDS, hadamard_datasets, nonseparable_datasets,
                         orthonormal_datasets, planted_datasets, separable_datasets)
-from ._kernel_datasets import (KERNEL_DATASET_KINDS, KernelDataset, kernel_dataset,
+from ._dual_datasets import (KERNEL_DATASET_KINDS, KernelDataset, kernel_dataset,
                                kernel_datasets)
 from ._orderings import epoch_orders, orderings, permutation_orders, repeat_orders
 

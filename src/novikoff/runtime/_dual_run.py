@@ -48,12 +48,13 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, SMALLEST_NORMAL, U, gam
-from ._validate import check_choice, check_data, check_finite, check_gamma, check_order, \
+from ._bounds import SAFETY, SMALLEST_NORMAL, U, gam, start_slots
+from ._engine import make_monitor
+from ._result import RunResult
+from ._validate import check_data, check_finite, check_gamma, check_order, \
     check_positive_int, numeric_array
 
-__all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS",
-           "UPDATE_RULES"]
+__all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS"]
 
 MAX_N = 17_000  # the Gram matrix and its error bounds, both float64: 16*n^2 = 4.6 GB at the cap
 EXP_ULPS = 4  # assumed: |np.exp(z) - exp(z)| <= EXP_ULPS ulps of exp(z) (+ subnormal spacing)
@@ -68,8 +69,6 @@ _RBF_FAR = 746.0
 _UNDERFLOW = 2.0 ** -1074  # per product of a dot product (Higham's eta), times d
 _EIGH_MAX = 20_000  # the default separator tries a max-margin one up to this n
 _BLOCK_BYTES = 1 << 25
-# Testing hooks (update_rule): the textbook rule, and two bugs the monitor must catch.
-UPDATE_RULES = ("textbook", "update_always", "ignore_label")
 
 
 # ------------------------------------------------------------------ kernels
@@ -349,7 +348,7 @@ def _default_beta(K, y, kern: Kernel, progress=None) -> np.ndarray:
     """
     n = K.shape[0]
     found = []
-    loop = _Loop(K, y, np.arange(n, dtype=np.int64), True, 1000 * n, "textbook", log=False)
+    loop = _Loop(K, y, np.arange(n, dtype=np.int64), True, 1000 * n, log=False)
     loop.run(None, 1 << 30, None)
     if loop.converged:
         found.append(loop.alpha * y)
@@ -411,10 +410,9 @@ class _Loop:
     """The kernel perceptron: predictions f (every example's), dual counts alpha; per update
     the log of (example, visit, prediction, step sign)."""
 
-    def __init__(self, K, y, order, cyclic, t_end, rule, *, log):
+    def __init__(self, K, y, order, cyclic, t_end, *, log):
         self.K, self.y, self.order, self.cyclic, self.t_end = K, y, order, cyclic, t_end
         self.n, self.L = K.shape[0], order.shape[0]
-        self.rule = rule
         self.f = np.zeros(self.n)
         self.alpha = np.zeros(self.n)
         self.yo = y[order]
@@ -427,7 +425,6 @@ class _Loop:
 
     def run(self, watch, chunk: int, progress) -> None:
         K, f, y, order, yo, L = self.K, self.f, self.y, self.order, self.yo, self.L
-        always, ignore = self.rule == "update_always", self.rule == "ignore_label"
         block = 64
         ex, vis, ps, ss = self._log
         while True:
@@ -444,20 +441,17 @@ class _Loop:
             if t >= self.t_end:
                 break
             end = min(L, r + block, r + (self.t_end - t))
-            if always:
-                hit = 0
-            else:
-                seg = order[r:end]
-                hits = np.flatnonzero(yo[r:end] * f[seg] <= 0)
-                if hits.size == 0:
-                    self.t = t + (end - r)
-                    block = min(block * 2, 1 << 14)
-                    continue
-                hit = int(hits[0])
+            seg = order[r:end]
+            hits = np.flatnonzero(yo[r:end] * f[seg] <= 0)
+            if hits.size == 0:
+                self.t = t + (end - r)
+                block = min(block * 2, 1 << 14)
+                continue
+            hit = int(hits[0])
             block = 64
             t += hit
             i = int(order[r + hit])
-            s = 1.0 if ignore else float(y[i])
+            s = float(y[i])
             if self.log:
                 ex.append(i)
                 vis.append(t)
@@ -594,9 +588,7 @@ class _Watch:
 def _start_slots(monitor) -> dict:
     """The slots of how the run starts (_bounds.start_slots: <w0, w0>, <w_star, w0>, eta): the
     kernel perceptron starts from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)."""
-    from . import _bounds
-    maker = getattr(_bounds, "start_slots", None)
-    return {} if maker is None else maker()
+    return start_slots()
 
 
 # ------------------------------------------------------------------ run
@@ -620,7 +612,7 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
                cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
                include_unverified: bool = False, checks: bool = True,
                on_violation: str = "raise", progress=None, exact: bool = False,
-               update_rule: str = "textbook", chunk_updates: int | None = None):
+               chunk_updates: int | None = None):
     """The kernel perceptron on (X, y), every monitored lemma checked at every update.
 
     kernel: 'linear', 'poly:D[:C]' or 'rbf:G' (or a Kernel).  w_star: dual coefficients beta
@@ -628,16 +620,10 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
     in feature space (n <= _EIGH_MAX) and the kernel perceptron's own coefficients, scaled to
     ||w_star|| in [1/2, 1), certified either way.
     Returns a RunResult whose ``w`` is the final weights' dual coefficients alpha*y and whose
-    ``w_star`` is beta.  update_rule (testing hook): 'textbook', or the bugs 'update_always'
-    (alpha also grows on correct predictions) and 'ignore_label' (w += phi); a mutated rule is
-    judged as ``audit`` judges a trace: by the lemmas that apply to the textbook run on the same
-    data and order, gated by their assumptions about the data only.
+    ``w_star`` is beta.
     """
-    from ._engine import RunResult, make_monitor
-
     t_start = time.perf_counter()
     kern = parse_kernel(kernel)
-    check_choice("update_rule", update_rule, UPDATE_RULES)
     if exact:
         raise InvalidArgument(f"exact=True: the kernel variant has no exact mode (kernel="
                               f"{str(kern)!r}); run it in floating point, whose every check "
@@ -655,9 +641,6 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
     K, E, _ = gram(X, kern)
     monitor = sep = watch = None
     if checks:
-        if update_rule != "textbook":
-            lemmas = _judging_lemmas(X, y, kern, beta, gamma, order, cyclic, max_epochs,
-                                     lemmas, proofs, include_unverified)
         monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
                                on_violation=on_violation)
         monitor.example_scope = "updates"
@@ -666,7 +649,7 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
         sep = _certify(K, E, y, beta, gamma, kern, beta_given=w_star is not None)
     L = order.shape[0]
     t_end = L if not cyclic else (max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2)
-    loop = _Loop(K, y, order, cyclic, t_end, update_rule, log=checks)
+    loop = _Loop(K, y, order, cyclic, t_end, log=checks)
     if checks:
         watch = _Watch(monitor, K, E, y, sep, kern)
     chunk = chunk_updates or max(64, min(4096, (1 << 23) // n))
@@ -689,17 +672,3 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
         seconds=time.perf_counter() - t_start,
         update_visits=(np.concatenate(watch.visit_chunks) if watch and watch.visit_chunks
                        else np.zeros(0, np.int64)) if watch else None)
-
-
-def _judging_lemmas(X, y, kern, beta, gamma, order, cyclic, max_epochs, lemmas, proofs,
-                    include_unverified):
-    """For a mutated rule: the lemmas that apply to the textbook run (same data, order,
-    separator), each gated by its assumptions about the data only (as the audit judges)."""
-    from ._audit import judged_like_a_trace
-    from ._lemmas import load_lemmas
-
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
-    ref = run_kernel(X, y, kernel=kern, w_star=beta, gamma=gamma, order=order, cyclic=cyclic,
-                     max_epochs=max_epochs, lemmas=base, include_unverified=include_unverified,
-                     on_violation="collect")
-    return judged_like_a_trace(base, ref)

@@ -11,7 +11,7 @@ where y = -1 is reported as that mix-up.
 
 The rule (proofs/kernel.proof): at visit t of example i, alpha_i grows by 1 exactly when
 y_i*f(x_i) <= 0, and nothing else changes.  Floats are judged honestly: f is a sum over the
-support of alpha of Gram entries, each within the error bound E that ``_kernel_run.gram``
+support of alpha of Gram entries, each within the error bound E that ``_dual_run.gram``
 computes (doubled, for an implementation that evaluates the kernel another way, e.g. rbf through
 ||a - b||^2), summed in any order (gamma_{max(n, k)+1}).  A decision is a violation only when no
 correct implementation could take it; within rounding of 0 the exact value decides (linear and
@@ -35,12 +35,14 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _show, judged_like_a_trace
+from ._audit import AuditReport, _lemma_findings, _show
 from ._bounds import SAFETY, TINY, U, exact_dot, gam
 from ._engine import make_monitor
-from ._kernel_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
+from ._io import read_array, read_npz
+from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._lemmas import load_lemmas
+from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_finite, check_gamma, check_order, numeric_array
 
 __all__ = ["audit_kernel", "audit_kernel_files", "kernel_trace", "ALPHA_CONVENTION"]
@@ -339,8 +341,6 @@ def kernel_trace(result, order=None) -> dict:
 def audit_kernel_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
     """audit_kernel() on files: data .npz (X, y), trace .npz (order, alpha), optional w_star
     (dual coefficients beta) .npy/.npz."""
-    from ._io import read_array, read_npz
-
     f = read_npz(data, "data", ("X", "y"))
     t = read_npz(trace, "trace", ("order", "alpha"))
     ws = None if w_star is None else read_array(w_star, "w_star")

@@ -1,4 +1,4 @@
-"""The perceptron's inner loop: a numba kernel when numba is installed, a numpy fallback otherwise.
+"""The perceptron's inner loop: a compiled (numba) loop when numba is installed, a numpy fallback otherwise.
 
 Both have the same contract.  They visit examples order[t % L] for t = state[T] .. t_end-1 and
 update w <- w + eta*y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
@@ -67,7 +67,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 def _numpy_visits(*args):
     """Blocked numpy version: predict a block with one matrix product, stop at its first update."""
-    # Bad entries (NaN, inf) are reported from the statistics once the kernel returns; numpy's
+    # Bad entries (NaN, inf) are reported from the statistics once the loop returns; numpy's
     # warnings about them meanwhile would only be noise.
     with np.errstate(all="ignore"):
         return _numpy_visits_blocks(*args)
@@ -128,7 +128,7 @@ def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, 
 
 
 def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q):
-    """The first pass's statistics of a block of rows, as the numba kernel keeps them."""
+    """The first pass's statistics of a block of rows, as the compiled loop keeps them."""
     if not rows.size:
         return
     bm = Xb @ ws
@@ -140,7 +140,7 @@ def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q):
     badq = np.flatnonzero(~((bq >= SMALLEST_NORMAL) & (bq < np.inf)))
     if badq.size and st[BAD] < 0:
         st[BAD] = rows[badq[0]]
-    qw[QMAX] = np.fmax(qw[QMAX], np.fmax.reduce(bq))  # NaNs ignored, as the kernel does
+    qw[QMAX] = np.fmax(qw[QMAX], np.fmax.reduce(bq))  # NaNs ignored, as the compiled loop does
     ym = yb * bm
     j = int(np.argmin(ym))
     if ym[j] < qw[YMIN]:
@@ -326,9 +326,9 @@ def check_backend(backend) -> str:
 
 
 def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float = 1.0):
-    """Dispatch to the numba kernel (backend 'numba' or 'auto' with numba) or to numpy.
+    """Dispatch to the compiled loop (backend 'numba' or 'auto' with numba) or to numpy.
 
-    identity: the order (args[2]) is 0..n-1, which the numba kernel then does not read.
+    identity: the order (args[2]) is 0..n-1, which the compiled loop then does not read.
     eta: the learning rate, a positive float (an update adds eta*y*x).
     """
     eta = float(eta)

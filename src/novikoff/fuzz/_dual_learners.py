@@ -1,6 +1,6 @@
 """The kernel perceptron's learners for the fuzzer: the textbook one and its mutants.
 
-Plain implementations, independent of the runtime's engine (``_kernel_run``: its own kernel
+Plain implementations, independent of the runtime's engine (``_dual_run``: its own kernel
 functions, its own Gram matrix): a learner is ``make(X, y, *, kernel) -> step``, where
 ``step(i)`` visits example i and returns the dual counts alpha after the visit (a fresh array;
 alpha_i counts the updates on example i, f(x) = sum_i alpha_i*y_i*K(x_i, x)).  ``kernel_trace``

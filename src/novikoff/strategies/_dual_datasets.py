@@ -60,7 +60,7 @@ class KernelDataset:
 def kernel_dataset(X, y, kernel: str, beta=None, *, kind: str = "") -> KernelDataset:
     """Certify (X, y) under ``kernel``: beta given, or found as ``run_kernel`` finds one; raises
     ``novikoff.errors.InvalidArgument`` when no separator can be certified."""
-    from ..runtime._kernel_run import _certify, _check_beta, _default_beta, gram, parse_kernel
+    from ..runtime._dual_run import _certify, _check_beta, _default_beta, gram, parse_kernel
 
     kern = parse_kernel(kernel)
     X = np.ascontiguousarray(X, dtype=np.float64)

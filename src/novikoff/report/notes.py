@@ -1,0 +1,114 @@
+"""Annotated copies of a checked Markdown or LaTeX document: the document as written, with each
+claim's verdict and a status per link after the display it was read from.
+
+The Markdown copy adds blockquotes, the LaTeX copy `%` comments (so it reads, and checks, as the
+original did); the HTML page shows the document's text with the same marks.
+"""
+
+from __future__ import annotations
+
+import html as _html
+
+from ..checker import FileReport
+from ..notes.document import Block, Display, Positions, scan
+
+__all__ = ["annotate", "annotate_html"]
+
+_MARK = {"verified": "verified", "failed": "FAILED", "unknown": "could not verify",
+         "expected_failure": "failing as expected"}
+
+
+def _insertion_points(source: str, markdown: bool) -> list:
+    """(first line, last line, line after which to write) of each display and block."""
+    where = Positions(source)
+    out = []
+    for event in scan(source, markdown)[0]:
+        if isinstance(event, Display):
+            first, _ = where(event.offset)
+            last, _ = where(min(event.end + 2, len(source)))  # the closing delimiter's line
+            out.append((first, last, last))
+        elif isinstance(event, Block) and event.lines:
+            first, _ = where(event.lines[0][1])
+            last, _ = where(event.lines[-1][1])
+            out.append((first, last, last + 1))  # after the closing fence or \end{novikoff}
+    return out
+
+
+def _notes_for(report: FileReport, source: str, markdown: bool) -> dict:
+    """line after which to write -> the lines of marks (plain text)."""
+    points = _insertion_points(source, markdown)
+    marks: dict = {}
+    for lemma in report.lemmas:
+        lines = [s.line for s in lemma.steps if s.file == report.path] or [lemma.line]
+        anchor = max(lines)
+        after = next((p for first, last, p in points if first <= anchor <= last), anchor)
+        body = [f"novikoff: {lemma.kind} {lemma.name}: {_MARK.get(lemma.status, lemma.status)}"]
+        for step in lemma.steps:
+            text = " ".join(step.text.split())
+            body.append(f"  line {step.line}: {_MARK.get(step.status, step.status)}: {text}")
+            if step.reason and step.status != "verified":
+                body.append(f"    why: {step.reason}")
+            if step.counterexample and step.status != "verified":
+                values = ", ".join(f"{k} = {v}" for k, v in step.counterexample.items())
+                body.append(f"    counterexample: {values}")
+        marks.setdefault(after, []).extend(body)
+    return marks
+
+
+def _header(report: FileReport) -> list:
+    out = []
+    if report.error is not None:
+        e = report.error
+        out.append(f"novikoff: not read: {e.file}:{e.line}:{e.column}: {e.message}")
+    notes = report.notes or {}
+    if notes:
+        out.append(f"novikoff: {notes.get('claims', 0)} claim(s) checked, "
+                   f"{notes.get('links checked', 0)} link(s) checked; "
+                   f"{notes.get('displays not checked', 0)} display(s) not checked; "
+                   f"{notes.get('links read', 0)} of {notes.get('links', 0)} link(s) read")
+        for line, col, message in notes.get("not understood", []):
+            out.append(f"novikoff: line {line}:{col}: {message}")
+    return out
+
+
+def annotate(report: FileReport, source: str, markdown: bool) -> str:
+    """The document with its marks: blockquotes in Markdown, `%` comments in LaTeX."""
+    marks = _notes_for(report, source, markdown)
+    lines = source.split("\n")
+
+    def block(texts: list) -> list:
+        if markdown:
+            return [""] + ["> " + t for t in texts] + [""]
+        return ["% " + t for t in texts]
+
+    out = block(_header(report)) if _header(report) else []
+    for number, line in enumerate(lines, start=1):
+        out.append(line)
+        if number in marks:
+            out += block(marks[number])
+    return "\n".join(out)
+
+
+def annotate_html(report: FileReport, source: str, markdown: bool) -> str:
+    """A standalone page: the document's text, each claim followed by its marks."""
+    marks = _notes_for(report, source, markdown)
+    parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
+             f"<title>{_html.escape(report.path)}</title>",
+             "<style>pre{white-space:pre-wrap} .marks{background:#f4f4f4;border-left:4px solid "
+             "#888;padding:0 8px} .failed{border-color:#c00} .ok{border-color:#080}</style>",
+             "</head><body>", f"<h1>{_html.escape(report.path)}</h1>"]
+    header = _header(report)
+    if header:
+        parts.append(f"<pre class=\"marks\">{_html.escape(chr(10).join(header))}</pre>")
+    chunk: list = []
+    for number, line in enumerate(source.split("\n"), start=1):
+        chunk.append(line)
+        if number in marks:
+            parts.append(f"<pre>{_html.escape(chr(10).join(chunk))}</pre>")
+            chunk = []
+            failed = any("FAILED" in m or "could not verify" in m for m in marks[number])
+            parts.append(f"<pre class=\"marks {'failed' if failed else 'ok'}\">"
+                         f"{_html.escape(chr(10).join(marks[number]))}</pre>")
+    parts.append(f"<pre>{_html.escape(chr(10).join(chunk))}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
