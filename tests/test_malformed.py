@@ -196,7 +196,7 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     step = [s for s in doc["steps"] if s["status"] == "failed"][0]
     assert set(step) == {"file", "line", "column", "lemma", "text", "status", "reason",
-                         "counterexample", "missing", "judgement"}
+                         "counterexample", "missing", "judgement", "basis"}
     assert step["lemma"] == "t" and step["line"] == 16
     assert all(isinstance(v, str) for v in step["counterexample"].values())
     malformed = tmp_path / "m.proof"
