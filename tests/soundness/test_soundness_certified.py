@@ -14,10 +14,17 @@ from novikoff.certify.search import find_certificate
 from novikoff.checker import Checker
 from novikoff.kernel.certified import LEDGER
 
-from test_soundness import CORPUS, IDS, _claim, _describe, _expectation  # noqa: E402
+from test_soundness import CORPUS, IDS, LIMITATION, _claim, _describe, _expectation  # noqa: E402
 
 REJECTED = [pytest.param(p, id=i) for p, i in zip(CORPUS, IDS)
             if _expectation(p) == "rejected"]
+# With the search, a rejected case that states a known limitation (a vacuous setting that the
+# consistency check does not catch) is a strict xfail, as in test_soundness: a vacuous setting
+# has exact certificates too.  (Without a solver its consistency cannot be shown at all.)
+SEARCHED = [pytest.param(p, id=i, marks=[pytest.mark.xfail(strict=True,
+                                                           reason="a known limitation")]
+                         if LIMITATION.search(p.read_text(encoding="utf-8")) else [])
+            for p, i in zip(CORPUS, IDS) if _expectation(p) == "rejected"]
 
 
 @pytest.fixture
@@ -46,7 +53,7 @@ def test_false_claims_stay_unverified_without_a_solver(path, required):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("path", REJECTED)
+@pytest.mark.parametrize("path", SEARCHED)
 def test_false_claims_stay_unverified_with_certificates_searched(path, required):
     """Each decision the solver calls valid gets a certificate searched for it, which the
     kernel checks; still no false claim is verified."""
