@@ -25,6 +25,8 @@ from novikoff.kernel.certificates import (CertificateError, canonical_statement,
                                           parse_statement, poly_from_json, poly_mul)
 from novikoff.kernel.certified import LEDGER
 
+from helpers import PERCEPTRON  # noqa: E402  (tests/ is on sys.path)
+
 PROOFS = bundled_proofs_dir()
 CERTIFIED_FILES = [p for p in proof_files([PROOFS]) if certificate_path(Path(p)).is_file()]
 
@@ -350,19 +352,7 @@ def test_certified_steps_replay_without_any_solver(replayed, tmp_path):
 
 # ---------------------------------------------------------------------------- the commands
 
-PROGRESS = """setting perceptron:
-  vectors  w_star, x
-  sequence w
-  real     gamma > 0, R > 0
-  label    y
-  nat      k
-  per update: x, y
-  assume start:    w[0] = 0
-  assume update:   w[k+1] = w[k] + y*x
-  assume mistake:  y*<w[k], x> <= 0
-  assume margin:   y*<w_star, x> >= gamma
-  assume radius:   ||x|| <= R
-
+PROGRESS = PERCEPTRON + """
 lemma progress: <w_star, w[k]> >= k*gamma
 proof by induction on k:
   base:
