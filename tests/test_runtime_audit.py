@@ -644,6 +644,103 @@ def test_a_float32_implementation_passes_with_float32(lemmas):
     assert rep.rule_violations > 0 and "not y*x" in rep.violations[0]["message"]
 
 
+def float32_trace(X, y, order, eta, *, backend="numpy"):
+    """A correct float32 perceptron as numpy (or torch) runs it: x, w and eta held in float32."""
+    if backend == "torch":
+        import torch
+        Xt = torch.tensor(X, dtype=torch.float32)
+        w = torch.zeros(X.shape[1], dtype=torch.float32)
+        W = []
+        for i in order:
+            if float(y[i]) * float(w @ Xt[i]) <= 0:
+                w = w + eta * float(y[i]) * Xt[i]
+            W.append(w.clone().numpy())
+        return np.array(W)
+    X32, e32 = X.astype(np.float32), np.float32(eta)
+    w = np.zeros(X.shape[1], np.float32)
+    W = []
+    for i in order:
+        if np.float32(y[i]) * (w @ X32[i]) <= 0:
+            w = w + e32 * np.float32(y[i]) * X32[i]
+        W.append(w.copy())
+    return np.array(W)
+
+
+@st.composite
+def float32_runs(draw):
+    """Separable data (gaussian, or on a decimal grid where float32 and float64 round ties
+    differently), an order, a learning rate float32 may not hold exactly, gamma and w* given
+    or not."""
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    d = draw(st.integers(2, 12))
+    if draw(st.booleans()):
+        X, y, ws = separable(draw(st.integers(3, 40)), d, draw(st.sampled_from(
+            [0.3, 0.01, 1e-4])), seed=seed % 1000, unit=draw(st.booleans()))
+    else:
+        X = rng.integers(-5, 6, (40, d)) * draw(st.sampled_from([0.1, 0.3, 1 / 3, 0.7]))
+        ws = rng.integers(-3, 4, d).astype(float)
+        assume(ws.any())
+        X = X[np.abs(X @ ws) > 0.05]
+        assume(X.shape[0] >= 2)
+        y = np.sign(X @ ws)
+    eta = draw(st.sampled_from([1.0, 0.1, 0.3, 1 / 3]) | st.floats(1e-3, 10.0))
+    order = np.tile(np.arange(X.shape[0]), draw(st.integers(1, 6)))
+    if not draw(st.booleans()):
+        return X, y, order, eta, None, None  # the audit computes w* and certifies gamma
+    # a gamma as numpy computes it on the float64 data: the cast may lower the margin below it
+    gamma = float(np.min(y * (X @ ws))) if draw(st.booleans()) else None
+    return X, y, order, eta, ws, gamma
+
+
+@settings(max_examples=60, deadline=None)
+@given(float32_runs())
+def test_a_correct_float32_perceptron_is_never_flagged(lemmas, case):
+    """x and eta are held in float32 (eta = 0.1 is 0.100000001...): the trace is judged on the
+    data and rate the implementation holds, so neither eta's rounding nor a decision the cast
+    of x flips is charged to it."""
+    X, y, order, eta, ws, gamma = case
+    W = float32_trace(X, y, order, eta)
+    rep = audit(X, y, order, W, w_star=ws, gamma=gamma, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.violations == [], rep.violations[:3]
+    assert rep.rule["eta"] == eta and rep.rule["arithmetic"] == "float32"
+
+
+def test_a_float32_learning_rate_is_held_in_float32(lemmas):
+    """eta = 0.806... rounds in float32 (by 2.5e-8 relative): a step of that float32 run is
+    three roundings from eta*y*x, not two, and was flagged; a rate off by more is caught."""
+    X, y, ws = separable(50, 4, 0.002, seed=73, unit=False)
+    eta = 0.8064347758301839
+    assert float(np.float32(eta)) != eta
+    order = np.tile(np.arange(50), 6)
+    W = float32_trace(X, y, order, eta)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.violations == [] and rep.updates > 10 and rep.checks > 0
+    W = float32_trace(X, y, order, eta * (1 + 2.0 ** -16))
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.rule_violations > 0 and "not eta*y*x" in rep.violations[0]["message"]
+
+
+def test_a_correct_torch_float32_perceptron_is_never_flagged(lemmas):
+    pytest.importorskip("torch")
+    for seed in range(20):
+        X, y, ws = separable(30, 5, 0.01, seed=seed, unit=False)
+        order = np.tile(np.arange(30), 4)
+        eta = float(np.random.default_rng(seed).uniform(0.01, 3.0))
+        W = float32_trace(X, y, order, eta, backend="torch")
+        rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+        assert rep.violations == [], (seed, rep.violations[:3])
+
+
+def test_a_learning_rate_float32_cannot_hold_is_bad_input():
+    X, y, ws = separable(10, 3, 0.1, seed=1)
+    W = np.zeros((10, 3))
+    with pytest.raises(InvalidArgument, match="eta=1e-50 is not a positive finite float32"):
+        audit(X, y, np.arange(10), W, w_star=ws, lemmas=[], float32=True, eta=1e-50)
+    with pytest.raises(InvalidArgument, match=r"X\[0, 0\]=-?1e\+39 is not a finite float32"):
+        audit(X * 1e39 / np.abs(X[0, 0]), y, np.arange(10), W, lemmas=[], float32=True)
+
+
 def test_float32_exact_ties_are_decided_in_float32():
     """Integer data in float32: the prediction is exact (rounding bound 0), a skipped tie is a
     violation; the exactness test needs the entries to be float32 numbers."""

@@ -168,6 +168,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
+    declared_eta = eta
+    if float32:
+        X, eta = _held_in_float32(X, eta)
     w0 = None if w0 is None else _checked_start(w0, d, bias)
     W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
     T = order.shape[0]
@@ -219,8 +222,35 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        td_violations=len(td_found), separable=bool(separable),
                        undetermined=len(undetermined), undetermined_visits=unsure,
                        patterns=patterns, notes=notes,
-                       rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
+                       rule={"w0": None if w0 is None else w0.tolist(), "eta": declared_eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _held_in_float32(X, eta: float):
+    """(X, eta) as a float32 implementation holds them: every entry and the learning rate
+    rounded to the nearest float32 (so ``--eta 0.1`` is the float32 0.1, 0.100000001...).
+
+    The trace is then judged on the data the implementation sees, as a float64 trace is on
+    its own: the rule is decided on the float32 x, R, gamma and w* are those of the float32
+    data, and the mathematical run is w0 + eta32 * sum y*x32, from which a correct float32
+    run drifts by the rounding of its products and sums only (unit roundoff 2^-24, see
+    _Drift).  Judging it on the float64 data instead would charge the cast to the learner:
+    a decision the cast flips, or eta's rounding accumulated over the updates.
+    """
+    with np.errstate(over="ignore"):
+        X32 = X.astype(np.float32)
+        eta32 = float(np.float32(eta))
+    big = np.flatnonzero(~np.isfinite(X32).all(axis=1))
+    if big.size:
+        i = int(big[0])
+        j = int(np.flatnonzero(~np.isfinite(X32[i]))[0])
+        raise InvalidArgument(f"X[{i}, {j}]={X[i, j].item()!r} is not a finite float32 "
+                              f"(float32 stops at 3.4e38): a float32 implementation cannot "
+                              f"hold it (audit without --float32)")
+    if not eta32 > 0 or not np.isfinite(eta32):
+        raise InvalidArgument(f"eta={eta!r} is not a positive finite float32 (it rounds to "
+                              f"{eta32!r}): a float32 implementation cannot hold it")
+    return X32.astype(np.float64), eta32
 
 
 def _separator_of(X, y, w_star, gamma, separable: bool, ar: _Arith):
