@@ -847,3 +847,95 @@ def test_a_bad_weight_array_is_named_with_its_trace_file(tmp_path, capsys, varia
     code, _, err = cli(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
                         "--trace", str(tmp_path / "T.npz")], capsys)
     assert code == 2 and "T.npz" in err and "w[5, 1]=nan is not finite" in err, err
+
+
+# ------------------------------------------------------------------ the likely bug, named
+
+def _buggy_trace(X, y, order, *, step=None, fire=None, start=None, log_before=False):
+    """A classic perceptron with one piece swapped: step(w, X, i, prev, k, t) the update at
+    visit t (example i, previous visit's example prev, k updates before)."""
+    w = np.zeros(X.shape[1]) if start is None else np.array(start, dtype=float)
+    W, k, prev = [], 0, 0
+    for t, i in enumerate(order):
+        before = w.copy()
+        if (fire or (lambda w_, x, yi: yi * (w_ @ x) <= 0))(w, X[i], y[i]):
+            w = step(w, X, i, prev, k, t) if step else w + y[i] * X[i]
+            k += 1
+        prev = i
+        W.append(before if log_before else w.copy())
+    return np.array(W)
+
+
+_BUGS = {
+    "wrong_sign": (dict(step=lambda w, X, i, p, k, t: w - _Y[i] * X[i]), "sign is flipped"),
+    "previous_example": (dict(step=lambda w, X, i, p, k, t: w + _Y[i] * X[p]),
+                         "the previous visit's example"),
+    "previous_label": (dict(step=lambda w, X, i, p, k, t: w + _Y[p] * X[i]),
+                       "the previous visit's label"),
+    "logged_before_update": (dict(log_before=True), "logged before the update"),
+    "step_schedule": (dict(step=lambda w, X, i, p, k, t: w + _Y[i] * X[i] / (1 + k)),
+                      "eta/(1+k) with eta = 1"),
+    "never_updates": (dict(fire=lambda w, x, yi: False), "a strict test y<w,x> < 0"),
+    "start_never_updates": (dict(start=[0.3, -0.2, 0.1, 0.5], fire=lambda w, x, yi: False),
+                            "never updates"),
+}
+_X, _Y, _WS = separable(60, 4, 0.1, seed=3, unit=False)
+
+
+@pytest.mark.parametrize("bug", sorted(_BUGS))
+def test_the_likely_bug_is_named(lemmas, bug):
+    kwargs, said = _BUGS[bug]
+    order = np.tile(np.arange(60), 3)
+    rep = audit(_X, _Y, order, _buggy_trace(_X, _Y, order, **kwargs), w_star=_WS,
+                lemmas=lemmas)
+    assert not rep.ok
+    (p,) = rep.patterns
+    assert p["pattern"] == bug.replace("start_", "") and said in p["message"], p
+    # the correct learner: no pattern, no finding
+    assert audit(_X, _Y, order, _buggy_trace(_X, _Y, order), w_star=_WS, lemmas=lemmas).ok
+
+
+def test_an_unchanged_bias_column_is_named(lemmas):
+    X, y = _X, _Y
+    Xb = np.hstack([X, np.ones((60, 1))])
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(Xb, y, order,
+                     step=lambda w, X_, i, p, k, t: w + y[i] * np.append(X_[i, :-1], 0.0))
+    rep = audit(X, y, order, W, bias=True, lemmas=lemmas)
+    (p,) = rep.patterns
+    assert p["pattern"] == "bias_unchanged" and "does not update its intercept" in p["message"]
+
+
+def test_an_aliased_buffer_is_told_from_a_start_that_never_updates(lemmas):
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(_X, _Y, order)
+    aliased = np.broadcast_to(W[-1], W.shape)
+    (p,) = audit(_X, _Y, order, aliased, w_star=_WS, lemmas=lemmas).patterns
+    assert p["pattern"] == "aliased_buffer" and "w.copy()" in p["message"]
+    (p,) = audit(_X, _Y, order, np.broadcast_to(W[-1] / 3, W.shape), w_star=_WS,
+                 lemmas=lemmas).patterns
+    assert p["pattern"] == "never_updates" and "copy" not in p["message"]
+
+
+def test_one_inequality_under_several_names_is_one_finding(lemmas):
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(_X, _Y, order, step=lambda w, X, i, p, k, t: w - _Y[i] * X[i])
+    rep = audit(_X, _Y, order, W, w_star=_WS, lemmas=lemmas)
+    found = [v for v in rep.violations if v["kind"] == "lemma"]
+    assert rep.lemma_violations == len(found) <= 3
+    progress = next(v for v in found if v["lemma"] == "progress")
+    assert "kernel_progress" in progress["also"] and "reported once" in progress["message"]
+    points = [(v["visit"], v["k"], v["message"].split(": lhs")[1]) for v in found]
+    assert len(set(points)) == len(points)  # no fact twice
+
+
+def test_a_wrong_step_names_the_coordinate_over_its_tolerance(lemmas):
+    """Coordinate 0 is off by more than coordinate 1 but within its own tolerance (its value
+    is large); coordinate 1 (a small value) is the one the rule breaks."""
+    X = np.array([[1e6, 1e-3], [-1e6, 2e-3]])
+    y = np.array([1.0, -1.0])
+    W = np.array([[np.nextafter(1e6, 2e6), 1e-3 + 1e-12]])
+    assert W[0, 0] - 1e6 > W[0, 1] - 1e-3  # the larger deviation is coordinate 0's
+    rep = audit(X, y, np.array([0]), W, w_star=np.array([1.0, 0.0]), lemmas=[])
+    msg = rep.violations[0]["message"]
+    assert "coordinate 1:" in msg and "where rounding allows" in msg, msg
