@@ -511,6 +511,9 @@ def audit_command(args) -> int:
     return _print_audit(args, report, head)
 
 
+_SHOWN = 5  # findings of one kind an audit prints (--json lists them all)
+
+
 def _print_audit(args, report, head: list) -> int:
     """Print an audit report of any variant (JSON with --json); the exit code."""
     if args.json:
@@ -542,8 +545,16 @@ def _print_audit(args, report, head: list) -> int:
               f"float implementation may decide either way)")
     for p in report.patterns:
         print(f"  [pattern] {p['message']}")
+    shown = {}  # kind -> findings printed: past _SHOWN of a kind, one line counts the rest
     for v in report.violations:
-        print(f"  [{v['kind']}] {v['message']}")
+        shown[v["kind"]] = shown.get(v["kind"], 0) + 1
+        if shown[v["kind"]] <= _SHOWN:
+            print(f"  [{v['kind']}] {v['message']}")
+    for kind, listed in shown.items():
+        total = report.rule_violations if kind == "rule" else listed
+        if total > _SHOWN:
+            print(f"  [{kind}] ... {total - _SHOWN} more {kind} finding(s) (--json lists "
+                  f"{'them' if total == listed else f'the first {listed}'})")
     for v in report.undetermined_visits:
         print(f"  [undetermined] {v['message']}")
     for m in report.monitor.get("monitored", []):
