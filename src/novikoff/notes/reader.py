@@ -35,8 +35,11 @@ _PROOF_ENV = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|c
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _INNER_ENV = re.compile(r"\\(?:begin|end)\{(?:aligned|split|gathered)\}")
 _MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
-_INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)\s*;\s*"
-                        r"step by (.+)$")
+# `induction on k: base by A; step by B` (the step one link, from the hypothesis and B), or
+# `induction on k: base by A` on a lemma line that states the claim: the display after it is
+# the step's derivation, from the statement at k+1's left side to its right side.
+_INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)"
+                        r"(?:\s*;\s*step by (.+))?$")
 
 
 @dataclass
@@ -55,7 +58,7 @@ class _LemmaLine:
     givens: list
     cites: list
     xfail: set
-    induction: tuple | None  # (var, base cites, step cites)
+    induction: tuple | None  # (var, base cites, step cites or None: the display is the step)
     pos: A.Pos
     setting: str
 
@@ -263,7 +266,8 @@ class _Reader:
     def _finish_pending(self) -> None:
         """A lemma line with a statement proved by induction needs no display: check it now."""
         head = self.pending
-        if head is None or head.statement is None or head.induction is None:
+        if head is None or head.statement is None or head.induction is None or \
+                head.induction[2] is None:  # the display after it is the step's derivation
             return
         self.pending = None
         self.counts["claims"] += 1
@@ -277,20 +281,20 @@ class _Reader:
 
     def _reason_row(self, text: str, offset: int) -> None:
         m = _REASON_ROW.match(text)
-        if m is None:
+        value = None if m is None else self._reason_value(m.group(2).strip(),
+                                                          offset + m.start(2))
+        if value is None or (value[0] == "induction" and value[3] is None):
             raise self.error('a reasons row is `"prose" -> names` (or `-> induction on k: '
                              'base by ...; step by ...`)', offset)
-        value = m.group(2).strip()
-        where = offset + m.start(2)
-        self.tables.reasons.append((m.group(1).lower(), self._reason_value(value, where),
-                                    offset))
+        self.tables.reasons.append((m.group(1).lower(), value, offset))
 
     def _reason_value(self, value: str, offset: int):
         ind = _INDUCTION.match(value)
         line, col = self.position(offset)
         if ind is not None:
             base = parse_citations(ind.group(2), self.path, line, col + ind.start(2))
-            step = parse_citations(ind.group(3), self.path, line, col + ind.start(3))
+            step = None if ind.group(3) is None else \
+                parse_citations(ind.group(3), self.path, line, col + ind.start(3))
             return ("induction", ind.group(1), base, step)
         return ("cites", parse_citations(value, self.path, line, col))
 
@@ -471,10 +475,18 @@ class _Reader:
                 prose = proses[line["display"]]
                 if prose is not None and not (induction is not None and len(proses) == 1):
                     line["prose cites"] = self._reasons_for(prose.text, prose.offset, reasons)
-            items, last = self._items(lines, shared, head.xfail if induction is None else set())
+            stepwise = induction is not None and induction[2] is None
+            items, last = self._items(lines, shared, head.xfail if induction is None or stepwise
+                                      else set())
+            if stepwise and head.statement is None:
+                raise self.error("an induction whose step is the display needs the statement "
+                                 "on the lemma line (`lemma NAME: STATEMENT`)",
+                                 self._offset_of(head.pos))
             if head.statement is None:
                 lemma.statement = last
-            if induction is not None:
+            if stepwise:
+                lemma.proof = self._induction(lemma.statement, induction, head.pos, steps=items)
+            elif induction is not None:
                 lemma.proof = self._induction(lemma.statement, induction, head.pos, head.xfail)
             else:
                 lemma.proof = A.Proof("direct", items=items, pos=head.pos)
@@ -556,9 +568,11 @@ class _Reader:
                 out.append(c)
         return out
 
-    def _induction(self, statement, induction: tuple, pos: A.Pos, xfail=()) -> A.Proof:
+    def _induction(self, statement, induction: tuple, pos: A.Pos, xfail=(),
+                   steps=None) -> A.Proof:
         """A proof by induction from the claim: the base by its citations, the step from the
-        statement at var (ih) and the step's citations (xfail 1: the base, 2: the step)."""
+        statement at var (ih) and the step's citations (xfail 1: the base, 2: the step), or
+        the step's derivation `steps` (the display's chains, which may cite ih)."""
         var, base_cites, step_cites = induction
         if not isinstance(statement, A.Rel):
             raise self.error("an induction proves a single relation", self._offset_of(pos))
@@ -568,9 +582,9 @@ class _Reader:
         ih = A.Cite("ih", (), pos)
         base = [A.Chain(None, at_zero.lhs, [A.Step(at_zero.op, at_zero.rhs, list(base_cites),
                                                    1 in xfail, pos, show(at_zero))], pos)]
-        step = [A.Chain(None, at_next.lhs, [A.Step(at_next.op, at_next.rhs,
-                                                   [ih] + list(step_cites), 2 in xfail, pos,
-                                                   show(at_next))], pos)]
+        step = steps if steps is not None else \
+            [A.Chain(None, at_next.lhs, [A.Step(at_next.op, at_next.rhs, [ih] + list(step_cites),
+                                                2 in xfail, pos, show(at_next))], pos)]
         return A.Proof("induction", var=name, base=base, step=step, pos=pos)
 
 

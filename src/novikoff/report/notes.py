@@ -8,11 +8,12 @@ original did); the HTML page shows the document's text with the same marks.
 from __future__ import annotations
 
 import html as _html
+import re
 
 from ..checker import FileReport
 from ..notes.document import Block, Display, Positions, scan
 
-__all__ = ["annotate", "annotate_html"]
+__all__ = ["annotate", "annotate_html", "feedback_document"]
 
 _MARK = {"verified": "verified", "failed": "FAILED", "unknown": "could not verify",
          "expected_failure": "failing as expected"}
@@ -112,3 +113,49 @@ def annotate_html(report: FileReport, source: str, markdown: bool) -> str:
     parts.append(f"<pre>{_html.escape(chr(10).join(chunk))}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _md_cell(value: str) -> str:
+    """Text as a Markdown table cell: one line, no markup, no column break."""
+    out = []
+    for c in str(value).replace("\r", " ").replace("\n", " "):
+        out.append("\\" + c if c in _MD_SPECIAL else c)
+    return "".join(out)
+
+
+_MD_SPECIAL = frozenset("\\`*_{}[]()<>#+-.!|~&$@")
+
+
+def feedback_document(report: FileReport, source: str, markdown: bool, fmt: str, *,
+                      title: str, summary: list) -> str:
+    """A graded student's feedback on a Markdown or LaTeX submission (fmt "md" or "html"): the
+    title, the grading summary (lemma, points, max, note rows), then the document annotated
+    link by link (a LaTeX document's copy as a fenced `latex` block in Markdown)."""
+    if fmt == "html":
+        table = ["<table class=\"summary\"><caption>Grading summary</caption>",
+                 "<tr><th>lemma</th><th>points</th><th>max</th><th>note</th></tr>"]
+        table += [f"<tr><td><code>{_html.escape(name)}</code></td><td>{_html.escape(earned)}"
+                  f"</td><td>{_html.escape(maximum)}</td><td>{_html.escape(note)}</td></tr>"
+                  for name, earned, maximum, note in summary]
+        table.append("</table>")
+        page = annotate_html(report, source, markdown)
+        head = f"<h1>{_html.escape(report.path)}</h1>"
+        return page.replace(head, f"<h1>{_html.escape(title)}</h1>\n<p><code>"
+                                  f"{_html.escape(report.path)}</code></p>\n"
+                            + "\n".join(table), 1)
+    if fmt != "md":
+        raise ValueError(f"fmt={fmt!r} is not 'md' or 'html'")
+    out = [f"# {_md_cell(title)}", "", "## Grading summary", "",
+           "| lemma | points | max | note |", "|---|--:|--:|---|"]
+    out += [f"| `{name}` | {_md_cell(earned)} | {_md_cell(maximum)} | {_md_cell(note)} |"
+            for name, earned, maximum, note in summary]
+    out += ["", f"## {_md_cell(report.path)}, annotated", ""]
+    copy = annotate(report, source, markdown)
+    if markdown:
+        return "\n".join(out) + "\n" + copy + "\n"
+    fence = "`" * max(3, 1 + max((len(run) for run in _backtick_runs(copy)), default=0))
+    return "\n".join(out + [fence + "latex", copy, fence]) + "\n"
+
+
+def _backtick_runs(text: str) -> list:
+    return re.findall(r"`+", text)
