@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from novikoff.errors import InvalidArgument
 from novikoff.grade import grade_class
+from novikoff.grade.assignment import read_points
+from novikoff.grade.submissions import Submission, find_submissions, prepare
 
 HOMEWORK = Path(__file__).resolve().parent / "homework"
 ITEMS = ("w_star_nonzero", "progress", "norm_growth", "mistake_bound", "mistake_bound_unit")
@@ -107,3 +110,80 @@ def test_notes_graded_against_the_proof_reference_score_the_same(tmp_path):
     result = grade_class(HOMEWORK / "notes", HOMEWORK / "assignment.proof", tmp_path, jobs=2)
     assert _points(result) == EXPECTED
     assert sum((s.score for s in result.students), Fraction(0)) == sum(map(sum, EXPECTED.values()))
+
+
+@pytest.mark.e2e
+def test_with_certificates_required_every_twin_still_scores_the_same(tmp_path):
+    import shutil
+
+    from novikoff.certify.cli import certify_file
+
+    copy = tmp_path / "homework"
+    shutil.copytree(HOMEWORK, copy)
+    for reference in ("assignment.md", "assignment.proof"):
+        assert certify_file(copy / reference)["left"] == 0
+    notes = grade_class(copy / "notes", copy / "assignment.md", tmp_path / "n", jobs=2,
+                        require_certificates=True)
+    proofs = grade_class(copy / "proof", copy / "assignment.proof", tmp_path / "p", jobs=2,
+                         require_certificates=True)
+    assert _points(notes) == _points(proofs)
+    assert _points(notes)["ada"] == EXPECTED["ada"]
+
+
+BLOCK = "```novikoff\nsetting s:\n  real a\n```\n"
+TEX_BLOCK = "\\begin{novikoff}\nsetting s:\n  real a\n\\end{novikoff}\n"
+
+
+def test_the_folder_s_markdown_and_latex_files_are_submissions(tmp_path):
+    for name in ("alice.md", "bob.tex", "carl.proof", "notes.txt", ".hidden.md", "dee.md"):
+        (tmp_path / name).write_text(BLOCK, encoding="utf-8")
+    (tmp_path / "dee").mkdir()
+    found = {s.name: s for s in find_submissions(tmp_path)}
+    assert sorted(found) == ["alice", "bob", "carl", "dee"]
+    assert "which file? dee/ and dee.md are both submissions of dee" in found["dee"].problem
+
+
+@pytest.mark.parametrize("files, graded", [
+    ({"hw3.tex": TEX_BLOCK, "README.md": "# read me"}, "hw3.tex"),  # the assignment, as LaTeX
+    ({"hw3.md": BLOCK, "hw3.proof": "", "hw3.tex": TEX_BLOCK}, "hw3.md"),  # its own name first
+    ({"answers.tex": BLOCK}, None),  # a Markdown fence is no novikoff block in LaTeX
+    ({"answers.md": BLOCK, "README.md": "no block here"}, "answers.md"),  # the only document
+    ({"sub/hw3.md": BLOCK, "README.md": "# read me"}, "sub/hw3.md"),
+    ({"a.md": BLOCK, "b.proof": ""}, None),  # two candidates, neither named hw3
+    ({"README.md": "# no block"}, None),
+])
+def test_a_students_directory_grades_the_assignment_in_any_format(tmp_path, files, graded):
+    student = tmp_path / "student"
+    for name, text in files.items():
+        (student / name).parent.mkdir(parents=True, exist_ok=True)
+        (student / name).write_text(text, encoding="utf-8")
+    private = tmp_path / "private"
+    private.mkdir()
+    prepared = prepare(Submission("student", str(student), "directory"), private, "hw3.md",
+                       1 << 20)
+    assert prepared.graded == graded
+    if graded is None:
+        assert prepared.problem.startswith("which file?")
+
+
+def test_points_of_a_latex_reference_come_from_percent_comments(tmp_path):
+    source = "\n".join([
+        "% novikoff",
+        "% setting s:",
+        "%   real a",
+        "% # points: 2",
+        "% lemma first",
+        "",
+        "% points: 3",
+        "% a comment line between",
+        r"\begin{lemma}\label{lem:second}",
+    ])
+    points = read_points(tmp_path / "hw.tex", source, [("first", 5), ("second", 9)])
+    assert points == {"first": 2, "second": 3}
+
+
+def test_a_reference_must_be_a_proof_file_or_notes(tmp_path):
+    (tmp_path / "hw.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "subs").mkdir()
+    with pytest.raises(InvalidArgument, match="reference='.*hw.txt' is not a .proof file"):
+        grade_class(tmp_path / "subs", tmp_path / "hw.txt", tmp_path / "out")

@@ -42,6 +42,8 @@ def typed(latex: str, rows=ROWS) -> list:
     (r"\langle \mathbf{w}_*, \mathbf{x}_i \rangle", ["<w_star, x>"]),
     (r"\mathbf{w}_T \cdot \mathbf{x}_i", ["<w[T], x>"]),
     (r"\gamma \cdot T", ["gamma * T"]),
+    (r"y_i\, \mathbf{w}_T \cdot \mathbf{x}_i", ["y * <w[T], x>"]),  # as a .proof file writes it
+    (r"2 y_i \mathbf{w}_T \cdot \mathbf{x}_i", ["2 * y * <w[T], x>"]),
     (r"\frac{1}{\gamma^2}", ["1 / gamma^2"]),
     (r"\sqrt{T} R", ["sqrt(T) * R"]),
     (r"\left( \frac{R}{\gamma} \right)^2", ["(R / gamma)^2"]),
@@ -320,3 +322,57 @@ by the margin.
 """)
     (lemma,) = report.lemmas
     assert lemma.status == "verified" and len(lemma.steps) == 2
+
+
+INDUCTION = r"""```novikoff
+setting s:
+  vectors  w_star, x
+  sequence w
+  real     gamma > 0
+  label    y
+  nat      T
+  per update: x, y
+  assume   start: w[0] = 0
+  assume   update: w[T+1] = w[T] + y*x
+  assume   margin: y*<w_star, x> >= gamma
+notation:
+  \mathbf{w}_* -> w_star
+  \mathbf{w}_{#} -> w[#]
+  \mathbf{x}_i -> x
+  y_i -> y
+reasons:
+  "the update" -> update
+  "the margin" -> margin
+  "induction hypothesis" -> ih
+lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start
+```
+
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} = \mathbf{w}_*^\top\mathbf{w}_{T} + y_i\mathbf{w}_*^\top\mathbf{x}_i \text{by the update} $$
+$$ \geq T\gamma + \gamma \text{by the induction hypothesis and the margin} $$
+"""
+
+
+@pytest.mark.parametrize("last, verified", [(r"= (T+1)\gamma", True), (r"\geq T\gamma", False)])
+def test_an_induction_step_shown_as_a_derivation_must_reach_the_statement_at_k_plus_1(
+        tmp_path, last, verified):
+    report = _check_text(tmp_path, "n.md", INDUCTION + f"$$ {last} $$\n")
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert (lemma.status == "verified") == verified
+    assert [s.status for s in lemma.steps][0] == "verified"  # the base, by start
+    if not verified:
+        assert any("but the goal is" in s.reason for s in lemma.steps)
+
+
+def test_an_induction_step_shown_as_a_derivation_needs_the_statement(tmp_path):
+    text = INDUCTION.replace("lemma progress: <w_star, w[T]> >= T*gamma", "lemma progress")
+    report = _check_text(tmp_path, "n.md", text)
+    assert "needs the statement on the lemma line" in report.error.message
+
+
+def test_a_reasons_row_for_an_induction_names_its_step():
+    text = INDUCTION.replace('"induction hypothesis" -> ih',
+                             '"every update" -> induction on T: base by start')
+    with pytest.raises(ProofSyntaxError, match="a reasons row is"):
+        read_notes(text, "n.md")
