@@ -376,3 +376,44 @@ def test_a_reasons_row_for_an_induction_names_its_step():
                              '"every update" -> induction on T: base by start')
     with pytest.raises(ProofSyntaxError, match="a reasons row is"):
         read_notes(text, "n.md")
+
+
+HOMEWORK = Path(__file__).resolve().parent / "homework"
+
+
+@pytest.mark.parametrize("path", [
+    NOTES / "seed_000_lecture8.md",  # sums, tags, xfail, inductions
+    NOTES / "seed_001_perceptron_notes.md",
+    Path(__file__).parent / "data" / "notes_lemma_environment.tex",  # lemma and proof
+    HOMEWORK / "notes" / "dana.tex",  # `% novikoff` comment blocks, align*
+    HOMEWORK / "notes" / "bao.tex",  # novikoff environments
+    HOMEWORK / "notes" / "quinn.tex",  # a line not understood
+    HOMEWORK / "notes" / "nia.md",  # |v| as a norm, a failing lemma
+], ids=lambda p: p.name)
+def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path):
+    from novikoff.cli import main
+
+    other = "tex" if path.suffix == ".md" else "md"
+    out = tmp_path / "out"
+    main(["report", str(path), "-o", str(out), "--format", f"{other},html"])
+    written = out / f"{path.stem}.{other}"
+    again = check_paths([written], notes=True)
+    original = check_paths([path], notes=True)
+    assert _statuses(again) == _statuses(original)
+    assert again[0].notes["links"] == original[0].notes["links"]
+    assert [m for _, _, m in again[0].notes["not understood"]] == \
+        [m for _, _, m in original[0].notes["not understood"]]
+    text = written.read_text(encoding="utf-8")
+    if other == "tex":
+        assert text.startswith(r"\documentclass{article}") and r"\begin{novikoff}" in text
+        assert "% novikoff: " in text and "\n> " not in text
+    else:
+        assert "```novikoff" in text and "> novikoff: " in text
+        assert r"\documentclass" not in text and r"\begin{align*}" not in text
+    # and back: the twice rewritten document still reads the same
+    back = tmp_path / f"back.{path.suffix[1:]}"
+    from novikoff.notes.convert import latex_to_markdown, markdown_to_latex
+
+    back.write_text(markdown_to_latex(text) if other == "md" else latex_to_markdown(text),
+                    encoding="utf-8")
+    assert _statuses(check_paths([back], notes=True)) == _statuses(original)

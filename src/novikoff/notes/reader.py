@@ -117,7 +117,9 @@ class _Reader:
         self.counts["inline math"] = inline
         self._settings(events)
         groups = []  # [displays], the prose after them, the lemma line before them
-        proofs = [] if self.markdown else list(_PROOF_ENV.finditer(self.source))
+        # LaTeX's lemma and proof environments, also where a Markdown document keeps them (a
+        # LaTeX document rewritten as Markdown, `novikoff report --format md`)
+        proofs = list(_PROOF_ENV.finditer(self.source))
         for k, event in enumerate(events):
             if isinstance(event, Block):
                 self._block(event)
