@@ -417,3 +417,27 @@ def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path):
     back.write_text(markdown_to_latex(text) if other == "md" else latex_to_markdown(text),
                     encoding="utf-8")
     assert _statuses(check_paths([back], notes=True)) == _statuses(original)
+
+
+def test_the_html_page_typesets_the_documents_own_math_and_reads_without_it(tmp_path):
+    from novikoff.report.notes import MATHJAX, annotate_html
+
+    source = SETTING + r"""
+Some prose <script>alert(1)</script> with $\gamma$ inline.
+
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} \geq \mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma $$
+
+by the update and the margin.
+"""
+    path = tmp_path / "n.md"
+    path.write_text(source)
+    page = annotate_html(Checker(timeout_ms=5000).check_file(path), source, True)
+    assert MATHJAX in page and "'[-]': ['html']" in page and "ui/safe" in page
+    # the display as written (the fallback when MathJax cannot load), then its marks
+    display = (r'<div class="display">$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} \geq '
+               r"\mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma $$</div>")
+    assert display in page
+    assert page.index(display) < page.index('<pre class="marks failed">novikoff: lemma '
+                                            'one_step: FAILED')
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+    assert "<pre>```novikoff\nsetting s:" in page  # the block is code, never typeset

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .document import Block, Display, Prose, scan
+from .document import Block, Display, display_spans, scan
 
 __all__ = ["markdown_to_latex", "latex_to_markdown"]
 
@@ -30,20 +30,11 @@ _SINGLE = re.compile(r"^\s*\\begin\{(equation\*?|gather\*?|multline\*?)\}(.*)\\e
 
 
 def _regions(source: str, markdown: bool) -> list:
-    """(start, end, event) of the document's blocks and displays, with their delimiters."""
+    """(start, end, event) of the document's displays (with their delimiters) and blocks."""
     events, _ = scan(source, markdown)
-    out = []
-    for event in events:
-        if isinstance(event, Display):
-            if source[event.offset - 2:event.offset] in ("$$", "\\["):
-                start, end = event.offset - 2, event.end + 2
-            else:  # \begin{env}...\end{env}
-                start = source.rfind("\\begin{", 0, event.offset)
-                end = source.index("}", event.end) + 1
-            out.append((start, end, event))
-        elif isinstance(event, Block):
-            out.append((None, None, event))
-    return out
+    spans = {d: (start, end) for start, end, d in display_spans(source, markdown)}
+    return [(*spans[e], e) if isinstance(e, Display) else (None, None, e) for e in events
+            if isinstance(e, (Display, Block))]
 
 
 def _escape_prose(text: str) -> str:

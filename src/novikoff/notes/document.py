@@ -6,7 +6,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-__all__ = ["Block", "Display", "Prose", "scan", "Positions", "NOTES_SUFFIXES", "has_block"]
+__all__ = ["Block", "Display", "Prose", "scan", "Positions", "NOTES_SUFFIXES", "has_block",
+           "display_spans"]
 
 NOTES_SUFFIXES = (".md", ".tex")
 DISPLAY_ENVS = ("align", "align*", "equation", "equation*", "gather", "gather*", "multline",
@@ -135,3 +136,19 @@ def scan(text: str, markdown: bool) -> tuple:
             events.append(event)
         cursor = max(cursor, end)
     return events, inline
+
+
+def display_spans(source: str, markdown: bool) -> list:
+    """(start, end, Display) of each display, from its opening delimiter (`$$`, `\\[`,
+    `\\begin{align*}`) to the end of its closing one."""
+    out = []
+    for event in scan(source, markdown)[0]:
+        if not isinstance(event, Display):
+            continue
+        if source[event.offset - 2:event.offset] in ("$$", "\\["):
+            start, end = event.offset - 2, event.end + 2
+        else:  # \begin{env}...\end{env}
+            start = source.rfind("\\begin{", 0, event.offset)
+            end = source.index("}", event.end) + 1
+        out.append((start, end, event))
+    return out
