@@ -441,3 +441,52 @@ by the update and the margin.
                                             'one_step: FAILED')
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
     assert "<pre>```novikoff\nsetting s:" in page  # the block is code, never typeset
+
+
+PER_LINK = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start''', '''lemma one_step
+  link 1 by update
+  link 2 by margin''').replace('''$$ \\mathbf{w}_*^\\top\\mathbf{w}_{T+1} = \\mathbf{w}_*^\\top\\mathbf{w}_{T} + y_i\\mathbf{w}_*^\\top\\mathbf{x}_i \\text{by the update} $$
+$$ \\geq T\\gamma + \\gamma \\text{by the induction hypothesis and the margin} $$''', '''$$ \\mathbf{w}_*^\\top\\mathbf{w}_{T+1} = \\mathbf{w}_*^\\top\\mathbf{w}_{T} + y_i\\mathbf{w}_*^\\top\\mathbf{x}_i \\geq \\mathbf{w}_*^\\top\\mathbf{w}_{T} + \\gamma $$''')
+
+
+@pytest.mark.parametrize("options, statuses", [
+    ("  link 1 by update\n  link 2 by margin", ["verified", "verified"]),
+    ("  link 1 by update", ["verified", "failed"]),  # link 2 has no justification
+    ("  link 1 by margin\n  link 2 by update", ["failed", "failed"]),
+])
+def test_link_n_by_cites_for_that_link_only(tmp_path, options, statuses):
+    assert "link 1 by update\n  link 2 by margin" in PER_LINK
+    text = PER_LINK.replace("  link 1 by update\n  link 2 by margin", options)
+    report = _check_text(tmp_path, "n.md", text)
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert [s.status for s in lemma.steps] == statuses
+
+
+def test_link_n_by_beyond_the_display_is_an_error(tmp_path):
+    report = _check_text(tmp_path, "n.md", PER_LINK.replace("link 2 by", "link 3 by"))
+    assert "link 3: the display has 2 link(s)" in report.error.message
+
+
+@pytest.mark.parametrize("cites, status", [("update, margin", "verified"),
+                                           ("update", "failed")])
+def test_holds_by_makes_a_stated_claim_of_one_link(tmp_path, cites, status):
+    text = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start
+```''', f'''lemma one_step: <w_star, w[T+1]> >= <w_star, w[T]> + gamma
+  holds by {cites}
+```''').split("```\n\n$$")[0] + "```\n"
+    report = _check_text(tmp_path, "n.md", text)
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert lemma.status == status and len(lemma.steps) == 1
+    assert report.notes["claims"] == 1
+
+
+def test_holds_by_needs_a_statement():
+    text = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start''', '''lemma progress
+  holds by update''')
+    with pytest.raises(ProofSyntaxError, match="`holds by` needs the statement"):
+        read_notes(text, "n.md")

@@ -61,6 +61,8 @@ class _LemmaLine:
     induction: tuple | None  # (var, base cites, step cites or None: the display is the step)
     pos: A.Pos
     setting: str
+    link_cites: dict = field(default_factory=dict)  # link number (from 1) -> its own citations
+    holds: list | None = None  # `holds by CITES`: the statement in one link, with no display
 
 
 @dataclass
@@ -266,20 +268,43 @@ class _Reader:
         self._finish_pending()
 
     def _finish_pending(self) -> None:
-        """A lemma line with a statement proved by induction needs no display: check it now."""
+        """A lemma line with a statement proved by induction, or that `holds by` what it cites,
+        needs no display: check it now."""
         head = self.pending
-        if head is None or head.statement is None or head.induction is None or \
-                head.induction[2] is None:  # the display after it is the step's derivation
+        if head is None or head.statement is None:
             return
+        if head.holds is None and (head.induction is None or head.induction[2] is None):
+            return  # the display after it is the claim (or the induction step's derivation)
         self.pending = None
         self.counts["claims"] += 1
         lemma = A.Lemma(head.kind, head.name, head.statement, list(head.givens), None,
                         head.setting, head.pos)
         try:
-            lemma.proof = self._induction(head.statement, head.induction, head.pos, head.xfail)
+            if head.holds is not None:
+                if head.induction is not None:
+                    raise self.error("a claim holds by its citations or by an induction, not "
+                                     "both", self._offset_of(head.pos))
+                lemma.proof = self._one_link(head)
+            else:
+                lemma.proof = self._induction(head.statement, head.induction, head.pos,
+                                              head.xfail)
         except ProofSyntaxError as exc:
             lemma.error = exc
         self.out.lemmas.append(lemma)
+
+    def _one_link(self, head: _LemmaLine) -> A.Proof:
+        """`lemma NAME: STATEMENT` with `holds by CITES`: one link, the statement by them."""
+        statement = head.statement
+        if not isinstance(statement, A.Rel):
+            raise self.error("`holds by` proves a single relation", self._offset_of(head.pos))
+        bad = sorted(n for n in head.xfail | set(head.link_cites) if n != 1)
+        if bad:
+            raise self.error(f"link {bad[0]}: a claim that holds by its citations has 1 link",
+                             self._offset_of(head.pos))
+        step = A.Step(statement.op, statement.rhs, list(head.holds) + head.link_cites.get(1, []),
+                      1 in head.xfail, head.pos, show(statement))
+        return A.Proof("direct", items=[A.Chain(None, statement.lhs, [step], head.pos)],
+                       pos=head.pos)
 
     def _reason_row(self, text: str, offset: int) -> None:
         m = _REASON_ROW.match(text)
@@ -328,6 +353,20 @@ class _Reader:
         rest_col = col + len(text) - len(rest)
         if word == "by":
             lemma.cites += parse_citations(rest, self.path, line, rest_col)
+        elif word == "holds" and rest.split(" ", 1)[0] == "by":
+            if lemma.statement is None:
+                raise self.error("`holds by` needs the statement on the lemma line "
+                                 "(`lemma NAME: STATEMENT`)", offset)
+            after = rest[2:].strip()
+            lemma.holds = (lemma.holds or []) + parse_citations(
+                after, self.path, line, rest_col + len(rest) - len(after))
+        elif word == "link":
+            m = re.match(r"^(\d+)\s+by\s+(.+)$", rest)
+            if m is None or int(m.group(1)) < 1:
+                raise self.error("write `link N by NAMES` (N counts the display's links from 1)",
+                                 offset)
+            lemma.link_cites.setdefault(int(m.group(1)), []).extend(parse_citations(
+                m.group(2), self.path, line, rest_col + m.start(2)))
         elif word == "given":
             name, _, formula = rest.partition(":")
             fcol = rest_col + rest.index(":") + 1 if ":" in rest else rest_col
@@ -345,8 +384,9 @@ class _Reader:
                 raise self.error("expected `induction on k: base by ...; step by ...`", offset)
             lemma.induction = value[1:]
         else:
-            raise self.error("a lemma line takes `by NAMES`, `given NAME: FORMULA`, `xfail N` "
-                             "or `induction on k: base by ...; step by ...`", offset)
+            raise self.error("a lemma line takes `by NAMES`, `link N by NAMES`, `given NAME: "
+                             "FORMULA`, `xfail N`, `holds by NAMES` or `induction on k: base "
+                             "by ...; step by ...`", offset)
 
     # ------------------------------------------------------------------ displays
 
@@ -479,7 +519,7 @@ class _Reader:
                     line["prose cites"] = self._reasons_for(prose.text, prose.offset, reasons)
             stepwise = induction is not None and induction[2] is None
             items, last = self._items(lines, shared, head.xfail if induction is None or stepwise
-                                      else set())
+                                      else set(), head.link_cites)
             if stepwise and head.statement is None:
                 raise self.error("an induction whose step is the display needs the statement "
                                  "on the lemma line (`lemma NAME: STATEMENT`)",
@@ -499,7 +539,7 @@ class _Reader:
             lemma.error = exc
         return lemma
 
-    def _items(self, lines: list, shared: list, xfail: set) -> tuple:
+    def _items(self, lines: list, shared: list, xfail: set, link_cites=None) -> tuple:
         """The chains and hence lines of a claim's displays; the formula they show."""
         chains = []  # [first expr, [links], is_hence, pos]
         for line in lines:
@@ -532,14 +572,16 @@ class _Reader:
                 link = links[0]
                 rel = A.Rel(link.op, first, link.rhs, pos, "")
                 rel = dataclasses.replace(rel, text=show(rel))
-                items.append(A.Hence(rel, self._cites(link.cites + shared), number in xfail,
-                                     pos, link.text))
+                own = (link_cites or {}).get(number, [])
+                items.append(A.Hence(rel, self._cites(link.cites + own + shared),
+                                     number in xfail, pos, link.text))
                 last = rel
                 continue
             steps = []
             for link in links:
                 number += 1
-                steps.append(A.Step(link.op, link.rhs, self._cites(link.cites + shared),
+                own = (link_cites or {}).get(number, [])
+                steps.append(A.Step(link.op, link.rhs, self._cites(link.cites + own + shared),
                                     number in xfail, link.pos, link.text))
             items.append(A.Chain(None, first, steps, pos))
             rel = A.Rel(_weakest([s.op for s in steps], pos, self), first, steps[-1].rhs, pos,
@@ -550,6 +592,10 @@ class _Reader:
         bad = sorted(n for n in xfail if n > number)
         if bad:
             raise self.error(f"xfail {bad[0]}: the display has {number} link(s)",
+                             self._offset_of(chains[0][3]))
+        bad = sorted(n for n in (link_cites or {}) if n > number)
+        if bad:
+            raise self.error(f"link {bad[0]}: the display has {number} link(s)",
                              self._offset_of(chains[0][3]))
         return items, last
 
