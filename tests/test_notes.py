@@ -490,3 +490,34 @@ def test_holds_by_needs_a_statement():
   holds by update''')
     with pytest.raises(ProofSyntaxError, match="`holds by` needs the statement"):
         read_notes(text, "n.md")
+
+
+_PIECES = ["$$", "$", r"\[", r"\]", r"\begin{align}", r"\end{align}", r"\begin{align*}",
+           r"\end{align*}", r"\begin{novikoff}", r"\end{novikoff}", r"\begin{lemma}",
+           r"\end{lemma}", r"\begin{proof}", r"\end{proof}", "x", " ", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_displays_blocks_and_proofs_are_found_as_the_lazy_regexes_find_them(text):
+    """The linear scans (a flood of openings with no closing made the regexes quadratic) find
+    what `OPEN(.*?)CLOSE` finds."""
+    import re
+
+    from novikoff.notes.document import DISPLAY_ENVS, _OPENING, _display_closing, delimited
+    from novikoff.notes.reader import _proof_environments
+
+    display = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\\begin\{(?P<env>" +
+                         "|".join(re.escape(e) for e in DISPLAY_ENVS) +
+                         r")\}(.*?)\\end\{(?P=env)\}", re.S)
+    assert [(m.start(), m.end()) for m in display.finditer(text)] == \
+        [(a, b) for a, b, _, _ in delimited(text, _OPENING, _display_closing)]
+    block = re.compile(r"\\begin\{novikoff\}(.*?)\\end\{novikoff\}", re.S)
+    assert [(m.start(), m.end(), m.start(1), m.end(1)) for m in block.finditer(text)] == \
+        delimited(text, r"\begin{novikoff}", r"\end{novikoff}")
+    proof = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|claim)\}"
+                       r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
+                       r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
+    assert [(m.start(), m.group("statement"), m.start("proof"), m.end("proof"))
+            for m in proof.finditer(text)] == \
+        [(p.start, p.statement, p.proof_start, p.proof_end) for p in _proof_environments(text)]

@@ -29,9 +29,8 @@ _JUSTIFY = re.compile(r"\\(?:text|textrm|mbox)\{\s*\(?\s*((?:by|since|using|from
                       r"[\s.,;]*$")
 _PROSE_REASON = re.compile(r"^\s*(by|since)\b", re.I)
 _REASON_ROW = re.compile(r'^"([^"]+)"\s*->\s*(.+)$')
-_PROOF_ENV = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|claim)\}"
-                        r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
-                        r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
+_ENV_OPEN = re.compile(r"\\begin\{(lemma|theorem|proposition|corollary|claim)\}")
+_END_PROOF = r"\end{proof}"
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _INNER_ENV = re.compile(r"\\(?:begin|end)\{(?:aligned|split|gathered)\}")
 _MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
@@ -48,6 +47,39 @@ class NotesFile(A.ProofFile):
 
     summary: dict = field(default_factory=dict)
     not_understood: list = field(default_factory=list)  # (line, col, message) of unread links
+
+
+@dataclass(frozen=True)
+class _ProofEnv:
+    """A lemma (theorem, ...) environment followed by its proof environment: offsets."""
+
+    env: str
+    start: int
+    statement: str
+    proof_start: int
+    proof_end: int
+
+
+def _proof_environments(source: str) -> list:
+    """Each `\\begin{lemma}...\\end{lemma} \\begin{proof}...\\end{proof}`, left to right, the
+    nearest ends first (as a lazy regex would find them, without its quadratic rescans)."""
+    out, pos, exhausted = [], 0, set()
+    while True:
+        m = _ENV_OPEN.search(source, pos)
+        if m is None:
+            return out
+        env = m.group(1)
+        joint = None if env in exhausted else re.compile(
+            r"\\end\{" + env + r"\}\s*\\begin\{proof\}").search(source, m.end())
+        if joint is None:
+            exhausted.add(env)
+            pos = m.start() + 1
+            continue
+        end = source.find(_END_PROOF, joint.end())
+        if end < 0:  # no later environment has a proof that ends either
+            return out
+        out.append(_ProofEnv(env, m.start(), source[m.end():joint.start()], joint.end(), end))
+        pos = end + len(_END_PROOF)
 
 
 @dataclass
@@ -121,15 +153,15 @@ class _Reader:
         groups = []  # [displays], the prose after them, the lemma line before them
         # LaTeX's lemma and proof environments, also where a Markdown document keeps them (a
         # LaTeX document rewritten as Markdown, `novikoff report --format md`)
-        proofs = list(_PROOF_ENV.finditer(self.source))
+        proofs = _proof_environments(self.source)
         for k, event in enumerate(events):
             if isinstance(event, Block):
                 self._block(event)
             elif isinstance(event, Display):
                 self.counts["displays"] += 1
                 continues = self._starts_with_relation(event)
-                proof = next((m for m in proofs if m.start("proof") <= event.offset
-                              < m.end("proof")), None)
+                proof = next((m for m in proofs if m.proof_start <= event.offset
+                              < m.proof_end), None)
                 if proof is not None and self.pending is None:
                     if groups and groups[-1].get("proof") is proof:
                         continues = True
@@ -169,15 +201,15 @@ class _Reader:
         """The claim of a lemma (theorem, ...) environment followed by its proof: named by its
         \\label (`lem:progress` is `progress`), else by the environment and its line."""
         if self.setting is None:
-            raise self.error(f"the {m.group('env')} needs a novikoff block with a setting "
-                             f"above it", m.start())
-        line, _ = self.position(m.start())
-        label = _LABEL.search(m.group("statement"))
-        name = f"{m.group('env')}_line_{line}"
+            raise self.error(f"the {m.env} needs a novikoff block with a setting above it",
+                             m.start)
+        line, _ = self.position(m.start)
+        label = _LABEL.search(m.statement)
+        name = f"{m.env}_line_{line}"
         if label is not None and _CLAIM_TAG.match(label.group(1).strip()):
             name = _CLAIM_TAG.match(label.group(1).strip()).group(1).replace("-", "_")
-        kind = "theorem" if m.group("env") == "theorem" else "lemma"
-        return _LemmaLine(kind, name, None, [], [], set(), None, self.pos(m.start()),
+        kind = "theorem" if m.env == "theorem" else "lemma"
+        return _LemmaLine(kind, name, None, [], [], set(), None, self.pos(m.start),
                           self.setting)
 
     def _offset_of(self, pos: A.Pos) -> int:
