@@ -187,3 +187,21 @@ def test_a_reference_must_be_a_proof_file_or_notes(tmp_path):
     (tmp_path / "subs").mkdir()
     with pytest.raises(InvalidArgument, match="reference='.*hw.txt' is not a .proof file"):
         grade_class(tmp_path / "subs", tmp_path / "hw.txt", tmp_path / "out")
+
+
+def test_the_assignment_rewritten_as_latex_is_the_same_reference(tmp_path):
+    """`novikoff report --format tex` of the Markdown assignment is a LaTeX reference with the
+    same items and points, against which the same submissions earn the same points."""
+    from novikoff.notes.convert import markdown_to_latex
+
+    (tmp_path / "assignment.tex").write_text(
+        markdown_to_latex((HOMEWORK / "assignment.md").read_text(encoding="utf-8")),
+        encoding="utf-8")
+    (tmp_path / "class").mkdir()
+    for name in ("ada.md", "jo.md", "omar.tex"):
+        (tmp_path / "class" / name).write_bytes((HOMEWORK / "notes" / name).read_bytes())
+    result = grade_class(tmp_path / "class", tmp_path / "assignment.tex", tmp_path / "out",
+                         jobs=2)
+    assert [(name, points) for name, _, points in result.items] == \
+        list(zip(ITEMS, (1, 3, 3, 2, 1)))
+    assert _points(result) == {name: EXPECTED[name] for name in ("ada", "jo", "omar")}

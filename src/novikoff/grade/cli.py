@@ -17,9 +17,10 @@ def register(subparsers) -> None:
         "grade", help="grade a folder of students' .proof files (or Markdown and LaTeX "
                       "homework) against a reference assignment",
         description="Check every student's .proof file or Markdown or LaTeX homework (each "
-                    ".proof, .md or .tex file of the folder, or each directory) in a private copy and a worker process of its own, and give "
-                    "each lemma of the reference its points when the student's lemma of that "
-                    "name is verified with the reference's statement and setting "
+                    ".proof, .md or .tex file of the folder, or each directory) in a private "
+                    "copy and a worker process of its own, and give each lemma of the reference "
+                    "its points when the student's lemma of that name is verified with the "
+                    "reference's statement and setting "
                     "(docs/teaching.md).  Exit 0 when grading ran, whatever the grades; 1 when "
                     "a student could not be graded fairly through no fault of theirs (a file "
                     "the grader cannot read, a grader failure: a warning names each); 2 for "

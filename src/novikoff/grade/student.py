@@ -112,8 +112,9 @@ def feedback(result: StudentResult, assignment: Assignment, report: FileReport) 
     for fmt in FORMATS:
         try:
             if source is not None:  # a Markdown or LaTeX submission: its own text, annotated
-                out[fmt] = feedback_document(report, source, Path(result.graded_file).suffix == ".md",
-                                             fmt, title=title, summary=rows)
+                markdown = Path(result.graded_file).suffix == ".md"
+                out[fmt] = feedback_document(report, source, markdown, fmt, title=title,
+                                             summary=rows)
             else:
                 out[fmt] = render(report, fmt, summary=rows, title=title)
         except Exception as exc:  # noqa: BLE001 -- the grade stands without its document
