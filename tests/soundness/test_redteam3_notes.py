@@ -64,12 +64,17 @@ HIDDEN_MARKDOWN = {
     "html_comment_block": "<!--\n$$ a \\leq b $$\n\nby hyp.\n-->\n\n$$ a \\leq b - 5 $$\n",
     "html_comment_inline": "<!-- $$ a \\leq b $$ -->\n\nby hyp.\n\n$$ a \\leq b - 5 $$\n",
     "indented_code_block": "    $$ a \\leq b $$\n\nby hyp.\n\n$$ a \\leq b - 5 $$\n",
+    "inline_code_span": "`$$ a \\leq b $$`\n\nby hyp.\n\n$$ a \\leq b - 5 $$\n",
+    "link_reference_comment": "[//]: # ($$ a \\leq b $$)\n\nby hyp.\n\n$$ a \\leq b - 5 $$\n",
+    "display_none_span": ("<span style=\"display:none\">\n\n$$ a \\leq b $$\n\nby hyp.\n\n"
+                          "</span>\n\n$$ a \\leq b - 5 $$\n"),
 }
 
 
 @pytest.mark.xfail(strict=True, reason="displayed != checked: a display that Markdown does not "
-                                       "render (inside an HTML comment, or an indented code "
-                                       "block) is read as the lemma line's display, and the "
+                                       "render as math (inside an HTML comment, a `[//]: #` "
+                                       "comment, a hidden span, an indented code block or an "
+                                       "inline code span) is read as the lemma line's display, and the "
                                        "visible display after it is counted as 'not checked'")
 @pytest.mark.parametrize("case", sorted(HIDDEN_MARKDOWN))
 def test_a_hidden_markdown_display_is_not_the_claim(tmp_path, case):
@@ -78,11 +83,25 @@ def test_a_hidden_markdown_display_is_not_the_claim(tmp_path, case):
                                           for l in report.lemmas])
 
 
-def test_a_fenced_code_display_is_not_the_claim(tmp_path):
+@pytest.mark.parametrize("fence", ["```", "~~~", "````"])
+def test_a_fenced_code_display_is_not_the_claim(tmp_path, fence):
     """Control: a display inside a fenced code block is skipped, so the visible false display
     is the claim and fails."""
-    report = _check(tmp_path, "n.md", MD_SETTING + "\n```\n$$ a \\leq b $$\n```\n\nby hyp.\n\n"
+    report = _check(tmp_path, "n.md", MD_SETTING + f"\n{fence}\n$$ a \\leq b $$\n{fence}\n\n"
+                    "by hyp.\n\n$$ a \\leq b - 5 $$\n\nby hyp.\n")
+    assert _not_verified(report)
+
+
+def test_an_escaped_dollar_display_is_not_the_claim(tmp_path):
+    """Control: `\\$\\$ a \\leq b \\$\\$` is text, not a display."""
+    report = _check(tmp_path, "n.md", MD_SETTING + "\n\\$\\$ a \\leq b \\$\\$\n\nby hyp.\n\n"
                     "$$ a \\leq b - 5 $$\n\nby hyp.\n")
+    assert _not_verified(report)
+
+
+def test_a_claim_cannot_cite_itself(tmp_path):
+    """Control: `\\text{by claim}` inside claim's own display is not a citation of a proved lemma."""
+    report = _check(tmp_path, "n.md", MD_SETTING + "\n$$ a \\leq b - 5 \\text{by claim} $$\n")
     assert _not_verified(report)
 
 
@@ -275,3 +294,29 @@ def test_an_import_from_outside_the_submission_earns_nothing(tmp_path):
     """Control: `from ..hw import one_step` (the reference, one folder up) is refused."""
     text = "from ..hw import one_step\n\n" + SETTING_TEXT
     assert _grade(tmp_path, {"climb": text}) == {"climb": "0"}
+
+
+def test_a_helper_file_with_a_cheating_setting_earns_nothing(tmp_path):
+    """Control: the item proved by citing a lemma of the student's own helper file, whose
+    setting assumes the item: the helper's assumption is not one of the assignment's."""
+    reference = tmp_path / "hw.proof"
+    reference.write_text(REFERENCE, encoding="utf-8")
+    eve = tmp_path / "subs" / "eve"
+    eve.mkdir(parents=True)
+    cheat = SETTING_TEXT.replace("  assume   margin:", "  assume   cheat: <w_star, w[k+1]> >= "
+                                 "<w_star, w[k]> + gamma\n  assume   margin:")
+    (eve / "helper.proof").write_text(
+        cheat + "lemma step1: <w_star, w[k+1]> >= <w_star, w[k]> + gamma\nproof:\n"
+                "  <w_star, w[k+1]> >= <w_star, w[k]> + gamma    by cheat\n", encoding="utf-8")
+    (eve / "hw.proof").write_text(
+        "from helper import step1\n\n" + SETTING_TEXT +
+        "lemma one_step: <w_star, w[k+1]> >= <w_star, w[k]> + gamma\nproof:\n"
+        "  <w_star, w[k+1]> >= <w_star, w[k]> + gamma    by step1\n", encoding="utf-8")
+    # forged certificates beside the files change nothing (they are checked, and skipped)
+    (eve / ".certificates").mkdir()
+    (eve / ".certificates" / "hw.proof.json").write_text(
+        '{"format": "novikoff-certificates/1", "certificates": {}}', encoding="utf-8")
+    grade_class(tmp_path / "subs", reference, tmp_path / "out", jobs=1)
+    with open(tmp_path / "out" / "summary.csv", encoding="utf-8") as f:
+        rows = {row["student"]: row["one_step"] for row in csv.DictReader(f)}
+    assert rows == {"eve": "0"}, rows
