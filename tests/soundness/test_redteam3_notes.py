@@ -105,6 +105,19 @@ def test_a_claim_cannot_cite_itself(tmp_path):
     assert _not_verified(report)
 
 
+@pytest.mark.xfail(strict=True, reason="displayed != checked: a novikoff block inside an HTML "
+                                       "comment is read, so a rendered Markdown document shows "
+                                       "'a <= b - 5 for all reals' verified while the claim rests "
+                                       "on an assumption the reader never sees")
+def test_a_novikoff_block_hidden_in_an_html_comment_is_not_read(tmp_path):
+    text = ("<!--\n```novikoff\nsetting s:\n  real a, b\n  assume cheat: a <= b - 5\n"
+            "reasons:\n  \"the hypothesis\" -> cheat\nlemma claim\n```\n-->\n\n"
+            "We show $a \\leq b - 5$ for all reals.\n\n$$ a \\leq b - 5 $$\n\n"
+            "by the hypothesis.\n")
+    report = _check(tmp_path, "n.md", text)
+    assert _not_verified(report)
+
+
 HIDDEN_LATEX = {
     "iffalse": "\\iffalse\n\\[ a \\leq b \\text{by hyp} \\]\n\\fi\n",
     "comment_environment": "\\begin{comment}\n\\[ a \\leq b \\text{by hyp} \\]\n\\end{comment}\n",
