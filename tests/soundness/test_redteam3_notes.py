@@ -333,3 +333,28 @@ def test_a_helper_file_with_a_cheating_setting_earns_nothing(tmp_path):
     with open(tmp_path / "out" / "summary.csv", encoding="utf-8") as f:
         rows = {row["student"]: row["one_step"] for row in csv.DictReader(f)}
     assert rows == {"eve": "0"}, rows
+
+
+# ---------------------------------------------------------------------------- .proof unicode
+
+@pytest.mark.xfail(strict=True, reason="displayed != checked: consecutive superscript digits are "
+                                       "read as repeated powers, so `2²² = 16` ((2^2)^2) and "
+                                       "`2³² = 2^6` are verified although a reader reads 2^22 and "
+                                       "2^32; `a²³` is a^6, not a^23")
+@pytest.mark.parametrize("statement", ["2²² = 16", "2³² = 2^6", "a²³ = a^6"])
+def test_superscript_digits_read_as_the_number_they_show(tmp_path, statement):
+    path = tmp_path / "u.proof"
+    path.write_text(f"setting s:\n  real a\n\nlemma claim: {statement}\nproof:\n  {statement}\n",
+                    encoding="utf-8")
+    report = Checker(timeout_ms=5000).check_file(path)
+    assert _not_verified(report)
+
+
+@pytest.mark.parametrize("statement", ["a² = a^2", "(−a)² = a^2", "√4·a = 2*a"])
+def test_single_superscripts_and_unicode_minus_read_as_shown(tmp_path, statement):
+    """Control."""
+    path = tmp_path / "u.proof"
+    path.write_text(f"setting s:\n  real a\n\nlemma claim: {statement}\nproof:\n  {statement}\n",
+                    encoding="utf-8")
+    report = Checker(timeout_ms=5000).check_file(path)
+    assert report.error is None and _claim_status(report) == "verified"
