@@ -303,3 +303,35 @@ def test_a_decision_the_solver_finds_false_has_a_satisfiable_statement(path, mon
         for fact in statement["facts"]:
             s.add(_z3_fact(fact, env, nats))
         assert s.check() != z3.unsat, f"the statement of a false decision is contradictory: {goal}"
+
+
+# ---------------------------------------------------------------------------- cost
+
+@pytest.mark.xfail(strict=True, reason="hang: a square of an n-term polynomial is multiplied out "
+                                       "(n^2 monomial products in Fractions) before the checker "
+                                       "sees that the result exceeds its bound of 5,000 terms; "
+                                       "one 1,000-term square took 85 s on the shared 2-core "
+                                       "machine, and a file may hold thousands of them "
+                                       "(kernel/certificates.py _psatz / poly_mul)")
+def test_an_oversized_square_is_refused_before_it_is_multiplied_out(monkeypatch):
+    """Counted, not timed: the number of monomial products the checker makes for a square
+    whose expansion must exceed the term bound.  A P of 200 distinct atoms has 20,100 monomials
+    in P^2 (over the 5,000-term bound) and costs 40,000 products to expand."""
+    from novikoff.kernel import certificates as C
+
+    calls = {"n": 0}
+    original = C._mono_mul
+
+    def counted(a, b):
+        calls["n"] += 1
+        return original(a, b)
+
+    monkeypatch.setattr(C, "_mono_mul", counted)
+    statement = C.canonical_statement([["gt", [["1", [["g", 1]]]]],
+                                       ["ge", [["-1", [["g", 1]]]]]], [])
+    square = [[str(i + 1), [[f"a{i}", 1]]] for i in range(200)]
+    certificate = {"by": "psatz", "products": [["1", [0]], ["1", [1]]],
+                   "squares": [["1", square, []]], "multiples": []}
+    with pytest.raises(CertificateError):
+        C.check(statement, certificate)
+    assert calls["n"] < 10_000, calls
