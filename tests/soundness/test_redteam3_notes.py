@@ -253,15 +253,11 @@ WEAKER = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="grader gives points wrongly: 'equivalent in the setting' "
-                                       "(grade/judge.py _equivalent) derives the assignment's "
-                                       "statement from the setting alone whenever it is one "
-                                       "solver step from the assumptions, so `1 > 0`, a weaker "
-                                       "bound and an extra given all earn full points "
-                                       "(docs/teaching.md section 3: a weaker statement or an "
-                                       "extra given earns nothing)")
 @pytest.mark.parametrize("student", sorted(WEAKER))
 def test_a_weaker_statement_earns_nothing_even_when_the_item_is_one_step(tmp_path, student):
+    """`1 > 0`, a weaker bound or an extra given is not 'equivalent in the setting' to an item
+    that follows from the assumptions in one step (it earned full points before main fixed
+    grade/judge.py _equivalent)."""
     points = _grade(tmp_path, {student: SETTING_TEXT + WEAKER[student]})
     assert points[student] == "0", points
 
@@ -337,12 +333,9 @@ def test_a_helper_file_with_a_cheating_setting_earns_nothing(tmp_path):
 
 # ---------------------------------------------------------------------------- .proof unicode
 
-@pytest.mark.xfail(strict=True, reason="displayed != checked: consecutive superscript digits are "
-                                       "read as repeated powers, so `2²² = 16` ((2^2)^2) and "
-                                       "`2³² = 2^6` are verified although a reader reads 2^22 and "
-                                       "2^32; `a²³` is a^6, not a^23")
 @pytest.mark.parametrize("statement", ["2²² = 16", "2³² = 2^6", "a²³ = a^6"])
 def test_superscript_digits_read_as_the_number_they_show(tmp_path, statement):
+    """`2²²` reads 2^22 (it was read as (2^2)^2, so `2²² = 16` was verified, before main's fix)."""
     path = tmp_path / "u.proof"
     path.write_text(f"setting s:\n  real a\n\nlemma claim: {statement}\nproof:\n  {statement}\n",
                     encoding="utf-8")
