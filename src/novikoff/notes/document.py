@@ -6,8 +6,10 @@ import bisect
 import re
 from dataclasses import dataclass
 
-__all__ = ["Block", "Display", "Prose", "scan", "Positions", "NOTES_SUFFIXES", "has_block",
-           "display_spans"]
+from .visible import blank, hidden_spans, refusals
+
+__all__ = ["Block", "Display", "Prose", "scan", "scan_with_problems", "Positions", "NOTES_SUFFIXES",
+           "has_block", "display_spans"]
 
 NOTES_SUFFIXES = (".md", ".tex")
 DISPLAY_ENVS = ("align", "align*", "equation", "equation*", "gather", "gather*", "multline",
@@ -103,30 +105,32 @@ def _lines_of(text: str, offset: int) -> list:
 
 def scan(text: str, markdown: bool) -> tuple:
     """(events, inline math count): events are Blocks, Displays and Prose lines in document
-    order.  Markdown code fences other than novikoff are skipped; LaTeX `%` comments are not
-    prose."""
-    taken = []  # (start, end, event)
+    order, read from what a reader sees: what Markdown does not render or LaTeX does not typeset
+    (code, comments, \\iffalse, ...: visible.py) is skipped."""
+    return _scan(text, markdown)[:2]
+
+
+def scan_with_problems(text: str, markdown: bool) -> tuple:
+    """(events, inline math count, problems): problems are (offset, message) of what makes the
+    rendered document differ from what is read (a hidden novikoff block, math inside raw HTML,
+    a redefined command), in document order."""
+    events, inline, found = _scan(text, markdown)
+    return events, inline, sorted(found)
+
+
+def _scan(text: str, markdown: bool) -> tuple:
+    hidden, fences, found = hidden_spans(text, markdown)
+    taken = [(start, end, None) for start, end in hidden]  # (start, end, event)
     if markdown:
-        fences = list(_FENCE.finditer(text))
-        k = 0
-        while k < len(fences):
-            opening = fences[k]
-            closing = next((f for f in fences[k + 1:]
-                            if f.group(2)[0] == opening.group(2)[0]
-                            and len(f.group(2)) >= len(opening.group(2)) and not f.group(3)),
-                           None)
-            end = closing.end() if closing is not None else len(text)
-            if opening.group(3) == "novikoff":
-                body_start = opening.end() + 1
-                body = text[body_start:closing.start()] if closing is not None else \
-                    text[body_start:]
-                taken.append((opening.start(), end, Block(tuple(_lines_of(body, body_start)),
-                                                          body_start)))
+        for start, end, body_start, body_end, info in fences:
+            if info == "novikoff":
+                taken.append((start, end, Block(tuple(_lines_of(text[body_start:body_end],
+                                                                body_start)), body_start)))
             else:
-                taken.append((opening.start(), end, None))
-            k = fences.index(closing) + 1 if closing is not None else len(fences)
+                taken.append((start, end, None))
     else:
-        for start, end, body, body_end in delimited(text, r"\begin{novikoff}",
+        masked = blank(text, hidden)
+        for start, end, body, body_end in delimited(masked, r"\begin{novikoff}",
                                                      r"\end{novikoff}"):
             taken.append((start, end, Block(tuple(_lines_of(text[body:body_end], body)),
                                             body)))
@@ -140,29 +144,26 @@ def scan(text: str, markdown: bool) -> tuple:
                 lines.append((raw[cut:], off + cut))
             taken.append((m.start(), m.end(), Block(tuple(lines), m.start(1))))
     taken.sort(key=lambda t: t[0])
-
-    def free(start: int) -> bool:
-        return not any(a <= start < b for a, b, _ in taken)
-
-    for start, end, body, body_end in delimited(text, _OPENING, _display_closing):
-        if not free(start):
-            continue
+    visible = blank(text, [(a, b) for a, b, _ in taken])
+    displays = []
+    for start, end, body, body_end in delimited(visible, _OPENING, _display_closing):
+        displays.append((start, end))
         taken.append((start, end, Display(text[body:body_end], body, body_end)))
     taken.sort(key=lambda t: t[0])
+    blocks = [(a, b) for a, b, e in taken if isinstance(e, Block)]
+    found = found + refusals(blank(text, hidden), markdown, displays, blocks)
     events, inline, cursor = [], 0, 0
     for start, end, event in taken + [(len(text), len(text), None)]:
-        gap = text[cursor:start] if start > cursor else ""
+        gap = visible[cursor:start] if start > cursor else ""
         for raw, off in _lines_of(gap, cursor):
             stripped = raw.strip()
-            if not markdown and "%" in stripped:
-                stripped = re.split(r"(?<!\\)%", stripped)[0].strip()
             if stripped:
                 inline += len(_INLINE.findall(stripped))
                 events.append(Prose(stripped, off + len(raw) - len(raw.lstrip())))
         if event is not None:
             events.append(event)
         cursor = max(cursor, end)
-    return events, inline
+    return events, inline, found
 
 
 def display_spans(source: str, markdown: bool) -> list:

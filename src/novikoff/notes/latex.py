@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["NotUnderstood", "Tok", "Node", "tokenize", "parse_line", "parse_pattern", "split_lines",
-           "RELATIONS", "ARROWS"]
+           "RELATIONS", "ARROWS", "INTERPRETED"]
 
 MAX_DEPTH = 200  # nesting of braces and parentheses: deeper input is refused, not recursed into
 
@@ -60,6 +60,16 @@ SPACES = {r"\,", r"\;", r"\:", r"\!", r"\quad", r"\qquad", r"\ ", "~", r"\displa
 STARS = {"*", r"\star", r"\ast", "⋆"}
 TRANSPOSES = {r"\top", r"\intercal", "T", r"\mathsf{T}"}
 FUNCTIONS = {"sqrt", "abs", "max", "min", "floor", "ceil"}
+# Every command this grammar (or the reader around it) gives a meaning to: a document that
+# redefines one would typeset something else than what is checked.
+INTERPRETED = ({c for c in RELATIONS if c.startswith("\\")} | {c for c in ARROWS if c.startswith("\\")}
+               | {"\\" + g for g in GREEK} | FONTS | TEXTS | {c for c in SPACES if c.startswith("\\")}
+               | {c for c in STARS | TRANSPOSES if c.startswith("\\")}
+               | {"\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\|", "\\lVert", "\\rVert", "\\Vert",
+                  "\\lvert", "\\rvert", "\\vert", "\\langle", "\\rangle", "\\lceil", "\\rceil",
+                  "\\lfloor", "\\rfloor", "\\underbrace", "\\min", "\\max", "\\sum", "\\cdot",
+                  "\\times", "\\\\", "\\tag", "\\label", "\\begin", "\\end", "\\mathsf", "\\textrm",
+                  "\\mbox", "\\leqslant", "\\geqslant"})
 # Letters that lost their backslash in a conversion: "\boldsymbol" read as "\b" + "oldsymbol".
 _LOST = {"oldsymbol": r"\boldsymbol", "heta": r"\theta", "egin": r"\begin", "ight": r"\right",
          "amma": r"\gamma", "rac": r"\frac", "ext": r"\text", "athbf": r"\mathbf"}

@@ -49,13 +49,69 @@ def read_row(text: str, offset: int, path: str, position) -> NotationRow:
     except NotUnderstood as exc:
         line, col = position(exc.offset)
         raise ProofSyntaxError(f"not understood: {exc.message}", path, line, col, text) from None
+    wrong = _not_a_spelling(pattern)
+    if wrong is not None:
+        line, col = position(wrong.offset)
+        raise ProofSyntaxError("a notation row's left side spells a symbol (a name, a decorated "
+                               "name, a name with an index hole, or such names side by side), "
+                               "never a number, an operator or an expression: a row rewrites "
+                               "how a symbol is spelt, not what the math says", path, line, col,
+                               text)
     line, col = position(offset + text.index("->") + 2)
     try:
         template = parse_term(right.replace("#", HOLE), path=path)
     except ProofSyntaxError as exc:
         raise ProofSyntaxError(f"the notation's right side: {exc.message}", path, line, col,
                                text) from None
+    if _has_hole(pattern) != (HOLE in _names(template)):
+        raise ProofSyntaxError("a notation row has a hole # on both sides or on neither (the "
+                               "right side has the same hole: `\\mathbf{x}_{#} -> x[#]`), so "
+                               "that two spellings the reader tells apart are never one symbol",
+                               path, line, col, text)
+    if pattern.kind in ("abs", "norm") and not (
+            isinstance(template, A.NormE) or (isinstance(template, A.Call)
+                                              and template.func == "abs")):
+        raise ProofSyntaxError("a row for |#| or \\|#\\| gives a norm or an absolute value "
+                               "(`|#| -> ||#|| for vectors`)", path, line, col, text)
     return NotationRow(pattern, template, vectors_only, text)
+
+
+# Indices a spelling may carry: a name, a number, a text, a star, a hole (x_{#}, \theta^{(#)}).
+_INDEX_KINDS = ("sym", "num", "text", "hole")
+
+
+def _not_a_spelling(node: Node, index: bool = False):
+    """The first node of a notation pattern that is not part of a symbol's spelling, or None."""
+    if node.kind == "sym" or (index and node.kind in _INDEX_KINDS):
+        return None
+    if node.kind == "font":
+        return _not_a_spelling(node.args[1], index)
+    if node.kind == "paren" and index:
+        return _not_a_spelling(node.args[0], True)
+    if node.kind == "script" and not index:
+        base, sub, sup = node.args
+        for part in (sub, sup):
+            wrong = _not_a_spelling(part, True) if part is not None else None
+            if wrong is not None:
+                return wrong
+        return _not_a_spelling(base)
+    if node.kind == "mul" and not index:  # TD_\gamma: names side by side
+        return _not_a_spelling(node.args[0]) or _not_a_spelling(node.args[1])
+    if node.kind in ("abs", "norm") and not index and node.args[0].kind == "hole" and \
+            (node.kind == "abs" or node.args[1] is None):
+        return None  # |#| -> ||#|| for vectors
+    return node
+
+
+def _names(tree) -> set:
+    """The names a .proof syntax tree mentions."""
+    if isinstance(tree, A.Name):
+        return {tree.id}
+    if isinstance(tree, (list, tuple)):
+        return set().union(*(_names(t) for t in tree)) if tree else set()
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, A.Pos):
+        return set().union(*(_names(getattr(tree, f.name)) for f in dataclasses.fields(tree)))
+    return set()
 
 
 def _match(pattern: Node, node: Node, found: dict) -> bool:

@@ -17,7 +17,7 @@ from fractions import Fraction
 from ..errors import ProofSyntaxError
 from ..language import ast as A
 from ..language.parser import parse, parse_citations, parse_formula_at
-from .document import Block, Display, Positions, Prose, scan
+from .document import Block, Display, Positions, Prose, scan_with_problems
 from .latex import ARROWS, RELATIONS, NotUnderstood, parse_line, split_lines, tokenize
 from .notation import Typer, read_row, replace_name, show
 
@@ -147,7 +147,9 @@ class _Reader:
     # ------------------------------------------------------------------ the document
 
     def read(self) -> NotesFile:
-        events, inline = scan(self.source, self.markdown)
+        events, inline, problems = scan_with_problems(self.source, self.markdown)
+        if problems:  # the document a reader sees is not the one that would be checked
+            raise self.error(*reversed(problems[0]))
         self.counts["inline math"] = inline
         self._settings(events)
         groups = []  # [displays], the prose after them, the lemma line before them
