@@ -174,7 +174,9 @@ def _latex_hidden(text: str) -> tuple:
     for m in _VERB.finditer(masked):
         hidden.append((m.start(), m.end()))
     masked = blank(text, hidden)
-    envs = set(_VERBATIM_ENVS) | {m.group(1).strip() for m in _EXCLUDED.finditer(masked)}
+    # the novikoff environment is excluded so that LaTeX skips it; it is read as a block
+    envs = (set(_VERBATIM_ENVS) | {m.group(1).strip() for m in _EXCLUDED.finditer(masked)}) - \
+        {"novikoff"}
     for env in sorted(envs):
         opening = "\\begin{" + env + "}"
         closing = "\\end{" + env + "}"
