@@ -23,7 +23,7 @@ _FENCE = re.compile(r"( {0,3})(```+|~~~+)[ \t]*([A-Za-z0-9_-]*)[^\n]*")
 _LINK_REFERENCE = re.compile(r" {0,3}\[[^\]\n]+\]:[ \t]*\S[^\n]*")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 _VERBATIM_ENVS = ("comment", "verbatim", "verbatim*", "Verbatim", "Verbatim*", "lstlisting",
-                  "minted", "alltt")
+                  "minted")
 _VERB = re.compile(r"\\(?:verb\*?|lstinline|mintinline\{[^{}\n]*\})([^A-Za-z\s{])[^\n]*?\1")
 _CONDITIONAL = re.compile(r"\\(if[A-Za-z]*|fi|else)(?![A-Za-z])")
 _EXCLUDED = re.compile(r"\\excludecomment\s*\{([^{}]+)\}")
