@@ -12,8 +12,9 @@ from helpers import PERCEPTRON, check_text, lemma_of, steps_of
 
 pytest.importorskip("cvc5")
 
+from novikoff.crosscheck import CrossCheck  # noqa: E402
 from novikoff.kernel import solver  # noqa: E402
-from novikoff.kernel.smtlib import run_cvc5  # noqa: E402
+from novikoff.crosscheck.smtlib import run_cvc5  # noqa: E402
 
 BODY = """
 lemma progress: <w_star, w[k]> >= k*gamma
@@ -73,13 +74,14 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
     for f in identities:
         assert run_cvc5(f.read_text(encoding="utf-8"), 5000).answer == "valid", f.name
 
-    from novikoff.kernel import smtlib
+    from novikoff.crosscheck import smtlib
 
     def contrary(hypotheses, goal, timeout_ms, *, nats=()):
         return smtlib.Cvc5Verdict("invalid", "planted disagreement")
 
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
-    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    monkeypatch.setattr(solver, "AUDIT",
+                        solver.Audit(second_opinion=CrossCheck(cross_check=True)))
     report = check_text(tmp_path, """
         lemma t: (gamma + 1)^2 = gamma^2 + 2*gamma + 1
         proof:
@@ -90,13 +92,14 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
 
 
 def test_a_disagreement_makes_the_step_unknown(tmp_path, monkeypatch):
-    from novikoff.kernel import smtlib
+    from novikoff.crosscheck import smtlib
 
     def contrary(hypotheses, goal, timeout_ms, *, nats=()):
         return smtlib.Cvc5Verdict("invalid", "planted disagreement")
 
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
-    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    monkeypatch.setattr(solver, "AUDIT",
+                        solver.Audit(second_opinion=CrossCheck(cross_check=True)))
     report = check_text(tmp_path, """
         lemma t: y*<w_star, x> >= gamma/2
         proof:
