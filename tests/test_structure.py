@@ -88,3 +88,15 @@ def test_an_option_a_variant_does_not_take_is_refused_by_name(variant):
         run(X, y, RunConfig(variant=variant), chunk_visits=7)
     with pytest.raises(TypeError, match="'max_epoch'"):
         run(X, y, max_epoch=3)
+
+
+def test_trust_md_states_the_kernel_files_and_their_measured_sizes():
+    """docs/trust.md's table of the trusted base is measured (benchmarks/trusted_lines.py
+    --write), never typed: every file of the kernel, with its current counts."""
+    spec = importlib.util.spec_from_file_location(
+        "novikoff_trusted_lines", _SCRIPT.parent / "trusted_lines.py")
+    lines = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lines)
+    measured = lines.sizes()
+    assert len(measured) >= 9 and all(code < total for total, code in measured.values())
+    assert lines.documented() == measured
