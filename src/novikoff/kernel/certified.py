@@ -119,10 +119,10 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     if goal is None and LEDGER.store and not LEDGER.recording and LEDGER.searcher is None \
             and solver.z3 is not None:
         # A consistency check: nearly always a model, which no certificate can give; its
-        # statement is built only when the solver finds a contradiction (measured: a third
-        # of the statements built by `novikoff check proofs/`).
+        # statement is built only when the solver finds no model (measured: a third of the
+        # statements built by `novikoff check proofs/`).
         verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
-        if verdict.answer != "valid":
+        if verdict.answer == "invalid":
             return verdict
     obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
     replayed = _replay(obligation)
