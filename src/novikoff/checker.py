@@ -38,6 +38,9 @@ NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
 VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
 NAMED_FACTS = NO_OP_FACTS | VECTOR_FACTS | {"nat_cases"}
 DIAGNOSTIC_TIMEOUT_MS = 2000
+# A step may read a sequence at most this many places further along than a fact it cites
+# (checker._shifted): a few updates at once, as notes unfold them.
+_SHIFTS = 3
 
 
 @dataclass
@@ -805,6 +808,13 @@ class _LemmaCheck:
                                  timeout_ms=self.checker.timeout_ms)
                 if again.status == "verified":
                     decision = again
+            shifted = self._shifted(premises, goal) if decision.kind == "goal" and \
+                decision.status != "verified" else []
+            if shifted:
+                again = K.decide(self.setting, premises + shifted, goal, facts=instances,
+                                 timeout_ms=self.checker.timeout_ms)
+                if again.status == "verified":
+                    decision = again
         except KernelError as exc:  # a citation the kernel refuses (a symbol of another kind)
             raise self.scope.error(str(exc), pos) from None
         unverified = self._unverified_citations(premises)
@@ -852,6 +862,31 @@ class _LemmaCheck:
         cause = "expected" if status == "expected_failure" else "failed"
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")
+
+    def _shifted(self, premises, goal) -> list:
+        """The cited facts that hold at every value of a nat k, again at k+1, ..., k+c, when the
+        goal reads a sequence c places further along than they do (`w[k+2]` by the update rule):
+        what a textbook's "by the update rule" means over two updates.  The kernel
+        (instantiate) decides whether each fact may move; a fact that may not is left as it is."""
+        def furthest(formula, k):
+            offsets = [sp.expand(e.args[0] - k) for e in free_symbols(formula)
+                       if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1]
+            return max((int(c) for c in offsets if c.is_Integer), default=None)
+
+        moved = []
+        for k in sorted(self.setting.nats, key=str):
+            reach = furthest(goal, k)
+            for thm in premises if reach is not None else ():
+                own = furthest(thm.concl, k)
+                for c in range(1, min(reach - own, _SHIFTS) + 1) if own is not None else ():
+                    try:
+                        _, instance = K.instantiate(self.setting, thm, k, k + c,
+                                                    timeout_ms=self.checker.timeout_ms)
+                    except KernelError:  # it does not hold at every k
+                        break
+                    if instance is not None:
+                        moved.append(instance)
+        return moved
 
     def _in_setting(self, goal, premises, instances, facts: dict, base: str) -> tuple:
         """Why a step that does not follow from what it cites fails: (status, judgement,
