@@ -14,6 +14,7 @@ pytest.importorskip("cvc5")
 
 from novikoff.crosscheck import CrossCheck  # noqa: E402
 from novikoff.kernel import solver  # noqa: E402
+from novikoff.kernel.certified import LEDGER  # noqa: E402
 from novikoff.crosscheck.smtlib import run_cvc5  # noqa: E402
 
 BODY = """
@@ -82,6 +83,8 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
     monkeypatch.setattr(solver, "AUDIT",
                         solver.Audit(second_opinion=CrossCheck(cross_check=True)))
+    # (no stored certificate: a certified step asks no solver, and so no second opinion)
+    monkeypatch.setattr(LEDGER, "store", {})
     report = check_text(tmp_path, """
         lemma t: (gamma + 1)^2 = gamma^2 + 2*gamma + 1
         proof:
@@ -100,6 +103,8 @@ def test_a_disagreement_makes_the_step_unknown(tmp_path, monkeypatch):
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
     monkeypatch.setattr(solver, "AUDIT",
                         solver.Audit(second_opinion=CrossCheck(cross_check=True)))
+    # (no stored certificate: a certified step asks no solver, and so no second opinion)
+    monkeypatch.setattr(LEDGER, "store", {})
     report = check_text(tmp_path, """
         lemma t: y*<w_star, x> >= gamma/2
         proof:

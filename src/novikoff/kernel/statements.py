@@ -91,23 +91,21 @@ class _Builder:
         a = self.term(arg)
         name = _helper_name("sqrt", a)
         s = {((name, 1),): Fraction(1)}
-        fa = a
         facts = [("or", (("gt", poly_add({}, a, -1)),
                          ("and", (("ge", s), ("eq", poly_add(poly_mul(s, s), a, -1)))))),
-                 ("or", (("ge", fa), ("eq", s)))]
+                 ("or", (("ge", a), ("eq", s)))]
         out = self._define(name, facts)
         if conditions is not None:  # ||v||^2 >= 0 where v's coefficients mean something
             defined = [self.formula(c) for c in conditions]
-            self._fact(("or", (*(_negate(d) for d in defined), ("ge", fa))))
+            self._fact(("or", (*(_negate(d) for d in defined), ("ge", a))))
         return out
 
     def inverse(self, arg: sp.Expr) -> dict:
         b = self.term(arg)
         name = _helper_name("inv", b)
         q = {((name, 1),): Fraction(1)}
-        fb = b
-        facts = [("or", (("eq", fb), ("eq", poly_add(poly_mul(q, b), _ONE, -1)))),
-                 ("or", (("ne", fb), ("eq", q)))]
+        facts = [("or", (("eq", b), ("eq", poly_add(poly_mul(q, b), _ONE, -1)))),
+                 ("or", (("ne", b), ("eq", q)))]
         return self._define(name, facts)
 
     def choice(self, kind: str, a: dict, b: dict) -> dict:
@@ -283,7 +281,8 @@ def _equal_elements(e1, e2, vectors) -> tuple | None:
 @functools.lru_cache(maxsize=1 << 15)
 def _compound(e) -> tuple:
     """(polynomial, atoms, definitions, helpers) of a compound term: the same terms recur in
-    the formulas of every step (measured: building statements 3.0 -> x s on proofs/)."""
+    the formulas of every step (measured, with the other changes of that commit: building the
+    statements of `novikoff check proofs/` 3.4 -> 1.0 s of CPU)."""
     b = _Builder()
     poly = b._compound(e)
     return poly, tuple(b.atoms.items()), tuple(b.definitions.items()), tuple(b.helpers)
