@@ -197,6 +197,7 @@ def replayed():
     """key -> (statement, certificate) of every certificate the library's check replayed, and
     the statements a solver found satisfiable on the way."""
     LEDGER.recording, LEDGER.statements, LEDGER.satisfiable = True, {}, {}
+    LEDGER.used, LEDGER.store = {}, {}  # (earlier tests in this process may have replayed some)
     built = certified.statement_of
     certified.statement_of = _kept(built)
     try:
