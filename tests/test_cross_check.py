@@ -83,7 +83,8 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
     monkeypatch.setattr(solver, "AUDIT",
                         solver.Audit(second_opinion=CrossCheck(cross_check=True)))
-    # (no stored certificate: a certified step asks no solver, and so no second opinion)
+    # The ledger is process-wide: after another test checked the bundled library, its shipped
+    # certificates would replay this identity ("verified (certified)") before any solver.
     monkeypatch.setattr(LEDGER, "store", {})
     report = check_text(tmp_path, """
         lemma t: (gamma + 1)^2 = gamma^2 + 2*gamma + 1

@@ -22,8 +22,8 @@ from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .certify.store import CertificateFileError, load_certificates
 from .kernel.certified import LEDGER
-from .kernel.formulas import free_symbols
 from .display import display_name
+from .kernel.formulas import free_symbols, sides
 from .kernel.solver import AUDIT, LIMITS, atom_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
@@ -799,8 +799,8 @@ class _LemmaCheck:
         try:
             decision = K.decide(self.setting, premises, goal, facts=instances,
                                 timeout_ms=self.checker.timeout_ms)
-            squares = [] if "norm_nonneg" in cited else self._default_instances("norm_nonneg",
-                                                                                 vectors)
+            squares = [] if "norm_nonneg" in cited else self._default_instances(
+                "norm_nonneg", list(vectors) + _expanded_squares(premises))
             if decision.status != "verified" and decision.kind == "goal" and squares:
                 # A square of the norm of a sum of vectors is >= 0, which its expansion into
                 # inner products no longer shows: told only when the step needs it.
@@ -1269,6 +1269,26 @@ def _xfail_at(item, line: int) -> bool:
     """Whether the line of a proof item where an error is has `xfail`."""
     steps = item.steps if isinstance(item, A.Chain) else [item]
     return any(getattr(step, "xfail", False) and step.pos.line == line for step in steps)
+
+
+def _expanded_squares(premises) -> list:
+    """The vectors u + c/(2a)*v whose squared norms the cited facts hold expanded: a fact with
+    a*<u, u> and c*<u, v> among its terms (||a[k] - alpha*a_hat||^2 cited from a lemma is
+    <a[k], a[k]> - 2*alpha*<a[k], a_hat> + alpha^2*<a_hat, a_hat>).  Only candidates for
+    norm_nonneg, which is true of every vector."""
+    out = []
+    for thm in premises:
+        for side in sides(thm.concl) if isinstance(thm.concl, K.Relation) else ():
+            expr = sp.expand(side)
+            for inner in expr.atoms(K.Inner):
+                c = expr.coeff(inner)
+                if inner.args[0] == inner.args[1] or c == 0 or c.has(K.Inner):
+                    continue
+                for u, v in (inner.args, inner.args[::-1]):
+                    a = expr.coeff(K.Inner(u, u))
+                    if a != 0 and not a.has(K.Inner):
+                        out.append(K.Vec.atom(u) + K.Vec.atom(v).scale(sp.cancel(c / (2 * a))))
+    return out
 
 
 def _cited(cited: list, previous: bool = False) -> str:
