@@ -40,11 +40,9 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._loops import HAVE_NUMBA as _HAVE_NUMBA
+from . import _jit
 from ._loops import SMALLEST_NORMAL
 
-if _HAVE_NUMBA:
-    import numba as _nb
 
 __all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper", "start_slots"]
 
@@ -454,8 +452,8 @@ _NROWS = 19
 # same IEEE operations, so the same floats; tests/data/bookkeeping_golden.npz pins them).
 # Compiled, it is 1.1-1.2x faster on the 10k x 20 benchmark runs (bench_runtime.py), where the
 # monitored run's time against streaming X is near its target of 3.
-def _compiled(fn):
-    return _nb.njit(cache=True)(fn) if _HAVE_NUMBA else fn
+_compiled = _jit.jit(cache=True)
+_COMPILE_FROM = 512  # updates in a chunk from which numba's start-up is worth paying
 
 
 @_compiled
@@ -624,9 +622,11 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
 def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
     """_chunk_rows into new arrays (out, ends); Python reads lists faster than arrays."""
     out, ends = np.empty((_NROWS, len(yv))), np.empty(6)
-    args = (yv, p, m, nx2) if _HAVE_NUMBA else (yv.tolist(), p.tolist(), m.tolist(),
-                                                nx2.tolist())
-    _chunk_rows(*args, *state_and_factors, out, ends, float(eta))
+    if _jit.AVAILABLE and (_jit.loaded() or len(yv) >= _COMPILE_FROM):
+        _jit.compiled(_chunk_rows)(yv, p, m, nx2, *state_and_factors, out, ends, float(eta))
+    else:
+        _chunk_rows(yv.tolist(), p.tolist(), m.tolist(), nx2.tolist(), *state_and_factors, out,
+                    ends, float(eta))
     return out, ends
 
 

@@ -1,0 +1,64 @@
+"""Start-up: a small run imports only what it uses (scikit-learn, scipy.optimize and numba cost
+about 2 s of CPU between them before anything runs; benchmarks/bench_startup.py times it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from novikoff.runtime import load_dataset
+
+_PROBE = """
+import sys
+from novikoff.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in ("sklearn", "scipy.optimize", "numba") if m in sys.modules))
+"""
+
+
+def _heavy_imports(*argv) -> str:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
+                          text=True, timeout=600)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_a_small_run_of_a_bundled_set_imports_neither_sklearn_nor_scipy_nor_numba():
+    assert _heavy_imports("run", "iris") == "[]"
+
+
+@pytest.mark.parametrize("name, positive", [("iris", 0), ("breast_cancer", 1)])
+def test_the_bundled_sets_are_what_scikit_learn_loads(name, positive):
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, y, _ = load_dataset(name)
+    expected = getattr(datasets, f"load_{name}")()
+    assert X.dtype == np.float64 and X.flags.c_contiguous
+    assert np.array_equal(X, expected.data.astype(float))
+    assert np.array_equal(y, np.where(expected.target == positive, 1.0, -1.0))
+
+
+def test_the_automatic_loop_gives_a_run_the_numpy_or_the_compiled_loop_would_give():
+    """A run starts on the numpy loop and moves to the compiled one past a size: the weights
+    are those of one of the two loops run alone (they differ only where rounding decides)."""
+    from novikoff.runtime import HAVE_NUMBA, _loops, run
+    if not HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(3)
+    ws = rng.normal(size=6)
+    X = rng.normal(size=(3000, 6))
+    X = X[np.abs(X @ ws) > 0.05]
+    y = np.sign(X @ ws)
+    small = _loops._NUMPY_UPDATES
+    try:
+        _loops._NUMPY_UPDATES = 5  # move early: most updates on the compiled loop
+        auto = run(X, y, w_star=ws, lemmas=[])
+    finally:
+        _loops._NUMPY_UPDATES = small
+    alone = [run(X, y, w_star=ws, lemmas=[], backend=b) for b in ("numpy", "numba")]
+    assert auto.mistakes > 5
+    assert any(np.array_equal(auto.w, r.w) and auto.mistakes == r.mistakes for r in alone)
