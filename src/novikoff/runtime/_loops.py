@@ -219,6 +219,35 @@ def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, acc):
     return (r if fired else r1), p, m, q, (qmax, ymin, ymin2, bad, imin)
 
 @jit(cache=True, fastmath=_FAST)
+def _update(X, i, yi, w, eta, step):
+    """w <- w + eta*y_i*x_i."""
+    if eta == 1.0:  # y*x is exact: fused or not, the same sum
+        for j in range(X.shape[1]):
+            w[j] += yi * X[i, j]
+    else:
+        # fl(w_j + fl(s*x_j)), two roundings as numpy's: the products go through memory, so
+        # that 'contract' cannot fuse them into the sums (a fused multiply-add rounds once, and
+        # the backends' weights would differ)
+        s = eta * yi
+        for j in range(X.shape[1]):
+            step[j] = s * X[i, j]
+        for j in range(X.shape[1]):
+            w[j] += step[j]
+
+
+@jit(cache=True, fastmath=_FAST)
+def _statistics(X, i, ws):
+    """(<w_star, x_i>, ||x_i||^2)."""
+    m = 0.0
+    q = 0.0
+    for j in range(X.shape[1]):
+        xj = X[i, j]
+        m += ws[j] * xj
+        q += xj * xj
+    return m, q
+
+
+@jit(cache=True, fastmath=_FAST)
 def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                   log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
                   chunk_visits, eta):
@@ -263,19 +292,7 @@ def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                 break
             # an update at position r
             i = r if order is None else order[r]
-            yi = y[i]
-            if eta == 1.0:  # y*x is exact: fused or not, the same sum
-                for j in range(d):
-                    w[j] += yi * X[i, j]
-            else:
-                # fl(w_j + fl(s*x_j)), two roundings as numpy's: the products go through
-                # memory, so that 'contract' cannot fuse them into the sums (a fused
-                # multiply-add rounds once, and the backends' weights would differ)
-                s = eta * yi
-                for j in range(d):
-                    step[j] = s * X[i, j]
-                for j in range(d):
-                    w[j] += step[j]
+            _update(X, i, y[i], w, eta, step)
             if margin:
                 qq = 0.0
                 for j in range(d):
@@ -288,15 +305,9 @@ def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
             r += 1
             if cap > 0:
                 if not first:  # the example's statistics, for the bookkeeping
-                    for j in range(d):
-                        xj = X[i, j]
-                        m += ws[j] * xj
-                        q += xj * xj
-                log_i[nlog] = i
-                log_t[nlog] = t + (r - 1 - r0)
-                log_p[nlog] = p
-                log_m[nlog] = m
-                log_q[nlog] = q
+                    m, q = _statistics(X, i, ws)
+                log_i[nlog], log_t[nlog] = i, t + (r - 1 - r0)
+                log_p[nlog], log_m[nlog], log_q[nlog] = p, m, q
                 nlog += 1
                 if nlog == cap:
                     status = FULL
