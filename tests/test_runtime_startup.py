@@ -1,8 +1,9 @@
-"""Start-up: a small run imports only what it uses (scikit-learn, scipy.optimize and numba cost
+"""Start-up and overhead: a small run imports only what it uses (scikit-learn, scipy.optimize and numba cost
 about 2 s of CPU between them before anything runs; benchmarks/bench_startup.py times it)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -10,6 +11,8 @@ import numpy as np
 import pytest
 
 from novikoff.runtime import load_dataset
+
+from helpers import cli  # noqa: E402  (tests/ is on sys.path)
 
 _PROBE = """
 import sys
@@ -62,3 +65,25 @@ def test_the_automatic_loop_gives_a_run_the_numpy_or_the_compiled_loop_would_giv
     alone = [run(X, y, w_star=ws, lemmas=[], backend=b) for b in ("numpy", "numba")]
     assert auto.mistakes > 5
     assert any(np.array_equal(auto.w, r.w) and auto.mistakes == r.mistakes for r in alone)
+
+
+# ------------------------------------------------------------------ checks off, from the CLI
+
+@pytest.mark.parametrize("variant", ["classic", "margin", "kernel", "batch", "averaged", "voted"])
+def test_run_with_no_checks_runs_the_same_engine_unmonitored(variant, capsys):
+    extra = ["--gamma", "0.1"] if variant == "margin" else []
+    code, out, _ = cli(["run", "iris", "--variant", variant, "--no-checks", "--json", *extra],
+                       capsys)
+    off = json.loads(out)
+    code_on, out_on, _ = cli(["run", "iris", "--variant", variant, "--json", *extra], capsys)
+    on = json.loads(out_on)
+    assert (code, code_on) == (0, 0)
+    assert off["checks"] == 0 and off["monitor"] is None and on["checks"] > 0
+    assert off["mistakes"] == on["mistakes"]
+
+
+@pytest.mark.parametrize("flag, value", [("--report", "out"), ("--plot", "run.png")])
+def test_no_checks_refuses_what_shows_the_monitored_lemmas(flag, value, tmp_path, capsys):
+    code, _, err = cli(["run", "iris", "--no-checks", flag, str(tmp_path / value)], capsys)
+    assert code == 2 and f"{flag}: shows the monitored lemmas" in err
+    assert not (tmp_path / value).exists()

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from ._jit import AVAILABLE, compiled, jit
+from ._jit import AVAILABLE, compiled, jit, loaded
 
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
            "EM", "K", "NLOG", "BAD", "IMIN", "QW", "QMAX", "YMIN", "YMIN2", "SMALLEST_NORMAL"]
@@ -56,10 +56,10 @@ def new_state(w0=None):
 
 
 HAVE_NUMBA = AVAILABLE
-# Runs start on the numpy loop, which costs nothing to start, and move to the compiled one once
-# they have read this many entries of X or made this many updates (its start-up, some 0.8 s,
-# is then a small part of the run).  The point of the move depends only on the run: the same
-# input takes the same path.
+# Until numba is in use in the process, runs start on the numpy loop, which costs nothing to
+# start, and move to the compiled one once they have read this many entries of X or made this
+# many updates (its start-up, some 0.8 s, is then a small part of the run).  Both loops make
+# the same updates but where rounding decides a near-tie, and the monitor's bounds hold for both.
 _NUMPY_ENTRIES = 2_000_000
 _NUMPY_UPDATES = 2_000
 _NUMPY_SLICE = 4096  # visits per call of the numpy loop while the run is small
@@ -344,7 +344,7 @@ def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float 
     """
     eta = float(eta)
     if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
-        if backend == "auto":
+        if backend == "auto" and not loaded():
             status = _while_small(args, eta)
             if status is not None:
                 return status
