@@ -87,3 +87,50 @@ def test_no_checks_refuses_what_shows_the_monitored_lemmas(flag, value, tmp_path
     code, _, err = cli(["run", "iris", "--no-checks", flag, str(tmp_path / value)], capsys)
     assert code == 2 and f"{flag}: shows the monitored lemmas" in err
     assert not (tmp_path / value).exists()
+
+
+# ------------------------------------------------------------------ exact replay
+
+def test_the_exact_judge_decides_as_without_its_float_filter(monkeypatch):
+    """On many points the exact judge lets the float judge (on the exact values rounded, their
+    rounding in the error bounds) settle what is certain; every count is the same as deciding
+    every point in rationals, violations included."""
+    from novikoff.kernel import Inner, Relation
+    from novikoff.runtime import Lemma, load_lemmas, run
+    from novikoff.runtime import _program
+    import sympy as sp
+
+    rng = np.random.default_rng(5)
+    ws = rng.normal(size=4)
+    X = rng.normal(size=(400, 4))
+    X = X[np.abs(X @ ws) > 0.02]
+    y = np.sign(X @ ws)
+    k, R = sp.Symbol("k"), sp.Symbol("R")
+    w = sp.Function("w")
+    wrong = Lemma("too_tight", Relation("<=", Inner(w(k), w(k)), k * R ** 2 / 1000))
+    lemmas = list(load_lemmas()) + [wrong]
+
+    def summary():
+        res = run(X, y, w_star=ws, exact=True, lemmas=lemmas, include_unverified=True,
+                  on_violation="collect")
+        return res.mistakes, res.checks, [
+            (m["lemma"], m["checks"], m["undetermined"], m["violations"], m["applies"])
+            for m in res.monitor["monitored"]], [
+            (v["lemma"], v["k"]) for v in res.monitor["violations"]]
+
+    filtered = summary()
+    monkeypatch.setattr(_program, "_FILTER_FROM", 10 ** 9)
+    assert summary() == filtered
+    assert filtered[0] >= 64 and filtered[3]  # the filter ran, and a violation was found
+
+
+def test_replay_shows_progress_in_a_log_when_asked(tmp_path, capsys, monkeypatch):
+    from novikoff.runtime import cli as runtime_cli
+
+    saved = tmp_path / "run.npz"
+    assert cli(["run", "iris", "--save", str(saved)], capsys)[0] == 0
+    shown = []
+    monkeypatch.setattr(runtime_cli._Progress, "_show", lambda self, text: shown.append(text))
+    code, out, _ = cli(["replay", str(saved), "--progress"], capsys)
+    assert code == 0 and "agree" in out
+    assert any(text.startswith("exact checks 100%") for text in shown)

@@ -159,7 +159,7 @@ class Program:
         """Every check at `length` points of env: slot -> (values, error bounds or None), or
         with exact=True slot -> Fraction, ('sqrt', q), or a list of those (one per point)."""
         if exact:
-            return Judged(self, _exact_points(self.checks, env, length))
+            return Judged(self, self._exact_points(env, length))
         sv, sr = self._slot_arrays(env, length)
         if not (HAVE_NUMBA and (loaded() or length * len(self.checks) >= _COMPILE_FROM)):
             return Judged(self, self._points(sv, sr, length))
@@ -197,13 +197,37 @@ class Program:
             sr[i] = 0.0 if e is None else e
         return sv, sr
 
-    def _points(self, sv, sr, length):
-        """(ct, cf, cin, lhs, rhs, tol): every check's verdict at every point, by numpy."""
+    def _exact_points(self, env: dict, length: int):
+        """Judged points of every check, decided in exact rational arithmetic.  On many points,
+        the float judge first runs on the exact values rounded (their rounding in the error
+        bounds): what it finds certainly true or false, with premises certainly holding or not,
+        is so exactly; every other check and point is decided in rationals."""
+        C = len(self.checks)
+        if length < _FILTER_FROM:
+            out = tuple(np.zeros((C, length), np.bool_) for _ in range(3)) + tuple(
+                np.full((C, length), np.nan) for _ in range(2))
+            need = np.ones((C, length), np.bool_)
+        else:
+            shape = (max(len(self.slots), 1), length)
+            sv, sr = np.empty(shape), np.empty(shape)
+            for s, key in enumerate(self.slots):
+                values = env[key] if isinstance(env[key], list) else [env[key]] * length
+                sv[s], sr[s] = np.array([_float_slot(v) for v in values]).reshape(length, 2).T
+            settled = []
+            out = tuple(np.array(a) for a in self._points(sv, sr, length, settled)[:5])
+            need = ~(out[0] | out[1]) | ~settled[0]
+        for i in np.flatnonzero(need.any(axis=0)).tolist():
+            _exact_point(self.checks, env, i, np.flatnonzero(need[:, i]).tolist(), out)
+        return out + (np.zeros((C, length)),)
+
+    def _points(self, sv, sr, length, settled=None):
+        """(ct, cf, cin, lhs, rhs, tol): every check's verdict at every point, by numpy; into
+        `settled` (a list), if given, where whether the premises hold is certain."""
         with np.errstate(all="ignore"):
             vl, vr, T, t, f = _relations(self.code, self.cv, self.cr, sv, sr, self.rels, length,
                                          self.nregs)
         N = len(self.nodes)
-        nt, nf, nin = [None] * N, [None] * N, [None] * N
+        nt, nf, nin, known = [None] * N, [None] * N, [None] * N, [None] * N
         for q, (kind, first, count) in enumerate(self.nodes):
             if kind == 0:
                 nt[q], nf[q], nin[q] = t[first], f[first], np.ones(length, np.bool_)
@@ -217,6 +241,7 @@ class Program:
                     all_true = all_true & nt[ch]
                     any_false = any_false | nf[ch]
                 nt[q], nf[q], nin[q] = any_false | nt[concl], all_true & nf[concl], all_true
+                known[q] = all_true | any_false
             else:
                 nt[q] = np.logical_or.reduce([nt[ch] for ch in kids])
                 nf[q] = np.logical_and.reduce([nf[ch] for ch in kids])
@@ -226,8 +251,37 @@ class Program:
 
         def rows(arrays, select, dtype):
             return np.array([arrays[i] for i in select], dtype).reshape(len(select), length)
+        if settled is not None:
+            settled.append(rows([np.ones(length, np.bool_) if k is None else k for k in known],
+                                roots, np.bool_))
         return (rows(nt, roots, np.bool_), rows(nf, roots, np.bool_), rows(nin, roots, np.bool_),
                 rows(vl, rep, float), rows(vr, rep, float), rows(T, rep, float))
+
+
+_FILTER_FROM = 64  # points from which the float judge first sorts out the certainly true ones
+
+
+def _float_slot(value):
+    """(float, error bound) of an exact slot value: a Fraction or ('sqrt', q)."""
+    try:
+        if isinstance(value, tuple):  # sqrt(q): q's rounding, then sqrt's
+            v = np.sqrt(float(value[1]))
+            return v, 3 * U * v + 2.0 ** -530
+        v = float(value)
+    except OverflowError:
+        return np.nan, np.nan  # undetermined: decided in rational arithmetic
+    return v, U * abs(v) + TINY
+
+
+def _exact_point(checks, env: dict, i: int, rows, out) -> None:
+    """Decide the checks `rows` at point i in exact rational arithmetic, into out."""
+    ct, cf, cin, lhs, rhs = out
+    point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
+    for c in rows:
+        verdict, left, right, held = checks[c].evaluate_exact(point)
+        ct[c, i], cf[c, i], cin[c, i] = verdict is True, verdict is False, held
+        lhs[c, i] = np.nan if left is None else float(left)
+        rhs[c, i] = np.nan if right is None else float(right)
 
 
 def _report_relation(tree) -> int:
@@ -287,21 +341,6 @@ def _counts(ct, cf, cin) -> np.ndarray:
     und = ~ct & ~cf
     return np.stack([cin.sum(axis=1), (cin & und).sum(axis=1), cf.sum(axis=1), _first(cf),
                      _first(und)], axis=1).astype(np.int64).reshape(-1, 5)
-
-
-def _exact_points(checks, env: dict, length: int):
-    """Judged points of every check, each point decided in exact rational arithmetic."""
-    C = len(checks)
-    ct, cf, cin = (np.zeros((C, length), np.bool_) for _ in range(3))
-    lhs, rhs = np.full((C, length), np.nan), np.full((C, length), np.nan)
-    for i in range(length):
-        point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
-        for c, check in enumerate(checks):
-            verdict, left, right, held = check.evaluate_exact(point)
-            ct[c, i], cf[c, i], cin[c, i] = verdict is True, verdict is False, held
-            lhs[c, i] = np.nan if left is None else float(left)
-            rhs[c, i] = np.nan if right is None else float(right)
-    return ct, cf, cin, lhs, rhs, np.zeros((C, length))
 
 
 # --------------------------------------------------------------------------- numpy backend

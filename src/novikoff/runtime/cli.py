@@ -163,6 +163,8 @@ def _add_replay(subparsers) -> None:
                     "round-off from a real violation.")
     r.add_argument("file", metavar="RUN.npz")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--progress", action="store_true",
+                   help="progress on stderr even when it is not a terminal (a line every 2 s)")
     r.set_defaults(handler=replay_command)
 
 
@@ -617,7 +619,7 @@ def _audit_batch_or_kernel(args) -> int:
 @_guard
 def replay_command(args) -> int:
     """novikoff replay RUN.npz"""
-    progress = _Progress(not args.json)
+    progress = _Progress(not args.json, forced=args.progress)
     try:
         out = replay(args.file, progress=progress)
     finally:
