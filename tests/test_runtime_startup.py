@@ -134,3 +134,20 @@ def test_replay_shows_progress_in_a_log_when_asked(tmp_path, capsys, monkeypatch
     code, out, _ = cli(["replay", str(saved), "--progress"], capsys)
     assert code == 0 and "agree" in out
     assert any(text.startswith("exact checks 100%") for text in shown)
+
+
+def test_progress_comes_in_small_chunks_of_visits():
+    """With progress shown, the loop returns every few thousand visits at first (then grows its
+    chunks while they are quick): no multi-million-visit silence before the first report."""
+    from novikoff.runtime import run
+
+    rng = np.random.default_rng(2)
+    ws = rng.normal(size=5)
+    X = rng.normal(size=(20_000, 5))
+    X = X[np.abs(X @ ws) > 1e-3]
+    y = np.sign(X @ ws)
+    seen = []
+    res = run(X, y, w_star=ws, lemmas=[], progress=lambda visits, mistakes, epochs:
+              seen.append(visits))
+    assert res.visits > 3 * 8192
+    assert seen[0] <= 2 * X.shape[0] and len(seen) >= 3

@@ -28,6 +28,7 @@ __all__ = ["RunResult", "run_online", "ONLINE", "make_monitor"]
 
 ONLINE = ("classic", "margin")  # the update rules of the shared loop
 _LOG = 1 << 16
+_PROGRESS_EVERY = 0.5  # seconds: a chunk of visits, when progress is shown (docs promise 2 s)
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
@@ -249,12 +250,17 @@ class _Loop:
                           backend=self.backend, identity=self.identity, eta=self.eta)
 
     def run(self, watch, chunk_visits: int, progress) -> int:
-        """Run to the end, handing each chunk of the update log to `watch` (if any)."""
+        """Run to the end, handing each chunk of the update log to `watch` (if any).  With
+        progress, chunks start small and grow while one takes under _PROGRESS_EVERY / 4."""
+        most = chunk_visits
+        if progress is not None:
+            chunk_visits = min(most, 1 << 13)
         while True:
             budget = chunk_visits
             in_first_pass = watch is not None and not watch.started
             if in_first_pass:  # stop at the end of the first pass: monitoring starts there
                 budget = max(1, min(budget, self.L - self.visits))
+            started = time.perf_counter()
             status = self.step(budget, in_first_pass and self.first_pass_stats)
             done = status in (CONVERGED, END)
             if in_first_pass and (self.visits >= self.L or done):
@@ -267,6 +273,11 @@ class _Loop:
                 self.log = [np.concatenate([a, np.empty_like(a)]) for a in self.log]
             if progress is not None:
                 progress(self.visits, self.mistakes, -(-self.visits // self.L))
+                if status == BUDGET and budget == chunk_visits:
+                    took = time.perf_counter() - started
+                    chunk_visits = (max(1024, chunk_visits // 2) if took > _PROGRESS_EVERY else
+                                    min(most, chunk_visits * 2) if took < _PROGRESS_EVERY / 4
+                                    else chunk_visits)
             if done:
                 return status
 
