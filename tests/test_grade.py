@@ -507,6 +507,7 @@ def test_the_rlimit_makes_a_costly_check_unknown_never_verified(tmp_path):
         "verified"
 
 
+@pytest.mark.e2e  # the whole library again, under the grading limits
 def test_bundled_proofs_still_check_under_the_default_budgets():
     from novikoff.checker import bundled_proofs_dir, check_paths
     from novikoff.checker import exit_code

@@ -22,6 +22,8 @@ from novikoff import lemma_cache, lemmas
 from novikoff.cli import main
 from novikoff.lemmas import LemmaInfo, SettingInfo, load_lemmas
 
+from helpers import PERCEPTRON  # noqa: E402  (tests/ is on sys.path)
+
 SETTING = """\
 setting s:
   real gamma > 0, R > 0
@@ -36,6 +38,13 @@ lemma r_big: R + 1 > gamma
 proof:
   R + 1 > R
         >= gamma    by big
+"""
+PROGRESS = """
+lemma progress_once: <w_star, w[k+1]> >= <w_star, w[k]> + gamma
+proof:
+  <w_star, w[k+1]> = <w_star, w[k] + y*x>       by update
+                   = <w_star, w[k]> + y*<w_star, x>
+                   >= <w_star, w[k]> + gamma      by margin
 """
 WRONG = """
 lemma wrong: gamma > R
@@ -328,14 +337,16 @@ def test_no_cache_neither_reads_nor_writes(cache, tmp_path):
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     X[:, 0] += y  # a margin of at least 1
     np.savez(tmp_path / "d.npz", X=X, y=y)
+    # One small lemma file, not the whole library: each command checks it afresh.
+    small = write(tmp_path / "small.proof", PERCEPTRON + PROGRESS)
     for argv in (["--no-cache", "run", tmp_path / "d.npz"],
                  ["run", tmp_path / "d.npz", "--no-cache"]):
         lemmas._MEMO.clear()
-        assert main([str(a) for a in argv]) == 0
+        assert main([str(a) for a in argv] + ["--proofs", str(small)]) == 0
         assert not entry_files(cache)
         assert lemma_cache.enabled()  # only for that command
     lemmas._MEMO.clear()
-    assert main(["run", str(tmp_path / "d.npz")]) == 0
+    assert main(["run", str(tmp_path / "d.npz"), "--proofs", str(small)]) == 0
     assert entry_files(cache)
 
 

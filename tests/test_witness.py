@@ -31,6 +31,9 @@ BUNDLED = {
     "seed004_no_margin.json": ("converges-without-margin",
                                ["[0, 1, 0]", "w = (0, 0)", "2 mistakes in between",
                                 "mistakes forever"]),
+    "seed004_bias_only.json": ("converges-separable-with-bias",
+                               ["b_star = -3", "[1, 1], all > 0", "w = (0, 0)",
+                                "3 mistakes in between", "mistakes forever"]),
 }
 
 
@@ -88,6 +91,9 @@ NOT_REFUTED = {
     "margin 0 but converges": witness(
         "converges-without-margin", X=[[0, 1], [1, 0]], y=[1, 1], w_star=[1, 0],
         max_epochs=10),
+    "separable through the origin too: converges": witness(
+        "converges-separable-with-bias", X=[[1, 1], [-1, 2]], y=[1, -1], w_star=[1, -1],
+        b_star=1, max_epochs=10),
     "margin 0, undecided within max_epochs": witness(
         "converges-without-margin", X=[[0, 2], [-1, -1], [0, -2]], y=[1, -1, 1],
         w_star=[1, 0], max_epochs=1),
@@ -122,6 +128,8 @@ BATCH = witness("batch-stop-separates", X=[[1, 0], [3, 4]], y=[-1, 1], w_star=[-
                 alpha=1, epsilon=1, max_iterations=100)
 HINGE = witness("hinge-bound-dataset-td", X=[[0, -1], [0, 1], [1, 0]], y=[-1, -1, 1],
                 w_star=["3/5", "4/5"], gamma="1/2", epochs=5)
+BIAS = witness("converges-separable-with-bias", X=[[2, -2], [1, -1]], y=[1, -1], w_star=[1, -1],
+               b_star=-3, max_epochs=50)
 NOMARGIN = witness("converges-without-margin", X=[[0, 2], [-1, -1], [0, -2]], y=[1, -1, 1],
                    w_star=[1, 0], max_epochs=50)
 
@@ -171,6 +179,11 @@ BAD = [
     ("zero separator", dict(NOMARGIN, w_star=[0, 0]), "w_star is the zero vector"),
     ("run too long", dict(NOMARGIN, max_epochs=100_000, order=[0, 1, 2] * 10),
      "at most 1000000"),
+    ("affine boundary fails", dict(BIAS, b_star=-1), "w_star, b_star do not separate"),
+    ("affine boundary touches", dict(BIAS, b_star=-2),
+     "y[1]*(<w_star, X[1]> + b_star) = 0 <= 0"),
+    ("bias missing", _drop(BIAS, "b_star"), "missing field 'b_star'"),
+    ("bias a float", dict(BIAS, b_star=-3.0), "b_star: -3.0 is a JSON float"),
     ("note not a string", dict(NORM, note=3), "note must be a string"),
     # Within the visit cap but 300-dimensional: exact dot products for minutes, once a hang.
     ("run too wide", dict(NORM, X=[[1] + [0] * 299, [1] + [0] * 299], y=[1, -1],
@@ -269,6 +282,11 @@ def test_found_witness_is_deterministic_and_exact(kind, seed, c, c2, tmp_path_fa
         assert check_witness(write(tmp, dumps(scaled), "s.json")).refuted
     elif kind == "converges-without-margin":
         scaled = _scaled(_scaled(obj, c), c2, ("w_star",))
+        assert check_witness(write(tmp, dumps(scaled), "s.json")).refuted
+    elif kind == "converges-separable-with-bias":
+        # X by c scales the run; (w_star, b_star) by (c2, c*c2) keeps the affine separator.
+        scaled = dict(_scaled(_scaled(obj, c), c2, ("w_star",)),
+                      b_star=c * c2 * Fraction(obj["b_star"]))
         assert check_witness(write(tmp, dumps(scaled), "s.json")).refuted
     else:
         # The bound with TD over the presented sequence is a theorem: it holds for any count.

@@ -22,7 +22,7 @@ from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .certify.store import CertificateFileError, load_certificates
 from .kernel.certified import LEDGER
-from .kernel.formulas import free_symbols
+from .kernel.formulas import free_symbols, sides
 from .kernel.solver import AUDIT, LIMITS, atom_name, display_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
@@ -37,6 +37,9 @@ NO_OP_FACTS = {"algebra", "sq_nonneg", "sqrt_mono"}
 VECTOR_FACTS = {"cauchy_schwarz", "triangle", "norm_nonneg"}
 NAMED_FACTS = NO_OP_FACTS | VECTOR_FACTS | {"nat_cases"}
 DIAGNOSTIC_TIMEOUT_MS = 2000
+# A step may read a sequence at most this many places further along than a fact it cites
+# (checker._shifted): a few updates at once, as notes unfold them.
+_SHIFTS = 3
 
 
 @dataclass
@@ -795,12 +798,19 @@ class _LemmaCheck:
         try:
             decision = K.decide(self.setting, premises, goal, facts=instances,
                                 timeout_ms=self.checker.timeout_ms)
-            squares = [] if "norm_nonneg" in cited else self._default_instances("norm_nonneg",
-                                                                                 vectors)
+            squares = [] if "norm_nonneg" in cited else self._default_instances(
+                "norm_nonneg", list(vectors) + _expanded_squares(premises))
             if decision.status != "verified" and decision.kind == "goal" and squares:
                 # A square of the norm of a sum of vectors is >= 0, which its expansion into
                 # inner products no longer shows: told only when the step needs it.
                 again = K.decide(self.setting, premises, goal, facts=instances + squares,
+                                 timeout_ms=self.checker.timeout_ms)
+                if again.status == "verified":
+                    decision = again
+            shifted = self._shifted(premises, goal) if decision.kind == "goal" and \
+                decision.status != "verified" else []
+            if shifted:
+                again = K.decide(self.setting, premises + shifted, goal, facts=instances,
                                  timeout_ms=self.checker.timeout_ms)
                 if again.status == "verified":
                     decision = again
@@ -851,6 +861,31 @@ class _LemmaCheck:
         cause = "expected" if status == "expected_failure" else "failed"
         return self._hypothetical(goal, cause, f"the step at line {pos.line} "
                                                f"{'fails (expected)' if xfail else 'fails'}")
+
+    def _shifted(self, premises, goal) -> list:
+        """The cited facts that hold at every value of a nat k, again at k+1, ..., k+c, when the
+        goal reads a sequence c places further along than they do (`w[k+2]` by the update rule):
+        what a textbook's "by the update rule" means over two updates.  The kernel
+        (instantiate) decides whether each fact may move; a fact that may not is left as it is."""
+        def furthest(formula, k):
+            offsets = [sp.expand(e.args[0] - k) for e in free_symbols(formula)
+                       if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1]
+            return max((int(c) for c in offsets if c.is_Integer), default=None)
+
+        moved = []
+        for k in sorted(self.setting.nats, key=str):
+            reach = furthest(goal, k)
+            for thm in premises if reach is not None else ():
+                own = furthest(thm.concl, k)
+                for c in range(1, min(reach - own, _SHIFTS) + 1) if own is not None else ():
+                    try:
+                        _, instance = K.instantiate(self.setting, thm, k, k + c,
+                                                    timeout_ms=self.checker.timeout_ms)
+                    except KernelError:  # it does not hold at every k
+                        break
+                    if instance is not None:
+                        moved.append(instance)
+        return moved
 
     def _in_setting(self, goal, premises, instances, facts: dict, base: str) -> tuple:
         """Why a step that does not follow from what it cites fails: (status, judgement,
@@ -1233,6 +1268,26 @@ def _xfail_at(item, line: int) -> bool:
     """Whether the line of a proof item where an error is has `xfail`."""
     steps = item.steps if isinstance(item, A.Chain) else [item]
     return any(getattr(step, "xfail", False) and step.pos.line == line for step in steps)
+
+
+def _expanded_squares(premises) -> list:
+    """The vectors u + c/(2a)*v whose squared norms the cited facts hold expanded: a fact with
+    a*<u, u> and c*<u, v> among its terms (||a[k] - alpha*a_hat||^2 cited from a lemma is
+    <a[k], a[k]> - 2*alpha*<a[k], a_hat> + alpha^2*<a_hat, a_hat>).  Only candidates for
+    norm_nonneg, which is true of every vector."""
+    out = []
+    for thm in premises:
+        for side in sides(thm.concl) if isinstance(thm.concl, K.Relation) else ():
+            expr = sp.expand(side)
+            for inner in expr.atoms(K.Inner):
+                c = expr.coeff(inner)
+                if inner.args[0] == inner.args[1] or c == 0 or c.has(K.Inner):
+                    continue
+                for u, v in (inner.args, inner.args[::-1]):
+                    a = expr.coeff(K.Inner(u, u))
+                    if a != 0 and not a.has(K.Inner):
+                        out.append(K.Vec.atom(u) + K.Vec.atom(v).scale(sp.cancel(c / (2 * a))))
+    return out
 
 
 def _cited(cited: list, previous: bool = False) -> str:

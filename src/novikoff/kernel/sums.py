@@ -19,7 +19,12 @@ Told only when a step does not follow without them (logic.decide), two more kind
   t(-1)`` (so ``sum(i < n, a[i+1] - a[i]) = a[n] - a[0]`` telescopes);
 - summing an inequality over the indices: for the goal's sums of one count, with their
   coefficients, ``sum_j c_j*S_j + c*n >= 0`` when ``sum_j c_j*t_j(i) + c >= 0`` at every index
-  (``sum f <= sum g`` from ``f[k] <= g[k]``; ``sum(t < T, d[t+1] - rho) >= 0``).
+  (``sum f <= sum g`` from ``f[k] <= g[k]``; ``sum(t < T, d[t+1] - rho) >= 0``); the goal is
+  also read with its denominator cleared (``sum(i < T, a[i])/T <= R``), which only chooses the
+  coefficients: the fact holds whatever they are;
+- Cauchy-Schwarz for sums (the terms are real numbers): ``S(t, n)^2 <= n*S(t^2, n)`` for every
+  sum, and ``S(f*g, n)^2 <= S(f^2, n)*S(g^2, n)`` for a sum whose term is a product of two
+  factors that depend on the index.
 
 A sum of i^p alone has a closed form (Faulhaber's polynomial: ``sum(i < n, i) = n*(n-1)/2``).
 Linearity is built into the normal form: constant factors are taken out and sums of terms split,
@@ -30,10 +35,12 @@ equal bounds are equal (congruence, in the translators).
 
 from __future__ import annotations
 
+import itertools
+
 import sympy as sp
 
 from .formulas import Implication, Relation, VectorEq, sides
-from .terms import BOUND, Vec, VectorSum, count, exact_subs, make_sum
+from .terms import BOUND, Vec, VectorSum, count, exact_subs, make_sum, too_large
 
 __all__ = ["sums_in", "sum_facts", "vector_sum_steps"]
 
@@ -54,7 +61,8 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
     nonnegative(terms) -> bool says whether every term is >= 0 (for every i >= 0).
     """
     formulas = list(formulas) + ([goal] if goal is not None else [])
-    facts = _shift_facts(sums_in(formulas)) if summed else []
+    facts = (_shift_facts(sums_in(formulas)) + _cauchy_schwarz_facts(sums_in(formulas))
+             if summed else [])
     done, pending = set(), sums_in(formulas + facts)
     # With summed, the shorter sums' facts too, a few terms deep (k = 2 => sum(i < k, a[i]) =
     # a[0] + a[1]).
@@ -121,6 +129,27 @@ def _shift_facts(sums) -> list:
     return facts
 
 
+def _cauchy_schwarz_facts(sums) -> list:
+    """(sum t)^2 <= n*sum(t^2), and (sum f*g)^2 <= sum(f^2)*sum(g^2) when the term is f*g with
+    both factors depending on the index: Cauchy-Schwarz in R^n (with the vector of ones for the
+    first), true for real terms, and 0 <= 0 for the empty sum.  Only those whose sums of squares
+    are among the given sums: another fact would bring in sums that nothing else constrains."""
+    facts, given = [], set(sums)
+    for s in sums:
+        terms, n = s.function, count(s)
+        squares = [(make_sum(terms ** 2, n), n)]
+        varying = [f for f in sp.Mul.make_args(terms) if BOUND in f.free_symbols]
+        if len(varying) == 2:
+            constant = sp.Mul(*(f for f in sp.Mul.make_args(terms) if BOUND not in f.free_symbols))
+            f, g = varying
+            squares.append((make_sum((constant * f) ** 2, n), make_sum(g ** 2, n)))
+        for a, b in squares:
+            if too_large(a * b) or not set(sums_in([Relation("<=", a, b)])) <= given:
+                continue
+            facts.append(Implication((Relation(">=", n, 0),), Relation("<=", s ** 2, a * b)))
+    return facts
+
+
 def _starts_later(terms: sp.Expr) -> bool:
     """Whether every sequence element of terms that depends on the index is read at i + c
     with a whole c >= 1, and the rest of terms is a polynomial in i."""
@@ -146,7 +175,9 @@ def _termwise_facts(goal: Relation, nonnegative) -> list:
     for s in sums_in([goal]):
         by_count.setdefault(count(s), []).append(s)
     facts = []
-    for n, sums in by_count.items():
+    cleared = sp.expand(sp.numer(sp.together(difference)))
+    readings = [difference] + ([cleared] if cleared != difference else [])
+    for (n, sums), difference in itertools.product(by_count.items(), readings):
         coefficients = [difference.coeff(s) for s in sums]
         rest = sp.expand(difference - sum(c * s for c, s in zip(coefficients, sums)))
         if any(not _plain(c) or c.has(sp.Sum) for c in coefficients) or rest.has(*sums):

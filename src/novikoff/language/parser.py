@@ -140,6 +140,12 @@ def _postfix(ts: _Tokens):
         t = ts.peek()
         if t is not None and t.kind == "OP" and t.value in ("²", "³"):
             ts.next()
+            after = ts.peek()
+            if after is not None and after.kind == "OP" and after.value in ("²", "³"):
+                # A reader takes 2²² for 2^22; as powers of powers it would be (2^2)^2.
+                ts.error(f"two superscripts in a row ({t.value}{after.value}): write the power "
+                         f"with '^' (x^22), or (x{t.value}){after.value} for a power of a power",
+                         after)
             exp = A.Num(Fraction(2 if t.value == "²" else 3), A.Pos(t.line, t.col))
             node = A.BinOp("^", node, exp, A.Pos(t.line, t.col))
             continue

@@ -46,6 +46,11 @@ margin 0: y_i<w_star, x_i> >= 0 for all i, = 0 for some, and every example on th
 labelled +1 (so sign(<w_star, x>) with sign(0) = +1 classifies every example).  Refuted when the
 classic perceptron reaches the same (weights, position in the order) twice with a mistake in
 between: it then makes mistakes forever.
+
+``converges-separable-with-bias``: w_star, b_star, max_epochs; optional order.  The boundary
+<w_star, x> + b_star = 0 must separate: y_i(<w_star, x_i> + b_star) > 0 for all i.  The classic
+perceptron runs without a bias term (through the origin), as lecture notes often state it;
+refuted as above, when it makes mistakes forever.
 """
 
 from __future__ import annotations

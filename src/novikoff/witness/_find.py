@@ -134,11 +134,24 @@ def _no_margin(rng, n, d):
     return _witness("converges-without-margin", X, y, w_star=list(w), max_epochs=50)
 
 
+def _bias_only(rng, n, d):
+    w = tuple(rng.randint(-1, 1) for _ in range(d))
+    b = rng.choice((-3, -2, -1, 1, 2, 3))
+    X = [tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(n)]
+    scores = [sum(a * c for a, c in zip(w, x)) + b for x in X]
+    if not any(w) or not all(any(x) for x in X) or not _distinct(X) or 0 in scores:
+        return None
+    y = [1 if s > 0 else -1 for s in scores]
+    return _witness("converges-separable-with-bias", X, y, w_star=list(w), b_star=b,
+                    max_epochs=50)
+
+
 _GENERATORS = {
     "normalising-preserves-run": _normalising,
     "batch-stop-separates": _batch,
     "hinge-bound-dataset-td": _hinge,
     "converges-without-margin": _no_margin,
+    "converges-separable-with-bias": _bias_only,
 }
 
 

@@ -123,6 +123,9 @@ class Fields:
             raise WitnessError(f"{key} must be > 0, got {q}")
         return q
 
+    def number(self, key: str) -> Fraction:
+        return rational(self.obj[key], key)
+
     def count(self, key: str) -> int:
         v = self.obj[key]
         if isinstance(v, bool) or not isinstance(v, int):

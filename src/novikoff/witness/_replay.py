@@ -29,6 +29,9 @@ CLAIMS: dict[str, str] = {
     "converges-without-margin":
         "On linearly separable data (margin 0 allowed) the perceptron cycling through the data "
         "converges: it eventually stops making mistakes.",
+    "converges-separable-with-bias":
+        "On linearly separable data (a linear decision boundary, which may be affine) the "
+        "perceptron without a bias term, cycling through the data, converges.",
 }
 
 
@@ -275,7 +278,33 @@ def _no_margin(f: Fields) -> tuple[bool, str]:
     text = (f"w_star = {_vec(w_star)} separates the data with margin 0 (y<w_star, x> = "
             f"{_nums(margins)}; the boundary examples {boundary} are labelled +1, and sign(0) "
             f"= +1); ")
-    L, w, mistakes, seen = len(order), _zero(d), [], {}
+    return _cycles(X, y, order, epochs, text)
+
+
+# -- 5. converges-separable-with-bias ------------------------------------------------------------
+
+def _bias_only(f: Fields) -> tuple[bool, str]:
+    X, y = f.data()
+    d = len(X[0])
+    w_star, b_star = f.vector("w_star", d), f.number("b_star")
+    order, epochs = f.order(len(X)), f.count("max_epochs")
+    _visits(epochs, len(order), X)
+    margins = [y[i] * (_dot(w_star, X[i]) + b_star) for i in range(len(X))]
+    for i, m in enumerate(margins):
+        if m <= 0:
+            raise WitnessError(f"w_star, b_star do not separate the data: "
+                               f"y[{i}]*(<w_star, X[{i}]> + b_star) = {_show(m)} <= 0")
+    text = (f"the boundary <w_star, x> + b_star = 0 with w_star = {_vec(w_star)}, b_star = "
+            f"{_show(b_star)} separates the data (y(<w_star, x> + b_star) = {_nums(margins)}, "
+            f"all > 0); the perceptron without a bias term: ")
+    return _cycles(X, y, order, epochs, text)
+
+
+def _cycles(X, y, order, epochs, text) -> tuple[bool, str]:
+    """Run the classic perceptron (w = 0, no bias) over the order for at most epochs passes:
+    refuted (it makes mistakes forever) when a state (weights, position in the order) recurs
+    with a mistake in between; converged when it recurs without one."""
+    L, w, mistakes, seen = len(order), _zero(len(X[0])), [], {}
     for t in range(epochs * L):
         state = (w, t % L)
         if state in seen:
@@ -302,6 +331,8 @@ _KINDS = {
     "batch-stop-separates": (("w_star", "alpha", "epsilon", "max_iterations"), (), _batch),
     "hinge-bound-dataset-td": (("w_star", "gamma", "epochs"), ("order",), _hinge),
     "converges-without-margin": (("w_star", "max_epochs"), ("order",), _no_margin),
+    "converges-separable-with-bias": (("w_star", "b_star", "max_epochs"), ("order",),
+                                      _bias_only),
 }
 
 
