@@ -44,6 +44,19 @@ def test_each_mutant_is_killed_or_equivalent(mutant, lemmas, tmp_path):
     assert replay_case(result.case, lemmas)
 
 
+@pytest.mark.parametrize("name", ["strict_mistake_test", "never_learns", "logs_before_update"])
+def test_bugs_that_keep_every_lemma_true_are_killed_by_the_rule(name, lemmas, tmp_path):
+    # w stays 0 (or lags a visit behind a correct run): every lemma holds on the trace, so a
+    # judge of lemma findings alone lets them through; the audit's rule check kills them.
+    from novikoff.fuzz import mutant_named
+    result = hunt_mutant(mutant_named(name), lemmas, profile=PROFILE, directory=str(tmp_path))
+    assert result.killed and result.kind == "rule" and not result.equivalent, result
+    case = load_case(result.case)
+    found = replay_case(result.case, lemmas)
+    assert found and found[0].kind == "rule" and found[0].visit == case.visit
+    assert not [f for f in found if f.kind == "lemma"]
+
+
 def test_td_over_dataset_is_killed_by_its_reported_td(lemmas, tmp_path):
     # The learner is the classic perceptron; its TD counts each example once (the dataset's
     # TD_gamma), not once per presentation: the audit's TD check (or a lemma) kills it.
@@ -187,7 +200,8 @@ def test_a_saved_case_is_an_audit_input_with_the_same_finding(name, lemmas, tmp_
     np.save(tmp_path / "w_star.npy", case.w_star)
     rep = audit_files(result.case, result.case, w_star=tmp_path / "w_star.npy",
                       gamma=float(case.gamma), variant=case.variant, lemmas=lemmas)
-    assert case.lemma in {v["lemma"] for v in rep.violations if v["kind"] == "lemma"}
+    assert (case.kind, case.lemma or None, case.visit) in {
+        (v["kind"], v["lemma"], v["visit"]) for v in rep.violations}
 
 
 def test_saved_cases_are_lossless(lemmas, tmp_path):
@@ -217,7 +231,8 @@ def test_fuzz_cli_json(tmp_path, capsys):
     assert code == 0
     names = {m["name"]: m for m in out["mutants"]}
     assert names["subtract_update"]["killed"] and names["subtract_update"]["lemma"] == "progress"
-    assert names["strict_mistake_test"]["equivalent"] and not names["strict_mistake_test"]["killed"]
+    assert names["strict_mistake_test"]["killed"]
+    assert names["strict_mistake_test"]["kind"] == "rule"
     assert set(names["subtract_update"]) >= {"name", "killed", "equivalent", "lemma", "kind",
                                              "examples"}
     assert names["subtract_update"]["kind"] == "lemma"

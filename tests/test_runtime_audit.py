@@ -644,6 +644,103 @@ def test_a_float32_implementation_passes_with_float32(lemmas):
     assert rep.rule_violations > 0 and "not y*x" in rep.violations[0]["message"]
 
 
+def float32_trace(X, y, order, eta, *, backend="numpy"):
+    """A correct float32 perceptron as numpy (or torch) runs it: x, w and eta held in float32."""
+    if backend == "torch":
+        import torch
+        Xt = torch.tensor(X, dtype=torch.float32)
+        w = torch.zeros(X.shape[1], dtype=torch.float32)
+        W = []
+        for i in order:
+            if float(y[i]) * float(w @ Xt[i]) <= 0:
+                w = w + eta * float(y[i]) * Xt[i]
+            W.append(w.clone().numpy())
+        return np.array(W)
+    X32, e32 = X.astype(np.float32), np.float32(eta)
+    w = np.zeros(X.shape[1], np.float32)
+    W = []
+    for i in order:
+        if np.float32(y[i]) * (w @ X32[i]) <= 0:
+            w = w + e32 * np.float32(y[i]) * X32[i]
+        W.append(w.copy())
+    return np.array(W)
+
+
+@st.composite
+def float32_runs(draw):
+    """Separable data (gaussian, or on a decimal grid where float32 and float64 round ties
+    differently), an order, a learning rate float32 may not hold exactly, gamma and w* given
+    or not."""
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    d = draw(st.integers(2, 12))
+    if draw(st.booleans()):
+        X, y, ws = separable(draw(st.integers(3, 40)), d, draw(st.sampled_from(
+            [0.3, 0.01, 1e-4])), seed=seed % 1000, unit=draw(st.booleans()))
+    else:
+        X = rng.integers(-5, 6, (40, d)) * draw(st.sampled_from([0.1, 0.3, 1 / 3, 0.7]))
+        ws = rng.integers(-3, 4, d).astype(float)
+        assume(ws.any())
+        X = X[np.abs(X @ ws) > 0.05]
+        assume(X.shape[0] >= 2)
+        y = np.sign(X @ ws)
+    eta = draw(st.sampled_from([1.0, 0.1, 0.3, 1 / 3]) | st.floats(1e-3, 10.0))
+    order = np.tile(np.arange(X.shape[0]), draw(st.integers(1, 6)))
+    if not draw(st.booleans()):
+        return X, y, order, eta, None, None  # the audit computes w* and certifies gamma
+    # a gamma as numpy computes it on the float64 data: the cast may lower the margin below it
+    gamma = float(np.min(y * (X @ ws))) if draw(st.booleans()) else None
+    return X, y, order, eta, ws, gamma
+
+
+@settings(max_examples=60, deadline=None)
+@given(float32_runs())
+def test_a_correct_float32_perceptron_is_never_flagged(lemmas, case):
+    """x and eta are held in float32 (eta = 0.1 is 0.100000001...): the trace is judged on the
+    data and rate the implementation holds, so neither eta's rounding nor a decision the cast
+    of x flips is charged to it."""
+    X, y, order, eta, ws, gamma = case
+    W = float32_trace(X, y, order, eta)
+    rep = audit(X, y, order, W, w_star=ws, gamma=gamma, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.violations == [], rep.violations[:3]
+    assert rep.rule["eta"] == eta and rep.rule["arithmetic"] == "float32"
+
+
+def test_a_float32_learning_rate_is_held_in_float32(lemmas):
+    """eta = 0.806... rounds in float32 (by 2.5e-8 relative): a step of that float32 run is
+    three roundings from eta*y*x, not two, and was flagged; a rate off by more is caught."""
+    X, y, ws = separable(50, 4, 0.002, seed=73, unit=False)
+    eta = 0.8064347758301839
+    assert float(np.float32(eta)) != eta
+    order = np.tile(np.arange(50), 6)
+    W = float32_trace(X, y, order, eta)
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.violations == [] and rep.updates > 10 and rep.checks > 0
+    W = float32_trace(X, y, order, eta * (1 + 2.0 ** -16))
+    rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+    assert rep.rule_violations > 0 and "not eta*y*x" in rep.violations[0]["message"]
+
+
+def test_a_correct_torch_float32_perceptron_is_never_flagged(lemmas):
+    pytest.importorskip("torch")
+    for seed in range(20):
+        X, y, ws = separable(30, 5, 0.01, seed=seed, unit=False)
+        order = np.tile(np.arange(30), 4)
+        eta = float(np.random.default_rng(seed).uniform(0.01, 3.0))
+        W = float32_trace(X, y, order, eta, backend="torch")
+        rep = audit(X, y, order, W, w_star=ws, lemmas=lemmas, float32=True, eta=eta)
+        assert rep.violations == [], (seed, rep.violations[:3])
+
+
+def test_a_learning_rate_float32_cannot_hold_is_bad_input():
+    X, y, ws = separable(10, 3, 0.1, seed=1)
+    W = np.zeros((10, 3))
+    with pytest.raises(InvalidArgument, match="eta=1e-50 is not a positive finite float32"):
+        audit(X, y, np.arange(10), W, w_star=ws, lemmas=[], float32=True, eta=1e-50)
+    with pytest.raises(InvalidArgument, match=r"X\[0, 0\]=-?1e\+39 is not a finite float32"):
+        audit(X * 1e39 / np.abs(X[0, 0]), y, np.arange(10), W, lemmas=[], float32=True)
+
+
 def test_float32_exact_ties_are_decided_in_float32():
     """Integer data in float32: the prediction is exact (rounding bound 0), a skipped tie is a
     violation; the exactness test needs the entries to be float32 numbers."""
@@ -750,3 +847,95 @@ def test_a_bad_weight_array_is_named_with_its_trace_file(tmp_path, capsys, varia
     code, _, err = cli(["audit", "--variant", variant, "--data", str(tmp_path / "D.npz"),
                         "--trace", str(tmp_path / "T.npz")], capsys)
     assert code == 2 and "T.npz" in err and "w[5, 1]=nan is not finite" in err, err
+
+
+# ------------------------------------------------------------------ the likely bug, named
+
+def _buggy_trace(X, y, order, *, step=None, fire=None, start=None, log_before=False):
+    """A classic perceptron with one piece swapped: step(w, X, i, prev, k, t) the update at
+    visit t (example i, previous visit's example prev, k updates before)."""
+    w = np.zeros(X.shape[1]) if start is None else np.array(start, dtype=float)
+    W, k, prev = [], 0, 0
+    for t, i in enumerate(order):
+        before = w.copy()
+        if (fire or (lambda w_, x, yi: yi * (w_ @ x) <= 0))(w, X[i], y[i]):
+            w = step(w, X, i, prev, k, t) if step else w + y[i] * X[i]
+            k += 1
+        prev = i
+        W.append(before if log_before else w.copy())
+    return np.array(W)
+
+
+_BUGS = {
+    "wrong_sign": (dict(step=lambda w, X, i, p, k, t: w - _Y[i] * X[i]), "sign is flipped"),
+    "previous_example": (dict(step=lambda w, X, i, p, k, t: w + _Y[i] * X[p]),
+                         "the previous visit's example"),
+    "previous_label": (dict(step=lambda w, X, i, p, k, t: w + _Y[p] * X[i]),
+                       "the previous visit's label"),
+    "logged_before_update": (dict(log_before=True), "logged before the update"),
+    "step_schedule": (dict(step=lambda w, X, i, p, k, t: w + _Y[i] * X[i] / (1 + k)),
+                      "eta/(1+k) with eta = 1"),
+    "never_updates": (dict(fire=lambda w, x, yi: False), "a strict test y<w,x> < 0"),
+    "start_never_updates": (dict(start=[0.3, -0.2, 0.1, 0.5], fire=lambda w, x, yi: False),
+                            "never updates"),
+}
+_X, _Y, _WS = separable(60, 4, 0.1, seed=3, unit=False)
+
+
+@pytest.mark.parametrize("bug", sorted(_BUGS))
+def test_the_likely_bug_is_named(lemmas, bug):
+    kwargs, said = _BUGS[bug]
+    order = np.tile(np.arange(60), 3)
+    rep = audit(_X, _Y, order, _buggy_trace(_X, _Y, order, **kwargs), w_star=_WS,
+                lemmas=lemmas)
+    assert not rep.ok
+    (p,) = rep.patterns
+    assert p["pattern"] == bug.replace("start_", "") and said in p["message"], p
+    # the correct learner: no pattern, no finding
+    assert audit(_X, _Y, order, _buggy_trace(_X, _Y, order), w_star=_WS, lemmas=lemmas).ok
+
+
+def test_an_unchanged_bias_column_is_named(lemmas):
+    X, y = _X, _Y
+    Xb = np.hstack([X, np.ones((60, 1))])
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(Xb, y, order,
+                     step=lambda w, X_, i, p, k, t: w + y[i] * np.append(X_[i, :-1], 0.0))
+    rep = audit(X, y, order, W, bias=True, lemmas=lemmas)
+    (p,) = rep.patterns
+    assert p["pattern"] == "bias_unchanged" and "does not update its intercept" in p["message"]
+
+
+def test_an_aliased_buffer_is_told_from_a_start_that_never_updates(lemmas):
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(_X, _Y, order)
+    aliased = np.broadcast_to(W[-1], W.shape)
+    (p,) = audit(_X, _Y, order, aliased, w_star=_WS, lemmas=lemmas).patterns
+    assert p["pattern"] == "aliased_buffer" and "w.copy()" in p["message"]
+    (p,) = audit(_X, _Y, order, np.broadcast_to(W[-1] / 3, W.shape), w_star=_WS,
+                 lemmas=lemmas).patterns
+    assert p["pattern"] == "never_updates" and "copy" not in p["message"]
+
+
+def test_one_inequality_under_several_names_is_one_finding(lemmas):
+    order = np.tile(np.arange(60), 3)
+    W = _buggy_trace(_X, _Y, order, step=lambda w, X, i, p, k, t: w - _Y[i] * X[i])
+    rep = audit(_X, _Y, order, W, w_star=_WS, lemmas=lemmas)
+    found = [v for v in rep.violations if v["kind"] == "lemma"]
+    assert rep.lemma_violations == len(found) <= 3
+    progress = next(v for v in found if v["lemma"] == "progress")
+    assert "kernel_progress" in progress["also"] and "reported once" in progress["message"]
+    points = [(v["visit"], v["k"], v["message"].split(": lhs")[1]) for v in found]
+    assert len(set(points)) == len(points)  # no fact twice
+
+
+def test_a_wrong_step_names_the_coordinate_over_its_tolerance(lemmas):
+    """Coordinate 0 is off by more than coordinate 1 but within its own tolerance (its value
+    is large); coordinate 1 (a small value) is the one the rule breaks."""
+    X = np.array([[1e6, 1e-3], [-1e6, 2e-3]])
+    y = np.array([1.0, -1.0])
+    W = np.array([[np.nextafter(1e6, 2e6), 1e-3 + 1e-12]])
+    assert W[0, 0] - 1e6 > W[0, 1] - 1e-3  # the larger deviation is coordinate 0's
+    rep = audit(X, y, np.array([0]), W, w_star=np.array([1.0, 0.0]), lemmas=[])
+    msg = rep.violations[0]["message"]
+    assert "coordinate 1:" in msg and "where rounding allows" in msg, msg

@@ -269,3 +269,80 @@ def test_plot_of_a_run_with_a_learning_rate_and_a_start(data, capsys):
                           "--plot", str(tmp / "run.png"), "--report", str(tmp / "rep")], capsys)
     assert code == 0, err
     assert (tmp / "run.png").stat().st_size > 5000 and "<svg" in (tmp / "rep" / "run.html").read_text()
+
+
+# ------------------------------------------------------------------ bad options, before the run
+
+def _usage_error(argv, capsys) -> str:
+    from novikoff.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("novikoff: error: ")
+    return err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "iris", "--max-epochs", "x"], "argument --max-epochs: invalid int value: 'x'"),
+    (["run", "iris", "--variant", "nope"], "argument --variant: invalid choice: 'nope'"),
+    (["audit", "--data", "iris"], "the following arguments are required: --trace"),
+    (["run", "iris", "--kernel", ""], "argument --kernel: '' is empty"),
+    (["run", "iris", "--variant", "kernel", "--kernel", " "], "argument --kernel: ' ' is empty"),
+    (["audit", "--data", "iris", "--trace", "t.npz", "--kernel", ""],
+     "argument --kernel: '' is empty"),
+])
+def test_a_usage_error_is_one_line(argv, said, capsys):
+    err = _usage_error(argv, capsys)
+    assert said in err and "--help` lists the options" in err
+
+
+@pytest.mark.parametrize("option", ["--save", "--plot"])
+def test_an_output_into_a_missing_folder_is_refused_before_the_run(option, tmp_path, capsys):
+    path = tmp_path / "no" / "such" / ("r.npz" if option == "--save" else "p.svg")
+    code, out, err = cli(["run", "iris", option, str(path)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"novikoff: error: {option} {path}: no such folder")
+    (tmp_path / "file").write_text("x")
+    code, out, err = cli(["run", "iris", option, str(tmp_path / "file" / "r.npz")], capsys)
+    assert code == 2 and "is not a folder" in err and out == ""
+
+
+def test_fuzz_dir_that_is_a_file_is_refused_before_the_campaign(tmp_path, capsys):
+    (tmp_path / "FILE").write_text("x")
+    code, out, err = cli(["fuzz", "--dir", str(tmp_path / "FILE")], capsys)
+    assert code == 2 and out == "" and err == f"novikoff: error: --dir {tmp_path / 'FILE'}: " \
+                                              f"not a directory\n", err
+
+
+def test_replay_names_the_run_file_not_a_temporary_copy(data, capsys):
+    tmp, X, y, ws = data
+    proof = tmp / "mine.proof"
+    proof.write_text(PERCEPTRON + textwrap.dedent("""
+        lemma too_fast: ||w[k]||^2 <= k*R^2/4
+        proof:
+          ||w[k]||^2 <= k*R^2/4
+        """), encoding="utf-8")
+    run_file = tmp / "run.npz"
+    code, _, _ = cli(["run", str(tmp / "d.npz"), "--proofs", str(proof),
+                      "--include-unverified", "--save", str(run_file)], capsys)
+    assert code == 1
+    code, out, err = cli(["replay", str(run_file)], capsys)
+    assert code == 1 and f"{run_file}[mine.proof]:" in out, out + err
+    assert "novikoff-replay-" not in out + err
+    code, out, _ = cli(["replay", str(run_file), "--json"], capsys)
+    assert "novikoff-replay-" not in out and f"{run_file}[mine.proof]:" in out
+
+
+def test_plot_and_report_draw_a_run_from_its_start_as_documented(data, capsys):
+    pytest.importorskip("matplotlib")
+    from pathlib import Path
+    tmp, X, y, ws = data
+    np.save(tmp / "w0.npy", np.full(X.shape[1], 0.25))
+    code, _, err = cli(["run", str(tmp / "d.npz"), "--w0", str(tmp / "w0.npy"), "--plot",
+                        str(tmp / "p.svg"), "--report", str(tmp / "rep")], capsys)
+    assert code == 0 and (tmp / "p.svg").stat().st_size > 0, err
+    assert (tmp / "rep" / "run.html").exists()
+    docs = (Path(__file__).parents[1] / "docs" / "runtime-howto.md").read_text(encoding="utf-8")
+    assert "refuse `--w0`" not in docs and "`--plot` and `--report` draw\na run with `--w0`" \
+        in docs

@@ -170,7 +170,8 @@ def test_a_trace_with_eta_2_claiming_eta_1_is_caught(lemmas):
     rep = audit(X, y, order, _trace(X, y, order, eta=2.0), w_star=ws, lemmas=lemmas, eta=1.0)
     assert not rep.ok and rep.rule_violations > 0
     assert "not y*x" in rep.violations[0]["message"]
-    broken = {v["lemma"] for v in rep.violations if v["kind"] == "lemma"}
+    broken = {name for v in rep.violations if v["kind"] == "lemma"
+              for name in [v["lemma"], *v["also"]]}
     assert "rate_norm_growth" in broken  # judged with the declared eta = 1: 4x too fast
     assert rep.patterns[0]["suggest"] == "--eta 2.0"
 

@@ -61,13 +61,24 @@ CASES = [
     ("npz bad label", {"l.npz": dict(X=X0, y=np.zeros(len(Y0)))}, ["run", "{t}/l.npz"],
      "data='{t}/l.npz': y[0]=0.0 is not a label"),
     ("csv first row missing", {"m.csv": "1,,1\n2,1,1\n-1,-2,-1\n"}, ["run", "{t}/m.csv"],
-     "data='{t}/m.csv': line 1, column 2 has no value"),
+     "{t}/m.csv:1:2: data: column 2 has no value"),
     ("csv later row missing", {"m.csv": "a,b,y\n1,2,1\n,1,1\n"}, ["run", "{t}/m.csv"],
-     "line 3, column 1 has no value"),
+     "{t}/m.csv:3:1: data: column 1 has no value"),
     ("csv word in data", {"w.csv": "1,2,1\n2,abc,1\n"}, ["run", "{t}/w.csv"],
-     "line 2, column 2: 'abc' is not a number"),
+     "{t}/w.csv:2:2: data: 'abc' is not a number"),
+    ("csv typo in the first row", {"t.csv": "1,2.o,1\n2,1,1\n-1,-2,-1\n"},
+     ["run", "{t}/t.csv"], "{t}/t.csv:1:2: data: '2.o' is not a number (this first line also "
+                           "holds numbers, so it is not a header"),
+    ("csv half a header", {"h.csv": "x1,2,label\n2,1,1\n-1,-2,-1\n"}, ["run", "{t}/h.csv"],
+     "{t}/h.csv:1:1: data: 'x1' is not a number (this first line also holds numbers"),
+    ("csv byte-order mark and a typo", {"b.csv": b"\xef\xbb\xbf1,2,1\n2,x,1\n"},
+     ["run", "{t}/b.csv"], "{t}/b.csv:2:2: data: 'x' is not a number"),
+    ("audit csv typo", {"t.csv": "1,2,1\n2,1,1\n-1,-2,-1\n", "t2.csv": "1,2,1\n2,1,oops\n",
+                        "tc.npz": dict(order=[0], w=X0[:1, :2])},
+     ["audit", "--data", "{t}/t2.csv", "--trace", "{t}/tc.npz"],
+     "{t}/t2.csv:2:3: data: 'oops' is not a number"),
     ("csv ragged", {"r.csv": "1,2,1\n2,1\n"}, ["run", "{t}/r.csv"],
-     "line 2 has 2 values, the lines before it 3"),
+     "{t}/r.csv:2:1: data: 2 values, the lines before it 3"),
     ("csv empty", {"e.csv": ""}, ["run", "{t}/e.csv"],
      "data='{t}/e.csv' is not a readable text file: the file is empty"),
     ("csv header only", {"h.csv": "a,b,label\n"}, ["run", "{t}/h.csv"],
@@ -87,7 +98,7 @@ CASES = [
     ("order range", {**GOOD, "o.txt": "0\n99\n"}, ["run", "{t}/d.npz", "--order", "{t}/o.txt"],
      "order='{t}/o.txt': order[1]=99 is not an example index"),
     ("order text", {**GOOD, "o.csv": "0,1,x\n"}, ["run", "{t}/d.npz", "--order", "{t}/o.csv"],
-     "order='{t}/o.csv': line 1, column 3: 'x' is not a number"),
+     "{t}/o.csv:1:3: order: 'x' is not a number"),
     ("audit data truncated", {"tr.npz": "TRUNC", "tc.npz": dict(order=[0], w=X0[:1])},
      ["audit", "--data", "{t}/tr.npz", "--trace", "{t}/tc.npz"],
      "data='{t}/tr.npz' is not a readable .npz file: truncated or corrupt"),
@@ -168,7 +179,12 @@ def test_a_csv_header_is_told_from_its_text(tmp_path):
     np.savetxt(plain, rows, delimiter=",")
     named = tmp_path / "named.csv"
     np.savetxt(named, rows, delimiter=",", header="x1,x2,x3,label", comments="")
-    for path in (plain, named):
+    # Excel's "CSV UTF-8" starts with a byte-order mark: stripped, with or without a header
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    bom_named = tmp_path / "bom_named.csv"
+    bom_named.write_bytes(b"\xef\xbb\xbf" + named.read_bytes())
+    for path in (plain, named, bom, bom_named):
         X, y, _ = load_dataset(path)
         assert X.shape == X0.shape  # no row taken for a header, none lost
         np.testing.assert_array_equal(X, X0)

@@ -41,8 +41,8 @@ _NO_CACHE_HELP = ("check the lemmas' proofs again instead of taking their outcom
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # usage errors: one line, exit 2, no traceback
-        self.print_usage(sys.stderr)
-        print(f"novikoff: error: {message}", file=sys.stderr)
+        print(f"novikoff: error: {message} (`{self.prog} --help` lists the options)",
+              file=sys.stderr)
         raise SystemExit(2)
 
 

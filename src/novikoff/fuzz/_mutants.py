@@ -160,6 +160,19 @@ def _float32(X, y, *, gamma=None):
     return step
 
 
+def _logs_before_update(X, y, *, gamma=None):
+    w = np.zeros(X.shape[1])
+
+    def step(i):
+        nonlocal w
+        logged = w.copy()  # the bug: logged before the update, not after
+        if y[i] * (w @ X[i]) <= 0:
+            w = w + y[i] * X[i]
+        return logged
+
+    return step
+
+
 def _int_weights(X, y, *, gamma=None):
     w = np.zeros(X.shape[1], dtype=np.int64)
 
@@ -251,11 +264,14 @@ MUTANTS: tuple = (
            _classic_like(update=_ignore_label)),
     Mutant("update_always", "updates on correct predictions too",
            _classic_like(fires=lambda w, x, y: True)),
-    Mutant("strict_mistake_test", "mistake test y<w, x> < 0 instead of <= 0",
-           _classic_like(fires=lambda w, x, y: y * (w @ x) < 0),
-           equivalent="w stays 0: from w_0 = 0 the strict test never fires, so no update ever "
-                      "happens and every invariant about w_k holds with k = 0 (the audit's "
-                      "rule check reports the skipped mistakes)"),
+    # The next three keep every lemma true (w stays 0, or the trace lags one visit behind a
+    # correct run): only the audit's rule check catches them.
+    Mutant("strict_mistake_test", "mistake test y<w, x> < 0 instead of <= 0 (from w_0 = 0 it "
+           "never fires)", _classic_like(fires=lambda w, x, y: y * (w @ x) < 0)),
+    Mutant("never_learns", "the update is never applied (w stays 0)",
+           _classic_like(fires=lambda w, x, y: False)),
+    Mutant("logs_before_update", "appends the weights before the visit's update to the trace",
+           _logs_before_update),
     Mutant("nonzero_start", "random initial weights w_0 != 0",
            _classic_like(start=_random_start)),
     Mutant("learning_rate_2", "w += 2 y x, with bounds that assume a rate of 1",

@@ -13,11 +13,12 @@ what a trace of that variant looks like:
 * ``correct`` (and ``correct_td``): the textbook learner the engine property runs; ``family``:
   the data it is fuzzed with.
 
-Classic, margin and hinge runs are judged by their lemmas (and a reported TD): the audit's rule
-findings are its own business there (a strict mistake test is equivalent as far as the lemmas
-can tell).  Batch and kernel runs are judged by their audit's rule findings too: a batch trace
-is a handful of steps, and the rule (which examples a step sums, which alpha grows) is what
-those learners get wrong.  Averaged and voted runs likewise, with the findings about the
+Classic, margin and hinge runs are judged by their lemmas (and a reported TD) first, then by
+their audit's rule findings: a strict mistake test, a learner that never learns and one that
+logs its weights before the update keep every lemma true, and only the rule sees them.  Batch
+and kernel runs are judged by their audit's rule findings too: a batch trace is a handful of
+steps, and the rule (which examples a step sums, which alpha grows) is what those learners get
+wrong.  Averaged and voted runs likewise, with the findings about the
 average (kind ``average``) and the vote (kind ``vote``): their mutants train the textbook
 perceptron and get only the average or the vote wrong.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 __all__ = ["register"]
 
@@ -91,6 +92,14 @@ def _fuzz(args) -> int:
                       f"{', '.join(sorted(known))})", file=sys.stderr)
                 return 2
             mutants = tuple(m for m in mutants if m.name in args.mutant)
+        if args.dir is not None:  # refused before the campaign, not after it
+            try:
+                Path(args.dir).mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                print(f"novikoff: error: --dir {args.dir}: "
+                      f"{'not a directory' if Path(args.dir).exists() else err.strerror}",
+                      file=sys.stderr)
+                return 2
         progress = None if args.json else (lambda msg: print(f"... {msg}", file=sys.stderr))
         report = run_fuzz(args.profile, lemmas=lemmas, directory=args.dir or DEFAULT_DIR,
                           mutants=mutants, progress=progress)

@@ -505,16 +505,17 @@ def formula_of(op: str, lhs, rhs):
             atom = atom_side.terms[0][0]
             if atom not in other.atoms():
                 return VectorEq(atom, other, domain)
-    # Neither side alone (w[k+1] - w[k] = y*x): solved for a vector of the left side with
-    # coefficient 1 or -1, the sequence element of highest index first (it defines w[k+1]).
+    # Neither side alone (w[k+1] - w[k] = y*x, 2*w[k+1] = w[k] + x): solved for a vector of the
+    # left side whose coefficient is a non-zero number, the sequence element of highest index
+    # first (it defines w[k+1]).
     difference = a.value - b.value
     candidates = sorted(((atom, c) for atom, c in difference.terms
-                         if c in (1, -1) and atom in a.value.atoms()
+                         if c.is_Rational and c != 0 and atom in a.value.atoms()
                          and not isinstance(atom, VectorSum)),
                         key=lambda pair: (isinstance(pair[0], sp.core.function.AppliedUndef),
                                           sp.default_sort_key(pair[0])), reverse=True)
     if candidates:
         atom, c = candidates[0]
         rest = difference - Vec.atom(atom).scale(c)
-        return VectorEq(atom, rest.scale(-c), domain)  # c*atom + rest = 0, c = 1/c
+        return VectorEq(atom, rest.scale(-1 / c), domain)  # c*atom + rest = 0
     raise KernelError("a vector equation defines a vector: one side is a vector alone")

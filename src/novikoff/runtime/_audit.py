@@ -57,6 +57,7 @@ from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
+from ._likely_bugs import constant_trace, likely_bugs
 from ._monitor import SameObjects, _compile_lemma, _other_run, as_lemma
 from ._separator import max_margin_separator, soft_margin_separator
 from ._trace_lemmas import data_gated, judged_like_a_trace
@@ -169,6 +170,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     order = check_order(order, n, "order")
     ar = _F32 if float32 else _F64
     eta = check_positive(eta, "eta")
+    declared_eta = eta
+    if float32:
+        X, eta = _held_in_float32(X, eta)
     w0 = None if w0 is None else _checked_start(w0, d, bias)
     W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
     T = order.shape[0]
@@ -187,7 +191,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     changed = (W != Wb).any(axis=1)
     rule, undetermined = _rule_findings(Wb, W, Xv, yv, changed, variant, gamma, ar, eta,
                                         max_rule)
-    patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0)
+    patterns = _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar, eta, rule, w0, bias)
     ks = np.cumsum(changed) - changed  # updates before each visit
     findings = [_visit_finding("rule", t, ks, order, m) for _, t, m in rule[:max_rule]]
     unsure = [_visit_finding("undetermined", t, ks, order, m) for t, m in undetermined[:max_rule]]
@@ -220,8 +224,35 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        td_violations=len(td_found), separable=bool(separable),
                        undetermined=len(undetermined), undetermined_visits=unsure,
                        patterns=patterns, notes=notes,
-                       rule={"w0": None if w0 is None else w0.tolist(), "eta": eta,
+                       rule={"w0": None if w0 is None else w0.tolist(), "eta": declared_eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _held_in_float32(X, eta: float):
+    """(X, eta) as a float32 implementation holds them: every entry and the learning rate
+    rounded to the nearest float32 (so ``--eta 0.1`` is the float32 0.1, 0.100000001...).
+
+    The trace is then judged on the data the implementation sees, as a float64 trace is on
+    its own: the rule is decided on the float32 x, R, gamma and w* are those of the float32
+    data, and the mathematical run is w0 + eta32 * sum y*x32, from which a correct float32
+    run drifts by the rounding of its products and sums only (unit roundoff 2^-24, see
+    _Drift).  Judging it on the float64 data instead would charge the cast to the learner:
+    a decision the cast flips, or eta's rounding accumulated over the updates.
+    """
+    with np.errstate(over="ignore"):
+        X32 = X.astype(np.float32)
+        eta32 = float(np.float32(eta))
+    big = np.flatnonzero(~np.isfinite(X32).all(axis=1))
+    if big.size:
+        i = int(big[0])
+        j = int(np.flatnonzero(~np.isfinite(X32[i]))[0])
+        raise InvalidArgument(f"X[{i}, {j}]={X[i, j].item()!r} is not a finite float32 "
+                              f"(float32 stops at 3.4e38): a float32 implementation cannot "
+                              f"hold it (audit without --float32)")
+    if not eta32 > 0 or not np.isfinite(eta32):
+        raise InvalidArgument(f"eta={eta!r} is not a positive finite float32 (it rounds to "
+                              f"{eta32!r}): a float32 implementation cannot hold it")
+    return X32.astype(np.float64), eta32
 
 
 def _separator_of(X, y, w_star, gamma, separable: bool, ar: _Arith):
@@ -377,26 +408,39 @@ def _certify_gamma(X, y, ws, stats, gamma, ar):
 
 
 def _lemma_findings(violations) -> list:
-    """One finding per lemma name: a lemma proved in several files (progress, norm_growth) is
-    reported once, at its first violation, naming every file whose statement it violates."""
+    """One finding per fact: a lemma proved in several files (progress, norm_growth) is
+    reported once, at its first violation, naming every file whose statement it violates; and
+    lemmas whose first violations are the same inequality (the same point, lhs and rhs: one
+    statement under several names, as kernel_progress restates progress) are one finding that
+    names them all (``also``), not one finding per name."""
     groups: dict = {}
     for v in violations:
         groups.setdefault(v.lemma, []).append(v)
-    out = []
+    facts: dict = {}  # (point, lhs, rhs) -> [(name, first violation, sources)]
     for name, vs in groups.items():
         first = min(vs, key=lambda v: (v.visit if v.visit is not None else -1,
                                        v.k if v.k is not None else -1))
-        sources = [v.source for v in vs]
+        key = (first.where, first.k, first.visit, first.example, first.lhs, first.rhs)
+        facts.setdefault(key, []).append((name, first, [v.source for v in vs]))
+    out = []
+    for same in facts.values():
+        name, first, sources = same[0]
         msg = first.message()
         others = [s for s in sources if s != first.source]
         if others:
             msg += f" (also violated as proved in {', '.join(others)})"
+        also = [n for n, _, _ in same[1:]]
+        if also:
+            shown = ", ".join(f"{n} ({f.source})" for n, f, _ in same[1:])
+            msg += f"; the same inequality is stated as {shown}: one fact, reported once"
         out.append({"kind": "lemma", "lemma": name, "visit": first.visit, "k": first.k,
-                    "example": first.example, "sources": sources, "message": msg})
+                    "example": first.example, "sources": sources, "also": also,
+                    "message": msg})
     return out
 
 
-def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, rule, w0):
+def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, rule, w0,
+              bias: bool = False):
     """What the rule findings have in common, each with the option that would explain it.
 
     Each candidate explanation is tested by auditing the rule again under it: it is reported
@@ -408,15 +452,11 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
     T, d = W.shape
     out = []
     if T >= 2 and (W == W[-1]).all() and W[-1].any():
-        return [{"pattern": "aliased_buffer", "suggest": None, "explains": nrule,
-                 "message": f"every row of w is the same vector (the last weights): the "
-                            f"implementation appended one weight buffer at every visit, not a "
-                            f"copy of the weights after it (append w.copy()); the {nrule} "
-                            f"rule finding(s) below follow from that"}]
+        return [constant_trace(W, Wb[0], Xv, yv, eta, nrule)]
 
-    def flagged(Wb_=Wb, eta_=eta, ar_=ar):
-        ch = (W != Wb_).any(axis=1)
-        return len(_rule_findings(Wb_, W, Xv, yv, ch, variant, gamma, ar_, eta_, 0)[0])
+    def flagged(Wb_=Wb, eta_=eta, ar_=ar, W_=W, Xv_=Xv, yv_=yv):
+        ch = (W_ != Wb_).any(axis=1)
+        return len(_rule_findings(Wb_, W_, Xv_, yv_, ch, variant, gamma, ar_, eta_, 0)[0])
 
     def explains(left):
         return left < nrule and left <= nrule // 10
@@ -467,7 +507,12 @@ def _patterns(Wb, W, Xv, yv, changed, variant, gamma, ar: _Arith, eta: float, ru
             if explains(left):
                 out.append(_start_pattern(c, d, w0, nrule - left))
                 break
-    return out
+    if out:
+        return out
+    return likely_bugs(Wb, W, Xv, yv, changed, eta,
+                       lambda W_, ref, step: _step_tolerance(W_, ref, step, ar, eta),
+                       bias, nrule,
+                       lambda Wb_, W_, Xv_, yv_: flagged(Wb_=Wb_, W_=W_, Xv_=Xv_, yv_=yv_))
 
 
 def _rate_guess(Wb, W, Xv, yv, changed, eta: float):
@@ -567,7 +612,8 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
     step = yv[:, None] * Xv if eta == 1.0 else (eta * yv)[:, None] * Xv
     ref = Wb + step
     dev = np.abs(W - ref)
-    wrong = changed & (dev > _step_tolerance(W, ref, step, ar, eta)).any(axis=1)
+    tol = _step_tolerance(W, ref, step, ar, eta)
+    wrong = changed & (dev > tol).any(axis=1)
     rule = [("missed", t) for t in np.flatnonzero(must & ~changed).tolist()]
     rule += [("spurious", t) for t in np.flatnonzero(must_not & changed).tolist()]
     rule += [("step", t) for t in np.flatnonzero(wrong & ~must_not).tolist()]
@@ -577,8 +623,9 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
         if len(out) >= limit:
             out.append((what, t, None))
             continue
-        shown = value.get(t, repr(float(yv[t] * p[t])))
-        out.append((what, t, _rule_message(what, cond, shown, eta, W[t], ref[t], dev[t])))
+        shown = value.get(t, repr(float(yv[t] * p[t]) + 0.0))
+        out.append((what, t, _rule_message(what, cond, shown, eta, W[t], ref[t], dev[t],
+                                           tol[t])))
     return out, sorted(unsure.items())
 
 
@@ -640,15 +687,19 @@ def _decision_bound(Wb, Xv, variant: str, gamma, ar: _Arith):
     return p, E, thr, nb
 
 
-def _rule_message(what: str, cond: str, shown: str, eta: float, w, ref, dev) -> str:
-    """What a rule finding says: a missed or spurious update, or a wrong step."""
+def _rule_message(what: str, cond: str, shown: str, eta: float, w, ref, dev, tol) -> str:
+    """What a rule finding says: a missed or spurious update, or a wrong step (at the
+    coordinate furthest over its tolerance: the largest deviation may be within its own)."""
     if what == "missed":
         return f"the rule updates ({cond}: y<w,x> = {shown}) but w did not change"
     if what == "spurious":
         return f"w changed but the rule does not update (y<w,x> = {shown})"
-    j = int(np.argmax(dev))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = np.where(dev > tol, dev / np.maximum(tol, np.finfo(float).tiny), -1.0)
+    j = int(np.argmax(over))
     return (f"the step w[t] - w[t-1] is not {_STEP(eta)} (coordinate {j}: "
-            f"{float(w[j])!r} instead of {float(ref[j])!r})")
+            f"{float(w[j])!r} instead of {float(ref[j])!r}, off by {float(dev[j]):.3g} where "
+            f"rounding allows {float(tol[j]):.3g})")
 
 
 def _STEP(eta: float) -> str:
@@ -714,7 +765,7 @@ def _le_sqrt(v: Fraction, b: Fraction) -> bool:
 
 def _show(v) -> str:
     """An exact value as a float repr, marked when the float is rounded."""
-    f = float(v)
+    f = float(v) + 0.0  # -0.0 is 0
     return repr(f) if Fraction(f) == v else f"{f!r} (rounded)"
 
 

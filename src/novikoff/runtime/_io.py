@@ -163,9 +163,10 @@ def _number(token: str) -> bool:
 
 
 def _lines(path: Path, what: str):
-    """(line number, tokens) of the lines of a text file that are not blank nor '#' comments."""
+    """(line number, text) of the lines of a text file that are not blank nor '#' comments; a
+    UTF-8 byte-order mark (as Excel writes one) is not part of the first line."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             for line_no, line in enumerate(f, start=1):
                 if line.strip() and not line.lstrip().startswith("#"):
                     yield line_no, line
@@ -177,9 +178,9 @@ def _lines(path: Path, what: str):
 def read_numbers(path, what: str, sep, *, header: bool) -> np.ndarray:
     """A text file of numbers as a 2-d float array; blank lines and '#' comments are skipped.
 
-    header=True: a first line holding a token that is not a number (a column name) is a header.
-    A first line of numbers and empty fields is data, so a missing value there is an error like
-    anywhere else (a failed parse never stands for a header).
+    header=True: a first line whose every field is a name (not a number, not empty) is a
+    header.  A first line that mixes numbers and other text is a data row with a typo, an
+    error at its file:line:col like anywhere else: no row is ever dropped silently.
     """
     path = Path(path)
     _file_head(path, what, "text file")
@@ -187,11 +188,12 @@ def read_numbers(path, what: str, sep, *, header: bool) -> np.ndarray:
     first = next(_lines(path, what), None)
     if first is None:
         raise InvalidArgument(f"{_named(what, path)} has no data rows")
-    skip = first[0] if header and any(t and not _number(t) for t in split(first[1])) else 0
+    skip = first[0] if header and all(t and not _number(t) for t in split(first[1])) else 0
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # "input contained no data" is an error here
-            return np.loadtxt(path, delimiter=sep, ndmin=2, skiprows=skip, comments="#")
+            return np.loadtxt(path, delimiter=sep, ndmin=2, skiprows=skip, comments="#",
+                              encoding="utf-8-sig")
     except (ValueError, UserWarning):
         pass
     # loadtxt refused it: find the first bad line and say what is wrong with it
@@ -200,16 +202,18 @@ def read_numbers(path, what: str, sep, *, header: bool) -> np.ndarray:
         if line_no <= skip:
             continue
         tokens = split(line)
+        at = f"{path}:{line_no}"
         for col, t in enumerate(tokens, start=1):
             if not t:
-                raise InvalidArgument(f"{_named(what, path)}: line {line_no}, column {col} "
-                                      f"has no value")
+                raise InvalidArgument(f"{at}:{col}: {what}: column {col} has no value")
             if not _number(t):
-                raise InvalidArgument(f"{_named(what, path)}: line {line_no}, column {col}: "
-                                      f"{t!r} is not a number")
+                why = (" (this first line also holds numbers, so it is not a header: a "
+                       "header names every column)"
+                       if header and line_no == first[0] else "")
+                raise InvalidArgument(f"{at}:{col}: {what}: {t!r} is not a number{why}")
         if width is not None and len(tokens) != width:
-            raise InvalidArgument(f"{_named(what, path)}: line {line_no} has {len(tokens)} "
-                                  f"values, the lines before it {width}")
+            raise InvalidArgument(f"{at}:1: {what}: {len(tokens)} values, the lines before "
+                                  f"it {width}")
         width = len(tokens)
     if width is None:
         raise InvalidArgument(f"{_named(what, path)} has a header but no data rows")

@@ -7,6 +7,7 @@ stderr, never a traceback).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -51,7 +52,7 @@ def _add_run(subparsers) -> None:
     p.add_argument("--variant", choices=tuple(VARIANTS), default="classic",
                    help="the perceptron to run: " + "; ".join(
                        f"{row.name}: {row.summary}" for row in VARIANTS.values()))
-    p.add_argument("--kernel", metavar="SPEC",
+    p.add_argument("--kernel", metavar="SPEC", type=_kernel_spec,
                    help="the kernel of --variant kernel: linear, poly:DEGREE[:C] "
                         "((<a, b> + C)^DEGREE, C = 1 by default) or rbf:G (exp(-G||a - b||^2))")
     p.add_argument("--gamma", type=float, help="the margin (default: certified min y<w*,x>)")
@@ -122,7 +123,7 @@ def _add_audit(subparsers) -> None:
                         "after each visit, judged by averaged.proof (see --average-convention); "
                         "voted: order, w and optionally the final vote, vectors (K+1, d) and "
                         "counts (K+1,), judged by voted.proof (see --vote-counts)")
-    a.add_argument("--kernel", metavar="SPEC",
+    a.add_argument("--kernel", metavar="SPEC", type=_kernel_spec,
                    help="the kernel of --variant kernel: linear, poly:DEGREE[:C] or rbf:G "
                         "(w* is then given as dual coefficients beta, length n)")
     a.add_argument("--gamma", type=float)
@@ -177,6 +178,24 @@ def _common(p) -> None:
 
 
 # ------------------------------------------------------------------------------- helpers
+
+def _kernel_spec(text: str) -> str:
+    """--kernel SPEC: not empty (an empty SPEC would read as no --kernel at all)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is empty: a kernel is linear, "
+                                         f"poly:DEGREE[:C] or rbf:G")
+    return text
+
+
+def _missing_folder(option: str, path) -> str | None:
+    """Why an output file cannot be written in its folder (checked before the run), or None."""
+    folder = Path(path).expanduser().parent
+    if not folder.exists():
+        return f"{option} {path}: no such folder {str(folder)!r}"
+    if not folder.is_dir():
+        return f"{option} {path}: {str(folder)!r} is not a folder"
+    return None
+
 
 def _fail(message: str) -> int:
     print(f"novikoff: error: {message}", file=sys.stderr)
@@ -285,6 +304,10 @@ def run_command(args) -> int:
     if args.no_checks and (args.report or args.plot):
         return _fail(f"{'--report' if args.report else '--plot'}: shows the monitored lemmas, "
                      f"which --no-checks turns off")
+    for option, path in (("--save", args.save), ("--plot", args.plot)):
+        missing = path and _missing_folder(option, path)  # refused before the run, not after
+        if missing:
+            return _fail(missing)
     if args.plot:  # refuse a plot that cannot be drawn before the run, not after it
         if Path(args.plot).suffix.lower() not in FORMATS:
             return _fail(f"--plot {args.plot}: the file name must end in {', '.join(FORMATS)}")
@@ -498,6 +521,9 @@ def audit_command(args) -> int:
     return _print_audit(args, report, head)
 
 
+_SHOWN = 5  # findings of one kind an audit prints (--json lists them all)
+
+
 def _print_audit(args, report, head: list) -> int:
     """Print an audit report of any variant (JSON with --json); the exit code."""
     if args.json:
@@ -529,8 +555,16 @@ def _print_audit(args, report, head: list) -> int:
               f"float implementation may decide either way)")
     for p in report.patterns:
         print(f"  [pattern] {p['message']}")
+    shown = {}  # kind -> findings printed: past _SHOWN of a kind, one line counts the rest
     for v in report.violations:
-        print(f"  [{v['kind']}] {v['message']}")
+        shown[v["kind"]] = shown.get(v["kind"], 0) + 1
+        if shown[v["kind"]] <= _SHOWN:
+            print(f"  [{v['kind']}] {v['message']}")
+    for kind, listed in shown.items():
+        total = report.rule_violations if kind == "rule" else listed
+        if total > _SHOWN:
+            print(f"  [{kind}] ... {total - _SHOWN} more {kind} finding(s) (--json lists "
+                  f"{'them' if total == listed else f'the first {listed}'})")
     for v in report.undetermined_visits:
         print(f"  [undetermined] {v['message']}")
     for m in report.monitor.get("monitored", []):
