@@ -606,7 +606,7 @@ def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends
 def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
     """_chunk_rows into new arrays (out, ends); Python reads lists faster than arrays."""
     out, ends = np.empty((_NROWS, len(yv))), np.empty(6)
-    if _jit.AVAILABLE and (_jit.loaded() or len(yv) >= _COMPILE_FROM):
+    if _jit.worth_compiling(len(yv), _COMPILE_FROM):
         _jit.compiled(_chunk_rows)(yv, p, m, nx2, *state_and_factors, out, ends, float(eta))
     else:
         _chunk_rows(yv.tolist(), p.tolist(), m.tolist(), nx2.tolist(), *state_and_factors, out,

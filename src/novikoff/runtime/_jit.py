@@ -16,11 +16,17 @@ import importlib.util
 import os
 import types
 
-__all__ = ["AVAILABLE", "jit", "compiled", "loaded"]
+__all__ = ["AVAILABLE", "jit", "compiled", "loaded", "worth_compiling"]
 
 AVAILABLE = (os.environ.get("NOVIKOFF_NO_NUMBA", "") in ("", "0")
              and importlib.util.find_spec("numba") is not None)
 
+# A process that makes many small calls (fuzzing, a notebook) pays numba's start-up once, when
+# its calls on the Python path add up to this (each counts work / its threshold, plus a fixed
+# part for the call's own cost: some 50 small calls, a dozen small runs).
+_PYTHON_PATH_BUDGET = 1.0
+_PER_CALL = 0.02
+_PYTHON_PATH_SPENT = [0.0]
 _MARKED: dict = {}    # module name -> {function name: (function, numba options)}
 _COMPILED: dict = {}  # (module name, function name) -> numba's dispatcher
 
@@ -36,6 +42,18 @@ def jit(**options):
 def loaded() -> bool:
     """Whether numba's twins exist in this process (then a compiled call costs no start-up)."""
     return bool(_COMPILED)
+
+
+def worth_compiling(work: float, threshold: float) -> bool:
+    """Whether a call of this much work should run compiled: when numba is in use already, the
+    work reaches the threshold, or the process has done enough small work to repay the start-up
+    (this call counts toward that)."""
+    if not AVAILABLE:
+        return False
+    if loaded() or work >= threshold:
+        return True
+    _PYTHON_PATH_SPENT[0] += work / threshold + _PER_CALL
+    return _PYTHON_PATH_SPENT[0] >= _PYTHON_PATH_BUDGET
 
 
 def compiled(fn):

@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._jit import AVAILABLE as HAVE_NUMBA
-from ._jit import compiled, jit, loaded
+from ._jit import compiled, jit, worth_compiling
 
 __all__ = ["Program", "Judged", "HAVE_NUMBA", "SAFETY", "Verdict", "float_constant"]
 
@@ -161,7 +161,7 @@ class Program:
         if exact:
             return Judged(self, self._exact_points(env, length))
         sv, sr = self._slot_arrays(env, length)
-        if not (HAVE_NUMBA and (loaded() or length * len(self.checks) >= _COMPILE_FROM)):
+        if not (HAVE_NUMBA and worth_compiling(length * len(self.checks), _COMPILE_FROM)):
             return Judged(self, self._points(sv, sr, length))
         stats = self._compiled(sv, sr, length, None)
         return Judged(self, lambda: self._compiled_points(sv, sr, length), stats)

@@ -6,6 +6,8 @@ y<w*, x> > 0, decided exactly where rounding could matter) before any lemma uses
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import InvalidArgument
@@ -50,6 +52,8 @@ _CAP = 256             # ... and of each at most max(d + 1, _CAP)
 _INFEASIBLE = 1e-14    # NNLS residual (working set of radius ~1) below which 0 is in the hull
 _AMBIGUOUS = 1e-10     # ... below which a linear program confirms either way
 _OWN_NNLS_ROWS = 8     # NNLS in numpy up to d = 7 (SciPy's is more robust on hard larger data)
+_OWN_NNLS_MOST = 20    # ... for the first calls of a process (SciPy's is faster once imported)
+_OWN_NNLS_CALLS = [0]
 _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a rescaled copy
 
 
@@ -112,7 +116,9 @@ def _nnls(E: np.ndarray, f: np.ndarray, maxiter: int):
     """(u, ||E u - f||) with u >= 0 minimising ||E u - f||: SciPy's NNLS, or for a small E the
     same active-set method (Lawson and Hanson, ch. 23) in numpy, which spares importing
     scipy.optimize (0.4 s) for a small data set.  RuntimeError past maxiter inner steps."""
-    if E.shape[0] > _OWN_NNLS_ROWS:
+    _OWN_NNLS_CALLS[0] += 1
+    if (E.shape[0] > _OWN_NNLS_ROWS or _OWN_NNLS_CALLS[0] > _OWN_NNLS_MOST
+            or "scipy.optimize" in sys.modules):
         return _scipy().nnls(E, f, maxiter=maxiter)
     k = E.shape[1]
     u, passive = np.zeros(k), np.zeros(k, dtype=bool)
