@@ -54,6 +54,7 @@ _AMBIGUOUS = 1e-10     # ... below which a linear program confirms either way
 _OWN_NNLS_ROWS = 8     # NNLS in numpy up to d = 7 (SciPy's is more robust on hard larger data)
 _OWN_NNLS_MOST = 20    # ... for the first calls of a process (SciPy's is faster once imported)
 _OWN_NNLS_CALLS = [0]
+_OWN_NNLS_USED = [False]  # in the current solve (None: SciPy's only, a solve done again)
 _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a rescaled copy
 
 
@@ -118,8 +119,9 @@ def _nnls(E: np.ndarray, f: np.ndarray, maxiter: int):
     scipy.optimize (0.4 s) for a small data set.  RuntimeError past maxiter inner steps."""
     _OWN_NNLS_CALLS[0] += 1
     if (E.shape[0] > _OWN_NNLS_ROWS or _OWN_NNLS_CALLS[0] > _OWN_NNLS_MOST
-            or "scipy.optimize" in sys.modules):
+            or "scipy.optimize" in sys.modules or _OWN_NNLS_USED[0] is None):
         return _scipy().nnls(E, f, maxiter=maxiter)
+    _OWN_NNLS_USED[0] = True
     k = E.shape[1]
     u, passive = np.zeros(k), np.zeros(k, dtype=bool)
     tol = 10 * np.finfo(float).eps * np.abs(E).sum(axis=0).max() * max(E.shape)
@@ -286,7 +288,25 @@ def _level(X, y, report, rng, ids=None):
 
 def _solve(X: np.ndarray, y: np.ndarray, progress=None):
     """(w, info): the unit direction and {"lower", "upper", "passes", "support", "polished",
-    "S"}: bounds on the best margin (in X's units), passes over all of X, the support size."""
+    "S"}: bounds on the best margin (in X's units), passes over all of X, the support size.
+    A solve whose numpy NNLS did not reach the optimum (ill-conditioned data) is done again
+    with SciPy's."""
+    _OWN_NNLS_USED[0] = False
+    try:
+        v, info = _solve_once(X, y, progress)
+        if not _OWN_NNLS_USED[0] or info["lower"] >= info["upper"] * (1 - 1e-6):
+            return v, info
+    except InvalidArgument:
+        if not _OWN_NNLS_USED[0]:
+            raise
+    _OWN_NNLS_USED[0] = None
+    try:
+        return _solve_once(X, y, progress)
+    finally:
+        _OWN_NNLS_USED[0] = False
+
+
+def _solve_once(X: np.ndarray, y: np.ndarray, progress=None):
     report = progress if progress is not None else (lambda phase, fraction: None)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
