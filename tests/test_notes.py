@@ -44,6 +44,8 @@ def typed(latex: str, rows=ROWS) -> list:
     (r"\langle \mathbf{w}_*, \mathbf{x}_i \rangle", ["<w_star, x>"]),
     (r"\mathbf{w}_T \cdot \mathbf{x}_i", ["<w[T], x>"]),
     (r"\gamma \cdot T", ["gamma * T"]),
+    (r"y_i\, \mathbf{w}_T \cdot \mathbf{x}_i", ["y * <w[T], x>"]),  # as a .proof file writes it
+    (r"2 y_i \mathbf{w}_T \cdot \mathbf{x}_i", ["2 * y * <w[T], x>"]),
     (r"\frac{1}{\gamma^2}", ["1 / gamma^2"]),
     (r"\sqrt{T} R", ["sqrt(T) * R"]),
     (r"\left( \frac{R}{\gamma} \right)^2", ["(R / gamma)^2"]),
@@ -322,3 +324,202 @@ by the margin.
 """)
     (lemma,) = report.lemmas
     assert lemma.status == "verified" and len(lemma.steps) == 2
+
+
+INDUCTION = r"""```novikoff
+setting s:
+  vectors  w_star, x
+  sequence w
+  real     gamma > 0
+  label    y
+  nat      T
+  per update: x, y
+  assume   start: w[0] = 0
+  assume   update: w[T+1] = w[T] + y*x
+  assume   margin: y*<w_star, x> >= gamma
+notation:
+  \mathbf{w}_* -> w_star
+  \mathbf{w}_{#} -> w[#]
+  \mathbf{x}_i -> x
+  y_i -> y
+reasons:
+  "the update" -> update
+  "the margin" -> margin
+  "induction hypothesis" -> ih
+lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start
+```
+
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} = \mathbf{w}_*^\top\mathbf{w}_{T} + y_i\mathbf{w}_*^\top\mathbf{x}_i \text{by the update} $$
+$$ \geq T\gamma + \gamma \text{by the induction hypothesis and the margin} $$
+"""
+
+
+@pytest.mark.parametrize("last, verified", [(r"= (T+1)\gamma", True), (r"\geq T\gamma", False)])
+def test_an_induction_step_shown_as_a_derivation_must_reach_the_statement_at_k_plus_1(
+        tmp_path, last, verified):
+    report = _check_text(tmp_path, "n.md", INDUCTION + f"$$ {last} $$\n")
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert (lemma.status == "verified") == verified
+    assert [s.status for s in lemma.steps][0] == "verified"  # the base, by start
+    if not verified:
+        assert any("but the goal is" in s.reason for s in lemma.steps)
+
+
+def test_an_induction_step_shown_as_a_derivation_needs_the_statement(tmp_path):
+    text = INDUCTION.replace("lemma progress: <w_star, w[T]> >= T*gamma", "lemma progress")
+    report = _check_text(tmp_path, "n.md", text)
+    assert "needs the statement on the lemma line" in report.error.message
+
+
+def test_a_reasons_row_for_an_induction_names_its_step():
+    text = INDUCTION.replace('"induction hypothesis" -> ih',
+                             '"every update" -> induction on T: base by start')
+    with pytest.raises(ProofSyntaxError, match="a reasons row is"):
+        read_notes(text, "n.md")
+
+
+HOMEWORK = Path(__file__).resolve().parent / "homework"
+
+
+@pytest.mark.parametrize("path", [
+    NOTES / "seed_000_lecture8.md",  # sums, tags, xfail, inductions
+    NOTES / "seed_001_perceptron_notes.md",
+    Path(__file__).parent / "data" / "notes_lemma_environment.tex",  # lemma and proof
+    HOMEWORK / "notes" / "dana.tex",  # `% novikoff` comment blocks, align*
+    HOMEWORK / "notes" / "bao.tex",  # novikoff environments
+    HOMEWORK / "notes" / "quinn.tex",  # a line not understood
+    HOMEWORK / "notes" / "nia.md",  # |v| as a norm, a failing lemma
+], ids=lambda p: p.name)
+def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path):
+    from novikoff.cli import main
+
+    other = "tex" if path.suffix == ".md" else "md"
+    out = tmp_path / "out"
+    main(["report", str(path), "-o", str(out), "--format", f"{other},html"])
+    written = out / f"{path.stem}.{other}"
+    again = check_paths([written], notes=True)
+    original = check_paths([path], notes=True)
+    assert _statuses(again) == _statuses(original)
+    assert again[0].notes["links"] == original[0].notes["links"]
+    assert [m for _, _, m in again[0].notes["not understood"]] == \
+        [m for _, _, m in original[0].notes["not understood"]]
+    text = written.read_text(encoding="utf-8")
+    if other == "tex":
+        assert text.startswith(r"\documentclass{article}") and r"\begin{novikoff}" in text
+        assert "% novikoff: " in text and "\n> " not in text
+    else:
+        assert "```novikoff" in text and "> novikoff: " in text
+        assert r"\documentclass" not in text and r"\begin{align*}" not in text
+    # and back: the twice rewritten document still reads the same
+    back = tmp_path / f"back.{path.suffix[1:]}"
+    from novikoff.notes.convert import latex_to_markdown, markdown_to_latex
+
+    back.write_text(markdown_to_latex(text) if other == "md" else latex_to_markdown(text),
+                    encoding="utf-8")
+    assert _statuses(check_paths([back], notes=True)) == _statuses(original)
+
+
+def test_the_html_page_typesets_the_documents_own_math_and_reads_without_it(tmp_path):
+    from novikoff.report.notes import MATHJAX, annotate_html
+
+    source = SETTING + r"""
+Some prose <script>alert(1)</script> with $\gamma$ inline.
+
+$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} \geq \mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma $$
+
+by the update and the margin.
+"""
+    path = tmp_path / "n.md"
+    path.write_text(source)
+    page = annotate_html(Checker(timeout_ms=5000).check_file(path), source, True)
+    assert MATHJAX in page and "'[-]': ['html']" in page and "ui/safe" in page
+    # the display as written (the fallback when MathJax cannot load), then its marks
+    display = (r'<div class="display">$$ \mathbf{w}_*^\top\mathbf{w}_{T+1} \geq '
+               r"\mathbf{w}_*^\top\mathbf{w}_{T} + 2\gamma $$</div>")
+    assert display in page
+    assert page.index(display) < page.index('<pre class="marks failed">novikoff: lemma '
+                                            'one_step: FAILED')
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+    assert "<pre>```novikoff\nsetting s:" in page  # the block is code, never typeset
+
+
+PER_LINK = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start''', '''lemma one_step
+  link 1 by update
+  link 2 by margin''').replace('''$$ \\mathbf{w}_*^\\top\\mathbf{w}_{T+1} = \\mathbf{w}_*^\\top\\mathbf{w}_{T} + y_i\\mathbf{w}_*^\\top\\mathbf{x}_i \\text{by the update} $$
+$$ \\geq T\\gamma + \\gamma \\text{by the induction hypothesis and the margin} $$''', '''$$ \\mathbf{w}_*^\\top\\mathbf{w}_{T+1} = \\mathbf{w}_*^\\top\\mathbf{w}_{T} + y_i\\mathbf{w}_*^\\top\\mathbf{x}_i \\geq \\mathbf{w}_*^\\top\\mathbf{w}_{T} + \\gamma $$''')
+
+
+@pytest.mark.parametrize("options, statuses", [
+    ("  link 1 by update\n  link 2 by margin", ["verified", "verified"]),
+    ("  link 1 by update", ["verified", "failed"]),  # link 2 has no justification
+    ("  link 1 by margin\n  link 2 by update", ["failed", "failed"]),
+])
+def test_link_n_by_cites_for_that_link_only(tmp_path, options, statuses):
+    assert "link 1 by update\n  link 2 by margin" in PER_LINK
+    text = PER_LINK.replace("  link 1 by update\n  link 2 by margin", options)
+    report = _check_text(tmp_path, "n.md", text)
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert [s.status for s in lemma.steps] == statuses
+
+
+def test_link_n_by_beyond_the_display_is_an_error(tmp_path):
+    report = _check_text(tmp_path, "n.md", PER_LINK.replace("link 2 by", "link 3 by"))
+    assert "link 3: the display has 2 link(s)" in report.error.message
+
+
+@pytest.mark.parametrize("cites, status", [("update, margin", "verified"),
+                                           ("update", "failed")])
+def test_holds_by_makes_a_stated_claim_of_one_link(tmp_path, cites, status):
+    text = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start
+```''', f'''lemma one_step: <w_star, w[T+1]> >= <w_star, w[T]> + gamma
+  holds by {cites}
+```''').split("```\n\n$$")[0] + "```\n"
+    report = _check_text(tmp_path, "n.md", text)
+    assert report.error is None
+    (lemma,) = [lemma for lemma in report.lemmas if lemma.kind != "setting"]
+    assert lemma.status == status and len(lemma.steps) == 1
+    assert report.notes["claims"] == 1
+
+
+def test_holds_by_needs_a_statement():
+    text = INDUCTION.replace('''lemma progress: <w_star, w[T]> >= T*gamma
+  induction on T: base by start''', '''lemma progress
+  holds by update''')
+    with pytest.raises(ProofSyntaxError, match="`holds by` needs the statement"):
+        read_notes(text, "n.md")
+
+
+_PIECES = ["$$", "$", r"\[", r"\]", r"\begin{align}", r"\end{align}", r"\begin{align*}",
+           r"\end{align*}", r"\begin{novikoff}", r"\end{novikoff}", r"\begin{lemma}",
+           r"\end{lemma}", r"\begin{proof}", r"\end{proof}", "x", " ", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_displays_blocks_and_proofs_are_found_as_the_lazy_regexes_find_them(text):
+    """The linear scans (a flood of openings with no closing made the regexes quadratic) find
+    what `OPEN(.*?)CLOSE` finds."""
+    import re
+
+    from novikoff.notes.document import DISPLAY_ENVS, _OPENING, _display_closing, delimited
+    from novikoff.notes.reader import _proof_environments
+
+    display = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\\begin\{(?P<env>" +
+                         "|".join(re.escape(e) for e in DISPLAY_ENVS) +
+                         r")\}(.*?)\\end\{(?P=env)\}", re.S)
+    assert [(m.start(), m.end()) for m in display.finditer(text)] == \
+        [(a, b) for a, b, _, _ in delimited(text, _OPENING, _display_closing)]
+    block = re.compile(r"\\begin\{novikoff\}(.*?)\\end\{novikoff\}", re.S)
+    assert [(m.start(), m.end(), m.start(1), m.end(1)) for m in block.finditer(text)] == \
+        delimited(text, r"\begin{novikoff}", r"\end{novikoff}")
+    proof = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|claim)\}"
+                       r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
+                       r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
+    assert [(m.start(), m.group("statement"), m.start("proof"), m.end("proof"))
+            for m in proof.finditer(text)] == \
+        [(p.start, p.statement, p.proof_start, p.proof_end) for p in _proof_environments(text)]

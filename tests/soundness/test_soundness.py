@@ -64,7 +64,10 @@ LIMITATION = re.compile(r"^# known-limitation:", re.M)
 
 # Cases whose check takes the solver many seconds (15 s for this one, about as long as the rest
 # of the corpus together): run by .ci/run with -m e2e, not by the default test command.
-SLOW = {"redteam4/rewrite_abs_float.proof"}
+# The second: its setting (update, mistake and radius over sequences of examples) takes one Z3
+# check of 2-3 s to be shown consistent, which passed the 5 s timeout when the machine was loaded
+# (the true control then fails "could not show the assumptions consistent").
+SLOW = {"redteam4/rewrite_abs_float.proof", "redteam_attack2/m14_norm_growth_unit_ok.proof"}
 
 
 def _params() -> list:

@@ -1,4 +1,5 @@
-"""Grade a class: students' .proof files against a reference assignment (docs/teaching.md).
+"""Grade a class: students' .proof files (or Markdown and LaTeX homework, read by the notes front
+end into the same syntax tree) against a reference assignment (docs/teaching.md).
 
     from novikoff.grade import grade_class
     result = grade_class("submissions/", "hw3.proof", "graded/", junit=True)

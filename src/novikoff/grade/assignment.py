@@ -32,8 +32,11 @@ __all__ = ["AssignmentError", "Item", "Assignment", "load_assignment", "read_poi
 
 ITEM_KINDS = ("lemma", "theorem", "claim")
 DEFAULT_POINTS = Fraction(1)
-_DIRECTIVE = re.compile(r"^\s*#\s*points\s*:(.*)$", re.IGNORECASE)
-_POLICY = re.compile(r"^\s*#\s*policy\s*:(.*)$", re.IGNORECASE)
+# A comment line: `#` (a .proof file, a novikoff block), `%` or `% #` (LaTeX, and a `% novikoff`
+# comment block).
+_COMMENT = r"^\s*(?:%\s*#?|#)\s*"
+_DIRECTIVE = re.compile(_COMMENT + r"points\s*:(.*)$", re.IGNORECASE)
+_POLICY = re.compile(_COMMENT + r"policy\s*:(.*)$", re.IGNORECASE)
 # The grading policies an assignment may set, with their defaults: cite_earlier_parts, "you may
 # use the result of an earlier part even if you did not prove it".
 POLICIES = {"cite_earlier_parts": False}
@@ -141,7 +144,7 @@ def read_points(reference: Path, source: str, items: list) -> dict:
         where = f"{reference.name}:{number}"
         value = _points_value(match.group(1).strip(), where)
         below = number + 1
-        while below <= len(lines) and lines[below - 1].lstrip().startswith("#") \
+        while below <= len(lines) and lines[below - 1].lstrip().startswith(("#", "%")) \
                 and below not in at_line:
             below += 1
         owner = at_line.get(below)

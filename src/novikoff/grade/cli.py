@@ -1,4 +1,5 @@
-"""`novikoff grade`: grade a folder of students' .proof files against a reference assignment."""
+"""`novikoff grade`: grade a folder of students' .proof files (or Markdown and LaTeX homework)
+against a reference assignment."""
 
 from __future__ import annotations
 
@@ -13,21 +14,24 @@ def register(subparsers) -> None:
                       DEFAULT_MEMORY_MB, DEFAULT_RLIMIT, DEFAULT_WALL_TIMEOUT_S)
 
     p = subparsers.add_parser(
-        "grade", help="grade a folder of students' .proof files against a reference assignment",
-        description="Check every student's .proof file (each .proof file of the folder, or each "
-                    "directory) in a private copy and a worker process of its own, and give "
-                    "each lemma of the reference its points when the student's lemma of that "
-                    "name is verified with the reference's statement and setting "
+        "grade", help="grade a folder of students' .proof files (or Markdown and LaTeX "
+                      "homework) against a reference assignment",
+        description="Check every student's .proof file or Markdown or LaTeX homework (each "
+                    ".proof, .md or .tex file of the folder, or each directory) in a private "
+                    "copy and a worker process of its own, and give each lemma of the reference "
+                    "its points when the student's lemma of that name is verified with the "
+                    "reference's statement and setting "
                     "(docs/teaching.md).  Exit 0 when grading ran, whatever the grades; 1 when "
                     "a student could not be graded fairly through no fault of theirs (a file "
                     "the grader cannot read, a grader failure: a warning names each); 2 for "
                     "a usage error, a folder without submissions or a reference that does not "
                     "check cleanly.")
     p.add_argument("submissions", metavar="SUBMISSIONS_DIR",
-                   help="a folder of STUDENT.proof files and/or STUDENT/ directories")
+                   help="a folder of STUDENT.proof (.md, .tex) files and/or STUDENT/ directories")
     p.add_argument("--reference", required=True, metavar="ASSIGNMENT.proof",
-                   help="the assignment, proved: its lemmas (and claims) are what students "
-                        "prove; points from '# points: N' above a lemma or ASSIGNMENT.toml")
+                   help="the assignment, proved (.proof, or Markdown or LaTeX notes): its "
+                        "lemmas (and claims) are what students prove; points from "
+                        "'# points: N' above a lemma or ASSIGNMENT.toml")
     p.add_argument("-o", "--out", required=True, metavar="OUT_DIR",
                    help="where the reports, summary.csv and the other outputs go")
     p.add_argument("--jobs", type=int, default=None, metavar="N",

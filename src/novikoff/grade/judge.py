@@ -144,18 +144,21 @@ def _equivalent(item: Item, lemma, timeout_ms: int) -> bool:
     assignment's signature), each within a lemma's budget.  Only the first direction makes a
     theorem, which the kernel must accept for the assignment's statement.
 
-    Each from the other alone, with the setting's declarations (kinds, signs) but not its
-    assumptions: an item one step from the assumptions would otherwise follow from any verified
-    lemma of its name (`1 > 0`, a weaker bound, an extra given)."""
+    The assignment's statement follows from the student's alone, with the setting's
+    declarations (kinds, signs) but not its assumptions: an item one step from the assumptions
+    would otherwise follow from any verified lemma of its name (`1 > 0`, a weaker bound, an
+    extra given).  The way back may use the assumptions (`a >= 1` for `a >= 0` where the setting
+    assumes `a >= 1`)."""
     setting = lemma.scope.setting
     try:
         LIMITS.start_lemma()
         forward = K.decide(setting, [lemma.theorem], item.formula, timeout_ms=timeout_ms)
         if forward.status != "verified":
             return False
+        assumptions = [K.assume(setting, f) for f in setting.assumptions.values()]
         LIMITS.start_lemma()
-        back = K.decide(setting, [K.assume(setting, item.formula)], lemma.formula,
-                        timeout_ms=timeout_ms)
+        back = K.decide(setting, [K.assume(setting, item.formula), *assumptions],
+                        lemma.formula, timeout_ms=timeout_ms)
         if back.status != "verified":
             return False
         LIMITS.start_lemma()

@@ -20,7 +20,7 @@ from .outputs import (class_table, printable, write_documents, write_gradescope,
                       write_summary_csv)
 from .progress import ProgressBar
 from .results import ClassResult, ItemResult, StudentResult
-from .submissions import find_submissions
+from .submissions import SUBMISSION_SUFFIXES, find_submissions
 
 __all__ = ["grade_class", "GradingError", "DEFAULT_RLIMIT", "DEFAULT_MEMORY_MB",
            "DEFAULT_WALL_TIMEOUT_S", "DEFAULT_MAX_FILE_KB", "QUERY_TIMEOUT_MS",
@@ -152,8 +152,9 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     if not folder.is_dir():
         raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} is not a directory")
     reference_path = Path(os.path.abspath(reference))
-    if reference_path.suffix != ".proof" or not reference_path.is_file():
-        raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file")
+    if reference_path.suffix not in SUBMISSION_SUFFIXES or not reference_path.is_file():
+        raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file (nor a "
+                              f"Markdown or LaTeX document, .md or .tex)")
     jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
     _positive_int("memory_mb", memory_mb)
     budget = Budget(_positive_int("rlimit", rlimit), _positive_int("lemma_budget", lemma_budget),

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..checker import Checker, FileReport
+from ..errors import ProofSyntaxError
+from ..language.lexer import read_source
+from ..notes import NOTES_SUFFIXES
 from .assignment import Assignment, format_points
 from .credit import record_steps
 from .judge import judge, not_checked
@@ -77,6 +80,17 @@ def _failure_report(problem: str, where: str) -> FileReport:
     return FileReport(where, not_checked=problem)
 
 
+def _notes_source(report: FileReport, graded) -> str | None:
+    """The text of a graded Markdown or LaTeX submission (read in the student's private
+    directory), None for a .proof file or a file that was not checked."""
+    if graded is None or Path(graded).suffix not in NOTES_SUFFIXES or report.not_checked:
+        return None
+    try:
+        return read_source(graded)
+    except (OSError, ProofSyntaxError):  # not UTF-8: the report says why, with no copy
+        return ""
+
+
 def summary_rows(result: StudentResult) -> list:
     """(item, points earned, max points, note) rows for the feedback document."""
     rows = [(r.name, format_points(r.points), format_points(r.max_points), r.note)
@@ -88,14 +102,21 @@ def summary_rows(result: StudentResult) -> list:
 def feedback(result: StudentResult, assignment: Assignment, report: FileReport) -> dict:
     """The feedback documents (format -> text; None for a format that failed to render)."""
     from ..report.document import render
+    from ..report.notes import feedback_document
 
     title = (f"{assignment.name}: {result.name} — {format_points(result.score)} / "
              f"{format_points(result.max_score)} points")
     rows = summary_rows(result)
+    source = _notes_source(report, result.graded_file)
     out = {}
     for fmt in FORMATS:
         try:
-            out[fmt] = render(report, fmt, summary=rows, title=title)
+            if source is not None:  # a Markdown or LaTeX submission: its own text, annotated
+                markdown = Path(result.graded_file).suffix == ".md"
+                out[fmt] = feedback_document(report, source, markdown, fmt, title=title,
+                                             summary=rows)
+            else:
+                out[fmt] = render(report, fmt, summary=rows, title=title)
         except Exception as exc:  # noqa: BLE001 -- the grade stands without its document
             out[fmt] = None
             result.notes.append(f"the {fmt} report could not be written "

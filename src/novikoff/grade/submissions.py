@@ -1,9 +1,11 @@
 """Find the students in a folder, and copy one student's files into a private directory.
 
-Each `.proof` file directly in the folder is a student (named by its stem); each directory is a
-student (named by the directory) whose file to grade is the one with the assignment's file name,
-else their only `.proof` file.  Hidden entries (starting with "."), in the folder and in a
-student's directory, are skipped.
+Each `.proof`, `.md` or `.tex` file directly in the folder is a student (named by its stem);
+each directory is a student (named by the directory) whose file to grade is the one with the
+assignment's file name, else the one named like the assignment in another of those formats
+(`hw3.tex` for `hw3.md`), else their only `.proof` file or Markdown or LaTeX document with a
+novikoff block.  Hidden entries (starting with "."), in the folder and in a student's directory,
+are skipped.
 
 Isolation: a student's file is checked in a private directory holding copies of that student's
 own regular files (and the instructor's support files) only, so `from bob import thm` or a
@@ -19,9 +21,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Submission", "Prepared", "find_submissions", "prepare", "readable_name",
-           "GRADER_CANNOT_READ"]
+from ..notes import NOTES_SUFFIXES, has_block
 
+__all__ = ["Submission", "Prepared", "find_submissions", "prepare", "readable_name",
+           "GRADER_CANNOT_READ", "SUBMISSION_SUFFIXES", "submission_stem"]
+
+# What a submission (and the reference) may be: a .proof file, or Markdown or LaTeX notes whose
+# novikoff block holds the setting (docs/notes.md); the same kernel checks all three.
+SUBMISSION_SUFFIXES = (".proof",) + NOTES_SUFFIXES
 MAX_FILES = 500  # per student directory: more are left out, with a note
 
 
@@ -76,6 +83,15 @@ def utf8_name(name: str) -> bool:
         return False
 
 
+def submission_stem(name: str) -> str | None:
+    """The student's name of a file directly in the folder (its stem), None for a file that is
+    not a submission (another suffix, or nothing before the suffix)."""
+    for suffix in SUBMISSION_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return None
+
+
 def find_submissions(folder: Path, skip=()) -> list:
     """The students of a folder, sorted by name.  skip: resolved paths that are not students
     (the reference, its TOML file, the output directory)."""
@@ -87,10 +103,10 @@ def find_submissions(folder: Path, skip=()) -> list:
         path = Path(entry.path)
         if os.path.realpath(path) in skip:
             continue
+        stem = submission_stem(entry.name)
         if entry.is_symlink():
-            if entry.name.endswith(".proof") or path.is_dir():
-                name = readable_name(entry.name[:-6] if entry.name.endswith(".proof")
-                                     else entry.name)
+            if stem is not None or path.is_dir():
+                name = readable_name(stem if stem is not None else entry.name)
                 found.setdefault(name, []).append(Submission(
                     name, str(path), "link", f"{readable_name(entry.name)} is a symbolic link: "
                                              f"links are not followed; submit the file itself"))
@@ -98,9 +114,8 @@ def find_submissions(folder: Path, skip=()) -> list:
         if entry.is_dir(follow_symlinks=False):
             name = readable_name(entry.name)
             found.setdefault(name, []).append(Submission(name, str(path), "directory"))
-        elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".proof") \
-                and len(entry.name) > len(".proof"):
-            name = readable_name(entry.name[:-len(".proof")])
+        elif entry.is_file(follow_symlinks=False) and stem is not None:
+            name = readable_name(stem)
             found.setdefault(name, []).append(Submission(name, str(path), "file"))
     out = []
     for name, entries in sorted(found.items()):
@@ -141,6 +156,17 @@ def _read_regular(path: Path, limit: int) -> tuple:
         return data, ""
     finally:
         os.close(fd)
+
+
+def _gradable(name: str, data) -> bool:
+    """Whether a file of a student's directory may be the one graded: a .proof file, or a
+    Markdown or LaTeX document holding a novikoff block (data None: its content is unknown)."""
+    if name.endswith(".proof"):
+        return True
+    suffix = Path(name).suffix
+    if suffix not in NOTES_SUFFIXES:
+        return False
+    return data is None or has_block(data.decode("utf-8", "replace"), suffix == ".md")
 
 
 def _size(n: int) -> str:
@@ -220,32 +246,37 @@ def _prepare_directory(submission: Submission, private: Path, file_name: str,
             if data is None:
                 if why.startswith(GRADER_CANNOT_READ):
                     out.unreadable.append(shown)
-                if name.endswith(".proof") and "larger than" in why:
+                if _gradable(name, None) and "larger than" in why:
                     too_big[relative] = why
                 out.notes.append(f"left out {shown}: {why}")
                 continue
             _write(private, relative, data)
             copied += 1
-            if name.endswith(".proof"):
+            if _gradable(name, data):
                 proofs.append(relative)
     if left_out:
         out.notes.append(f"left out {left_out} more files (at most {MAX_FILES} are copied)")
     candidates = sorted(set(proofs) | set(too_big))
     named = [p for p in candidates if Path(p).name == file_name]
+    stem = Path(file_name).stem  # the assignment's name in any of the formats
+    top = [p for p in candidates if Path(p).parent == Path(".") and Path(p).stem == stem]
     if file_name in candidates:
         chosen = file_name
     elif len(named) == 1:
         chosen = named[0]
+    elif len(top) == 1:
+        chosen = top[0]
     elif len(candidates) == 1:
         chosen = candidates[0]
     elif not candidates:
-        out.problem = f"which file? {readable_name(submission.shown)} has no .proof file"
+        out.problem = (f"which file? {readable_name(submission.shown)} has no .proof file "
+                       f"(nor a Markdown or LaTeX document with a novikoff block)")
         return out
     else:
         listed = ", ".join(readable_name(p) for p in candidates[:8])
         more = f" and {len(candidates) - 8} more" if len(candidates) > 8 else ""
         out.problem = (f"which file? {readable_name(submission.shown)} has {len(candidates)} "
-                       f".proof files ({listed}{more}) and none is {file_name}: name the one "
+                       f"files to grade ({listed}{more}) and none is {file_name}: name the one "
                        f"to grade {file_name}")
         return out
     if chosen in too_big:

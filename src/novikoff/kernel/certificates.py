@@ -43,9 +43,9 @@ import json
 import re
 from fractions import Fraction
 
-__all__ = ["FORMAT", "Branch", "CertificateError", "check", "statement_key",
-           "canonical_statement", "canonical_text", "parse_statement", "poly_add", "poly_mul", "poly_to_json",
-           "poly_from_json"]
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "statement_key",
+           "canonical_statement", "canonical_text", "parse_statement", "read_statement",
+           "poly_add", "poly_mul", "poly_to_json", "poly_from_json"]
 
 FORMAT = "novikoff-certificates/1"
 
@@ -311,8 +311,8 @@ class _Checker:
                                    "coefficient, so the sum 0 contradicts nothing")
 
 
-def parse_statement(statement_text: str) -> tuple:
-    """(the root Branch, nats) of a statement's canonical text."""
+def read_statement(statement_text: str) -> tuple:
+    """(facts, nats) of a statement's canonical text, the facts in its order."""
     try:
         statement = json.loads(statement_text)
     except ValueError as exc:
@@ -321,17 +321,35 @@ def parse_statement(statement_text: str) -> tuple:
             and isinstance(statement["facts"], list) and isinstance(statement["nats"], list)
             and all(isinstance(n, str) for n in statement["nats"])):
         raise CertificateError("a statement is {facts, nats}")
+    return [_fact_from_json(f) for f in statement["facts"]], frozenset(statement["nats"])
+
+
+def parse_statement(statement_text: str) -> tuple:
+    """(the root Branch, nats) of a statement's canonical text."""
+    facts, nats = read_statement(statement_text)
     branch = Branch()
-    for fact in statement["facts"]:
-        branch.add(_fact_from_json(fact))
-    return branch, frozenset(statement["nats"])
+    for fact in facts:
+        branch.add(fact)
+    return branch, nats
 
 
 def check(statement_text: str, certificate) -> None:
     """Accept (return None) only if the certificate shows the statement's facts contradictory;
     raise CertificateError otherwise.  statement_text: canonical_statement's text."""
     try:
-        branch, nats = parse_statement(statement_text)
+        facts, nats = read_statement(statement_text)
+    except RecursionError:
+        raise CertificateError("the statement is nested too deeply") from None
+    check_facts(facts, nats, certificate)
+
+
+def check_facts(facts, nats, certificate) -> None:
+    """check, for a statement's facts as read_statement reads its text (the kernel hands over
+    the facts it built, so as not to print and parse them again)."""
+    try:
+        branch = Branch()
+        for fact in facts:
+            branch.add(fact)
         _Checker(nats).close(branch, certificate, 0)
     except CertificateError:
         raise

@@ -6,7 +6,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-__all__ = ["Block", "Display", "Prose", "scan", "Positions", "NOTES_SUFFIXES", "has_block"]
+__all__ = ["Block", "Display", "Prose", "scan", "Positions", "NOTES_SUFFIXES", "has_block",
+           "display_spans"]
 
 NOTES_SUFFIXES = (".md", ".tex")
 DISPLAY_ENVS = ("align", "align*", "equation", "equation*", "gather", "gather*", "multline",
@@ -48,13 +49,37 @@ class Prose:
 
 
 _FENCE = re.compile(r"^( {0,3})(```+|~~~+)[ \t]*([A-Za-z0-9_-]*)[^\n]*$", re.M)
-_TEX_BLOCK = re.compile(r"\\begin\{novikoff\}(.*?)\\end\{novikoff\}", re.S)
+
 _COMMENT_BLOCK = re.compile(r"^[ \t]*%[ \t]*novikoff:?[ \t]*\n((?:[ \t]*%[^\n]*(?:\n|\Z))*)",
                             re.M)
-_DISPLAY = re.compile(
-    r"\$\$(?P<dollars>.*?)\$\$|\\\[(?P<brackets>.*?)\\\]|"
-    r"\\begin\{(?P<env>" + "|".join(re.escape(e) for e in DISPLAY_ENVS) +
-    r")\}(?P<body>.*?)\\end\{(?P=env)\}", re.S)
+_OPENING = re.compile(r"\$\$|\\\[|\\begin\{(" + "|".join(re.escape(e) for e in DISPLAY_ENVS) +
+                      r")\}")
+
+
+def delimited(text: str, opening, closing) -> list:
+    """(start, end, body start, body end) of each span from an opening (a regex, or a string)
+    to the nearest closing after it (a function of the opening's match, or a string), left to
+    right and not overlapping: what a lazy `OPEN(.*?)CLOSE` regex finds, in linear time (the
+    regex rescans to the end from every opening that has no closing)."""
+    if isinstance(opening, str):
+        opening = re.compile(re.escape(opening))
+    out, pos, exhausted = [], 0, set()
+    while True:
+        m = opening.search(text, pos)
+        if m is None:
+            return out
+        close = closing(m) if callable(closing) else closing
+        end = -1 if close in exhausted else text.find(close, m.end())
+        if end < 0:  # no later opening of this kind has a closing either
+            exhausted.add(close)
+            pos = m.start() + 1
+            continue
+        out.append((m.start(), end + len(close), m.end(), end))
+        pos = end + len(close)
+
+
+def _display_closing(m) -> str:
+    return {"$$": "$$", "\\[": "\\]"}.get(m.group(0)) or "\\end{" + m.group(1) + "}"
 _INLINE = re.compile(r"(?<![\\$])\$(?!\$)([^$\n]+?)\$")
 
 
@@ -62,7 +87,10 @@ def has_block(text: str, markdown: bool) -> bool:
     """Whether a document holds a novikoff block (a folder's notes are the files that do)."""
     if markdown:
         return any(m.group(3) == "novikoff" for m in _FENCE.finditer(text))
-    return bool(_TEX_BLOCK.search(text) or _COMMENT_BLOCK.search(text))
+    opening = text.find(r"\begin{novikoff}")
+    if opening >= 0 and text.find(r"\end{novikoff}", opening) >= 0:
+        return True
+    return bool(_COMMENT_BLOCK.search(text))
 
 
 def _lines_of(text: str, offset: int) -> list:
@@ -98,9 +126,10 @@ def scan(text: str, markdown: bool) -> tuple:
                 taken.append((opening.start(), end, None))
             k = fences.index(closing) + 1 if closing is not None else len(fences)
     else:
-        for m in _TEX_BLOCK.finditer(text):
-            taken.append((m.start(), m.end(), Block(tuple(_lines_of(m.group(1), m.start(1))),
-                                                    m.start(1))))
+        for start, end, body, body_end in delimited(text, r"\begin{novikoff}",
+                                                     r"\end{novikoff}"):
+            taken.append((start, end, Block(tuple(_lines_of(text[body:body_end], body)),
+                                            body)))
         for m in _COMMENT_BLOCK.finditer(text):
             lines = []
             for raw, off in _lines_of(m.group(1), m.start(1)):
@@ -115,11 +144,10 @@ def scan(text: str, markdown: bool) -> tuple:
     def free(start: int) -> bool:
         return not any(a <= start < b for a, b, _ in taken)
 
-    for m in _DISPLAY.finditer(text):
-        if not free(m.start()):
+    for start, end, body, body_end in delimited(text, _OPENING, _display_closing):
+        if not free(start):
             continue
-        name = next(g for g in ("dollars", "brackets", "body") if m.group(g) is not None)
-        taken.append((m.start(), m.end(), Display(m.group(name), m.start(name), m.end(name))))
+        taken.append((start, end, Display(text[body:body_end], body, body_end)))
     taken.sort(key=lambda t: t[0])
     events, inline, cursor = [], 0, 0
     for start, end, event in taken + [(len(text), len(text), None)]:
@@ -135,3 +163,19 @@ def scan(text: str, markdown: bool) -> tuple:
             events.append(event)
         cursor = max(cursor, end)
     return events, inline
+
+
+def display_spans(source: str, markdown: bool) -> list:
+    """(start, end, Display) of each display, from its opening delimiter (`$$`, `\\[`,
+    `\\begin{align*}`) to the end of its closing one."""
+    out = []
+    for event in scan(source, markdown)[0]:
+        if not isinstance(event, Display):
+            continue
+        if source[event.offset - 2:event.offset] in ("$$", "\\["):
+            start, end = event.offset - 2, event.end + 2
+        else:  # \begin{env}...\end{env}
+            start = source.rfind("\\begin{", 0, event.offset)
+            end = source.index("}", event.end) + 1
+        out.append((start, end, event))
+    return out

@@ -204,6 +204,15 @@ class Typer:
                 result = A.BinOp("*", result, value, pos)
         return result
 
+    def _scaled_inner(self, left, right, pos: A.Pos):
+        r"""`y\, w \cdot x` as a reader reads it, y*<w, x> (the same number as <y*w, x>, and the
+        same obligation as a .proof file that writes it so): scalar factors written before
+        the left vector stay outside the inner product."""
+        if isinstance(left, A.BinOp) and left.op == "*" and not self.is_vector(left.left) \
+                and self.is_vector(left.right):
+            return A.BinOp("*", left.left, self._scaled_inner(left.right, right, pos), left.pos)
+        return A.InnerE(left, right, pos)
+
     def _name(self, spelling: str, node: Node):
         if spelling in self.kinds or spelling in self.bound:
             return A.Name(spelling, self.pos(node))
@@ -228,7 +237,7 @@ class Typer:
         if k == "cdot":
             left, right = self.convert(a[0]), self.convert(a[1])
             if self.is_vector(left) and self.is_vector(right):
-                return A.InnerE(left, right, pos)
+                return self._scaled_inner(left, right, pos)
             return A.BinOp("*", left, right, pos)
         if k == "inner":
             return A.InnerE(self.convert(a[0]), self.convert(a[1]), pos)

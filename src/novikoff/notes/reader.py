@@ -29,14 +29,16 @@ _JUSTIFY = re.compile(r"\\(?:text|textrm|mbox)\{\s*\(?\s*((?:by|since|using|from
                       r"[\s.,;]*$")
 _PROSE_REASON = re.compile(r"^\s*(by|since)\b", re.I)
 _REASON_ROW = re.compile(r'^"([^"]+)"\s*->\s*(.+)$')
-_PROOF_ENV = re.compile(r"\\begin\{(?P<env>lemma|theorem|proposition|corollary|claim)\}"
-                        r"(?P<statement>.*?)\\end\{(?P=env)\}\s*"
-                        r"\\begin\{proof\}(?P<proof>.*?)\\end\{proof\}", re.S)
+_ENV_OPEN = re.compile(r"\\begin\{(lemma|theorem|proposition|corollary|claim)\}")
+_END_PROOF = r"\end{proof}"
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _INNER_ENV = re.compile(r"\\(?:begin|end)\{(?:aligned|split|gathered)\}")
 _MARKS = ("> novikoff:", ">   ")  # the lines `novikoff report` adds to a Markdown copy
-_INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)\s*;\s*"
-                        r"step by (.+)$")
+# `induction on k: base by A; step by B` (the step one link, from the hypothesis and B), or
+# `induction on k: base by A` on a lemma line that states the claim: the display after it is
+# the step's derivation, from the statement at k+1's left side to its right side.
+_INDUCTION = re.compile(r"^induction on ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*base by (.+?)"
+                        r"(?:\s*;\s*step by (.+))?$")
 
 
 @dataclass
@@ -47,6 +49,39 @@ class NotesFile(A.ProofFile):
     not_understood: list = field(default_factory=list)  # (line, col, message) of unread links
 
 
+@dataclass(frozen=True)
+class _ProofEnv:
+    """A lemma (theorem, ...) environment followed by its proof environment: offsets."""
+
+    env: str
+    start: int
+    statement: str
+    proof_start: int
+    proof_end: int
+
+
+def _proof_environments(source: str) -> list:
+    """Each `\\begin{lemma}...\\end{lemma} \\begin{proof}...\\end{proof}`, left to right, the
+    nearest ends first (as a lazy regex would find them, without its quadratic rescans)."""
+    out, pos, exhausted = [], 0, set()
+    while True:
+        m = _ENV_OPEN.search(source, pos)
+        if m is None:
+            return out
+        env = m.group(1)
+        joint = None if env in exhausted else re.compile(
+            r"\\end\{" + env + r"\}\s*\\begin\{proof\}").search(source, m.end())
+        if joint is None:
+            exhausted.add(env)
+            pos = m.start() + 1
+            continue
+        end = source.find(_END_PROOF, joint.end())
+        if end < 0:  # no later environment has a proof that ends either
+            return out
+        out.append(_ProofEnv(env, m.start(), source[m.end():joint.start()], joint.end(), end))
+        pos = end + len(_END_PROOF)
+
+
 @dataclass
 class _LemmaLine:
     kind: str
@@ -55,9 +90,11 @@ class _LemmaLine:
     givens: list
     cites: list
     xfail: set
-    induction: tuple | None  # (var, base cites, step cites)
+    induction: tuple | None  # (var, base cites, step cites or None: the display is the step)
     pos: A.Pos
     setting: str
+    link_cites: dict = field(default_factory=dict)  # link number (from 1) -> its own citations
+    holds: list | None = None  # `holds by CITES`: the statement in one link, with no display
 
 
 @dataclass
@@ -114,15 +151,17 @@ class _Reader:
         self.counts["inline math"] = inline
         self._settings(events)
         groups = []  # [displays], the prose after them, the lemma line before them
-        proofs = [] if self.markdown else list(_PROOF_ENV.finditer(self.source))
+        # LaTeX's lemma and proof environments, also where a Markdown document keeps them (a
+        # LaTeX document rewritten as Markdown, `novikoff report --format md`)
+        proofs = _proof_environments(self.source)
         for k, event in enumerate(events):
             if isinstance(event, Block):
                 self._block(event)
             elif isinstance(event, Display):
                 self.counts["displays"] += 1
                 continues = self._starts_with_relation(event)
-                proof = next((m for m in proofs if m.start("proof") <= event.offset
-                              < m.end("proof")), None)
+                proof = next((m for m in proofs if m.proof_start <= event.offset
+                              < m.proof_end), None)
                 if proof is not None and self.pending is None:
                     if groups and groups[-1].get("proof") is proof:
                         continues = True
@@ -162,15 +201,15 @@ class _Reader:
         """The claim of a lemma (theorem, ...) environment followed by its proof: named by its
         \\label (`lem:progress` is `progress`), else by the environment and its line."""
         if self.setting is None:
-            raise self.error(f"the {m.group('env')} needs a novikoff block with a setting "
-                             f"above it", m.start())
-        line, _ = self.position(m.start())
-        label = _LABEL.search(m.group("statement"))
-        name = f"{m.group('env')}_line_{line}"
+            raise self.error(f"the {m.env} needs a novikoff block with a setting above it",
+                             m.start)
+        line, _ = self.position(m.start)
+        label = _LABEL.search(m.statement)
+        name = f"{m.env}_line_{line}"
         if label is not None and _CLAIM_TAG.match(label.group(1).strip()):
             name = _CLAIM_TAG.match(label.group(1).strip()).group(1).replace("-", "_")
-        kind = "theorem" if m.group("env") == "theorem" else "lemma"
-        return _LemmaLine(kind, name, None, [], [], set(), None, self.pos(m.start()),
+        kind = "theorem" if m.env == "theorem" else "lemma"
+        return _LemmaLine(kind, name, None, [], [], set(), None, self.pos(m.start),
                           self.setting)
 
     def _offset_of(self, pos: A.Pos) -> int:
@@ -261,36 +300,60 @@ class _Reader:
         self._finish_pending()
 
     def _finish_pending(self) -> None:
-        """A lemma line with a statement proved by induction needs no display: check it now."""
+        """A lemma line with a statement proved by induction, or that `holds by` what it cites,
+        needs no display: check it now."""
         head = self.pending
-        if head is None or head.statement is None or head.induction is None:
+        if head is None or head.statement is None:
             return
+        if head.holds is None and (head.induction is None or head.induction[2] is None):
+            return  # the display after it is the claim (or the induction step's derivation)
         self.pending = None
         self.counts["claims"] += 1
         lemma = A.Lemma(head.kind, head.name, head.statement, list(head.givens), None,
                         head.setting, head.pos)
         try:
-            lemma.proof = self._induction(head.statement, head.induction, head.pos, head.xfail)
+            if head.holds is not None:
+                if head.induction is not None:
+                    raise self.error("a claim holds by its citations or by an induction, not "
+                                     "both", self._offset_of(head.pos))
+                lemma.proof = self._one_link(head)
+            else:
+                lemma.proof = self._induction(head.statement, head.induction, head.pos,
+                                              head.xfail)
         except ProofSyntaxError as exc:
             lemma.error = exc
         self.out.lemmas.append(lemma)
 
+    def _one_link(self, head: _LemmaLine) -> A.Proof:
+        """`lemma NAME: STATEMENT` with `holds by CITES`: one link, the statement by them."""
+        statement = head.statement
+        if not isinstance(statement, A.Rel):
+            raise self.error("`holds by` proves a single relation", self._offset_of(head.pos))
+        bad = sorted(n for n in head.xfail | set(head.link_cites) if n != 1)
+        if bad:
+            raise self.error(f"link {bad[0]}: a claim that holds by its citations has 1 link",
+                             self._offset_of(head.pos))
+        step = A.Step(statement.op, statement.rhs, list(head.holds) + head.link_cites.get(1, []),
+                      1 in head.xfail, head.pos, show(statement))
+        return A.Proof("direct", items=[A.Chain(None, statement.lhs, [step], head.pos)],
+                       pos=head.pos)
+
     def _reason_row(self, text: str, offset: int) -> None:
         m = _REASON_ROW.match(text)
-        if m is None:
+        value = None if m is None else self._reason_value(m.group(2).strip(),
+                                                          offset + m.start(2))
+        if value is None or (value[0] == "induction" and value[3] is None):
             raise self.error('a reasons row is `"prose" -> names` (or `-> induction on k: '
                              'base by ...; step by ...`)', offset)
-        value = m.group(2).strip()
-        where = offset + m.start(2)
-        self.tables.reasons.append((m.group(1).lower(), self._reason_value(value, where),
-                                    offset))
+        self.tables.reasons.append((m.group(1).lower(), value, offset))
 
     def _reason_value(self, value: str, offset: int):
         ind = _INDUCTION.match(value)
         line, col = self.position(offset)
         if ind is not None:
             base = parse_citations(ind.group(2), self.path, line, col + ind.start(2))
-            step = parse_citations(ind.group(3), self.path, line, col + ind.start(3))
+            step = None if ind.group(3) is None else \
+                parse_citations(ind.group(3), self.path, line, col + ind.start(3))
             return ("induction", ind.group(1), base, step)
         return ("cites", parse_citations(value, self.path, line, col))
 
@@ -322,6 +385,20 @@ class _Reader:
         rest_col = col + len(text) - len(rest)
         if word == "by":
             lemma.cites += parse_citations(rest, self.path, line, rest_col)
+        elif word == "holds" and rest.split(" ", 1)[0] == "by":
+            if lemma.statement is None:
+                raise self.error("`holds by` needs the statement on the lemma line "
+                                 "(`lemma NAME: STATEMENT`)", offset)
+            after = rest[2:].strip()
+            lemma.holds = (lemma.holds or []) + parse_citations(
+                after, self.path, line, rest_col + len(rest) - len(after))
+        elif word == "link":
+            m = re.match(r"^(\d+)\s+by\s+(.+)$", rest)
+            if m is None or int(m.group(1)) < 1:
+                raise self.error("write `link N by NAMES` (N counts the display's links from 1)",
+                                 offset)
+            lemma.link_cites.setdefault(int(m.group(1)), []).extend(parse_citations(
+                m.group(2), self.path, line, rest_col + m.start(2)))
         elif word == "given":
             name, _, formula = rest.partition(":")
             fcol = rest_col + rest.index(":") + 1 if ":" in rest else rest_col
@@ -339,8 +416,9 @@ class _Reader:
                 raise self.error("expected `induction on k: base by ...; step by ...`", offset)
             lemma.induction = value[1:]
         else:
-            raise self.error("a lemma line takes `by NAMES`, `given NAME: FORMULA`, `xfail N` "
-                             "or `induction on k: base by ...; step by ...`", offset)
+            raise self.error("a lemma line takes `by NAMES`, `link N by NAMES`, `given NAME: "
+                             "FORMULA`, `xfail N`, `holds by NAMES` or `induction on k: base "
+                             "by ...; step by ...`", offset)
 
     # ------------------------------------------------------------------ displays
 
@@ -471,10 +549,18 @@ class _Reader:
                 prose = proses[line["display"]]
                 if prose is not None and not (induction is not None and len(proses) == 1):
                     line["prose cites"] = self._reasons_for(prose.text, prose.offset, reasons)
-            items, last = self._items(lines, shared, head.xfail if induction is None else set())
+            stepwise = induction is not None and induction[2] is None
+            items, last = self._items(lines, shared, head.xfail if induction is None or stepwise
+                                      else set(), head.link_cites)
+            if stepwise and head.statement is None:
+                raise self.error("an induction whose step is the display needs the statement "
+                                 "on the lemma line (`lemma NAME: STATEMENT`)",
+                                 self._offset_of(head.pos))
             if head.statement is None:
                 lemma.statement = last
-            if induction is not None:
+            if stepwise:
+                lemma.proof = self._induction(lemma.statement, induction, head.pos, steps=items)
+            elif induction is not None:
                 lemma.proof = self._induction(lemma.statement, induction, head.pos, head.xfail)
             else:
                 lemma.proof = A.Proof("direct", items=items, pos=head.pos)
@@ -485,7 +571,7 @@ class _Reader:
             lemma.error = exc
         return lemma
 
-    def _items(self, lines: list, shared: list, xfail: set) -> tuple:
+    def _items(self, lines: list, shared: list, xfail: set, link_cites=None) -> tuple:
         """The chains and hence lines of a claim's displays; the formula they show."""
         chains = []  # [first expr, [links], is_hence, pos]
         for line in lines:
@@ -518,14 +604,16 @@ class _Reader:
                 link = links[0]
                 rel = A.Rel(link.op, first, link.rhs, pos, "")
                 rel = dataclasses.replace(rel, text=show(rel))
-                items.append(A.Hence(rel, self._cites(link.cites + shared), number in xfail,
-                                     pos, link.text))
+                own = (link_cites or {}).get(number, [])
+                items.append(A.Hence(rel, self._cites(link.cites + own + shared),
+                                     number in xfail, pos, link.text))
                 last = rel
                 continue
             steps = []
             for link in links:
                 number += 1
-                steps.append(A.Step(link.op, link.rhs, self._cites(link.cites + shared),
+                own = (link_cites or {}).get(number, [])
+                steps.append(A.Step(link.op, link.rhs, self._cites(link.cites + own + shared),
                                     number in xfail, link.pos, link.text))
             items.append(A.Chain(None, first, steps, pos))
             rel = A.Rel(_weakest([s.op for s in steps], pos, self), first, steps[-1].rhs, pos,
@@ -536,6 +624,10 @@ class _Reader:
         bad = sorted(n for n in xfail if n > number)
         if bad:
             raise self.error(f"xfail {bad[0]}: the display has {number} link(s)",
+                             self._offset_of(chains[0][3]))
+        bad = sorted(n for n in (link_cites or {}) if n > number)
+        if bad:
+            raise self.error(f"link {bad[0]}: the display has {number} link(s)",
                              self._offset_of(chains[0][3]))
         return items, last
 
@@ -556,9 +648,11 @@ class _Reader:
                 out.append(c)
         return out
 
-    def _induction(self, statement, induction: tuple, pos: A.Pos, xfail=()) -> A.Proof:
+    def _induction(self, statement, induction: tuple, pos: A.Pos, xfail=(),
+                   steps=None) -> A.Proof:
         """A proof by induction from the claim: the base by its citations, the step from the
-        statement at var (ih) and the step's citations (xfail 1: the base, 2: the step)."""
+        statement at var (ih) and the step's citations (xfail 1: the base, 2: the step), or
+        the step's derivation `steps` (the display's chains, which may cite ih)."""
         var, base_cites, step_cites = induction
         if not isinstance(statement, A.Rel):
             raise self.error("an induction proves a single relation", self._offset_of(pos))
@@ -568,9 +662,9 @@ class _Reader:
         ih = A.Cite("ih", (), pos)
         base = [A.Chain(None, at_zero.lhs, [A.Step(at_zero.op, at_zero.rhs, list(base_cites),
                                                    1 in xfail, pos, show(at_zero))], pos)]
-        step = [A.Chain(None, at_next.lhs, [A.Step(at_next.op, at_next.rhs,
-                                                   [ih] + list(step_cites), 2 in xfail, pos,
-                                                   show(at_next))], pos)]
+        step = steps if steps is not None else \
+            [A.Chain(None, at_next.lhs, [A.Step(at_next.op, at_next.rhs, [ih] + list(step_cites),
+                                                2 in xfail, pos, show(at_next))], pos)]
         return A.Proof("induction", var=name, base=base, step=step, pos=pos)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..checker import check_paths, exit_code, proof_files
 from ..notes import NOTES_SUFFIXES
 from .document import render_documents
+from ..notes.convert import latex_to_markdown, markdown_to_latex
 from .notes import annotate, annotate_html
 
 __all__ = ["register", "document_names"]
@@ -114,8 +115,8 @@ def _report(args) -> int:
 
 
 def _annotated_notes(path, report, formats) -> dict:
-    """format -> the annotated copy of a Markdown or LaTeX document: the document's own markup
-    (md for Markdown, tex for LaTeX) and html; the other markup is not written."""
+    """format -> the annotated copy of a Markdown or LaTeX document: in its own markup, in the
+    other one (rewritten so that it reads and checks the same), and html."""
     try:
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -127,6 +128,10 @@ def _annotated_notes(path, report, formats) -> dict:
             out[fmt] = annotate_html(report, source, own == "md")
         elif fmt == own:
             out[fmt] = annotate(report, source, own == "md")
+        elif fmt == "md":
+            out[fmt] = latex_to_markdown(annotate(report, source, False))
+        else:
+            out[fmt] = markdown_to_latex(annotate(report, source, True))
     return out
 
 
