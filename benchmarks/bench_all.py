@@ -8,7 +8,10 @@ the same run with checks off: a learning rate and a start (1M x 20 planted data)
 voted and averaged perceptrons (variant_rows: `run(..., variant=V)` against the same engine with
 `checks=False`), and the kernel perceptron (bench_kernel.py's rows).  Last rows: runs per second of the fuzz property (generate,
 run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it (200 runs per worker,
-forked workers on every core; target >= 300), and on one core.  Then start-up
+forked workers on every core; target >= 300), and on one core.  Then scale and overhead
+(bench_scale.py): the default separator at 20k x 1000 and 1M x 20 against the run with w* given
+(target 3), the 100k x 100 run against checks off (target 1.1), exact replay of a
+breast-cancer run (target 60 s).  Then start-up
 (bench_startup.py): commands as fresh processes with the cache of checked lemmas warm and cold
 (target < 1 s), and a run() call that loads the library against one given the lemmas.
 """
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_kernel import HEADER as KERNEL_HEAD, kernel_rows, planted  # noqa: E402
 from bench_runtime import FULL, GAMMAS, HEAD, SMALL, best_of, measure  # noqa: E402
+from bench_scale import scale_rows  # noqa: E402
 from bench_startup import startup_rows  # noqa: E402
 
 
@@ -141,6 +145,9 @@ def main(argv=None) -> int:
     for row in kernel_rows(max(1, args.repeat // 2)):
         print(row, flush=True)
     print("\n".join(fuzz_rows))
+    print("\nscale and overhead (bench_scale.py)")
+    for row in scale_rows(max(1, args.repeat // 3), small=args.small):
+        print(row, flush=True)
     print("\nstart-up (bench_startup.py)")
     for row in startup_rows(max(3, args.repeat // 2)):
         print(row, flush=True)

@@ -1,4 +1,4 @@
-"""docs/runtime.md's example of what `audit` is for: scikit-learn's averaged SGD perceptron,
+"""docs/runtime-howto.md's example of what `audit` is for: scikit-learn's averaged SGD perceptron,
 trained one example per partial_fit, drops its plain intercept between calls
 (examples/audit_sklearn_intercept.py).  Skipped when scikit-learn is missing or keeps the
 intercept (the defect fixed): detected on the trace, not assumed from a version number."""

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from novikoff.certify.store import certificate_path, load_certificates
 from novikoff.checker import Checker, bundled_proofs_dir, proof_files
+from novikoff.kernel import certified
 from novikoff.kernel.certificates import (CertificateError, canonical_statement, check,
-                                          parse_statement, poly_from_json, poly_mul)
+                                          parse_statement, poly_from_json, poly_mul,
+                                          read_statement, statement_key)
 from novikoff.kernel.certified import LEDGER
 
 from helpers import PERCEPTRON  # noqa: E402  (tests/ is on sys.path)
@@ -195,15 +197,43 @@ def replayed():
     """key -> (statement, certificate) of every certificate the library's check replayed, and
     the statements a solver found satisfiable on the way."""
     LEDGER.recording, LEDGER.statements, LEDGER.satisfiable = True, {}, {}
+    LEDGER.used, LEDGER.store = {}, {}  # (earlier tests in this process may have replayed some)
+    built = certified.statement_of
+    certified.statement_of = _kept(built)
     try:
         checker = Checker(timeout_ms=5000)
         reports = [checker.check_file(p) for p in CERTIFIED_FILES]
         used = {k: (LEDGER.statements[k], c) for k, c in LEDGER.used.items()}
         satisfiable = list(LEDGER.satisfiable.values())
     finally:
+        certified.statement_of = built
         LEDGER.recording, LEDGER.store, LEDGER.used = False, {}, {}
         LEDGER.pending, LEDGER.statements, LEDGER.satisfiable = {}, {}, {}
     return reports, used, satisfiable
+
+
+_STATEMENTS: list = []  # every Statement the kernel built in the library's check
+
+
+def _kept(build):
+    def statement_of(*args):
+        statement = build(*args)
+        _STATEMENTS.append(statement)
+        return statement
+    return statement_of
+
+
+def test_the_kernel_hands_the_checker_the_facts_of_its_text(replayed):
+    """The kernel replays a certificate on the facts it built, not on its statement's text
+    parsed again: they must be the facts the text says, in its order (its key is the text's)."""
+    assert len(_STATEMENTS) > 500
+    renamed = 0
+    for statement in _STATEMENTS:
+        facts, nats = read_statement(statement.text)
+        assert (list(statement.facts), statement.nats) == (facts, nats), statement.text[:300]
+        assert statement.key == statement_key(statement.text)
+        renamed += "~1" in statement.text or "dummy_index=1" in statement.text
+    assert renamed > 50  # the statements whose fresh symbols are numbered are among them
 
 
 def test_the_library_ships_certificates():

@@ -12,8 +12,10 @@ from helpers import PERCEPTRON, check_text, lemma_of, steps_of
 
 pytest.importorskip("cvc5")
 
+from novikoff.crosscheck import CrossCheck  # noqa: E402
 from novikoff.kernel import solver  # noqa: E402
-from novikoff.kernel.smtlib import run_cvc5  # noqa: E402
+from novikoff.kernel.certified import LEDGER  # noqa: E402
+from novikoff.crosscheck.smtlib import run_cvc5  # noqa: E402
 
 BODY = """
 lemma progress: <w_star, w[k]> >= k*gamma
@@ -73,17 +75,16 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
     for f in identities:
         assert run_cvc5(f.read_text(encoding="utf-8"), 5000).answer == "valid", f.name
 
-    from novikoff.kernel import smtlib
+    from novikoff.crosscheck import smtlib
 
     def contrary(hypotheses, goal, timeout_ms, *, nats=()):
         return smtlib.Cvc5Verdict("invalid", "planted disagreement")
 
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
-    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    monkeypatch.setattr(solver, "AUDIT",
+                        solver.Audit(second_opinion=CrossCheck(cross_check=True)))
     # The ledger is process-wide: after another test checked the bundled library, its shipped
     # certificates would replay this identity ("verified (certified)") before any solver.
-    from novikoff.kernel.certified import LEDGER
-
     monkeypatch.setattr(LEDGER, "store", {})
     report = check_text(tmp_path, """
         lemma t: (gamma + 1)^2 = gamma^2 + 2*gamma + 1
@@ -95,13 +96,16 @@ def test_identities_settled_by_sympy_are_written_and_cross_checked(tmp_path, mon
 
 
 def test_a_disagreement_makes_the_step_unknown(tmp_path, monkeypatch):
-    from novikoff.kernel import smtlib
+    from novikoff.crosscheck import smtlib
 
     def contrary(hypotheses, goal, timeout_ms, *, nats=()):
         return smtlib.Cvc5Verdict("invalid", "planted disagreement")
 
     monkeypatch.setattr(smtlib, "cvc5_entails", contrary)
-    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    monkeypatch.setattr(solver, "AUDIT",
+                        solver.Audit(second_opinion=CrossCheck(cross_check=True)))
+    # (no stored certificate: a certified step asks no solver, and so no second opinion)
+    monkeypatch.setattr(LEDGER, "store", {})
     report = check_text(tmp_path, """
         lemma t: y*<w_star, x> >= gamma/2
         proof:

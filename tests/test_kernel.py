@@ -87,6 +87,26 @@ def test_transitivity_checks_the_middle_term():
         K.trans(SIG, a, d)
 
 
+def test_each_refusal_is_named_after_its_rule():
+    """KernelError.rule names the rule that refused (as HOL Light's kernel fails with TRANS)."""
+    a = K.assume(SIG, K.Relation("<=", k, gamma))
+    b = K.assume(SIG, K.Relation("<=", gamma + 1, 2 * gamma))
+    forged = object.__new__(K.Theorem)
+    stmt = K.Relation(">=", k * gamma, 0)
+    refusals = {
+        "trans": lambda: K.trans(SIG, a, b),
+        "induction": lambda: K.induction(SIG, gamma, stmt, a, b),
+        "decide": lambda: K.decide(SIG, [forged], stmt),
+        "discharge": lambda: K.discharge(SIG, forged, ()),
+        "accepts": lambda: K.accepts(SIG, forged, stmt),
+        "make_setting": lambda: K.make_setting("t", {"g": "colour"}, {}, set(), {}),
+    }
+    for rule, refused in refusals.items():
+        with pytest.raises(KernelError) as caught:
+            refused()
+        assert caught.value.rule == rule, (rule, caught.value)
+
+
 def test_induction_checks_base_and_step_instances():
     stmt = K.Relation(">=", k * gamma, 0)
     base = K.decide(SIG, [], stmt.subs(k, 0)).theorem

@@ -138,8 +138,10 @@ def test_cross_check_of_a_model_with_a_value_of_thousands_of_digits(tmp_path, mo
     """z3's model gives c about 10^9700: pinning it for cvc5 raised ValueError (an internal
     error); now the value is not pinned, and the step fails cleanly (or is unknown)."""
     pytest.importorskip("cvc5")
+    from novikoff.crosscheck import CrossCheck
     from novikoff.kernel import solver
-    monkeypatch.setattr(solver, "AUDIT", solver.Audit(cross_check=True))
+    monkeypatch.setattr(solver, "AUDIT",
+                        solver.Audit(second_opinion=CrossCheck(cross_check=True)))
     claim = _lemma(_check(tmp_path, HUGE_MODEL))
     (step,) = claim.steps
     assert step.status in ("failed", "unknown")

@@ -343,6 +343,6 @@ def test_plot_and_report_draw_a_run_from_its_start_as_documented(data, capsys):
                         str(tmp / "p.svg"), "--report", str(tmp / "rep")], capsys)
     assert code == 0 and (tmp / "p.svg").stat().st_size > 0, err
     assert (tmp / "rep" / "run.html").exists()
-    docs = (Path(__file__).parents[1] / "docs" / "runtime.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).parents[1] / "docs" / "runtime-howto.md").read_text(encoding="utf-8")
     assert "refuse `--w0`" not in docs and "`--plot` and `--report` draw\na run with `--w0`" \
         in docs

@@ -172,6 +172,7 @@ def test_the_compiled_judge_and_the_numpy_program_agree(monkeypatch, seed):
     env["<w[k], w[k]>"][0][40:60] = 0.0
     env["<w[k], w[k]>"][1][40:60] = 0.0
     prog = program.Program(checks)
+    monkeypatch.setattr(program, "_COMPILE_FROM", 0)  # the compiled judge, however small
     compiled = prog.judge(env, n)
     ct, cf, cin = compiled.points()[:3]
     assert compiled.stats == program._counts(ct, cf, cin).tolist()

@@ -15,7 +15,7 @@ import pytest
 
 from novikoff.kernel import Inner, Relation
 from novikoff.runtime import HAVE_NUMBA, Lemma, LemmaViolation, load_lemmas, run
-from novikoff.runtime import _bounds
+from novikoff.runtime import _bounds, _jit
 from novikoff.runtime._bounds import _NROWS, _factors, gam
 
 from test_runtime_engine import R, k, separable, w  # noqa: E402
@@ -135,8 +135,7 @@ def test_bookkeeping_is_the_one_before_it_was_compiled(python):
     """The bookkeeping (compiled when numba is installed, and as Python) against the numpy
     bookkeeping of commit f65809a, bit for bit, including chunks with NaN, inf, -0, subnormal
     and huge entries (tests/data/make_bookkeeping_golden.py)."""
-    rows = getattr(_bounds._chunk_rows, "py_func", _bounds._chunk_rows) if python else \
-        _bounds._chunk_rows
+    rows = _bounds._chunk_rows if python or not HAVE_NUMBA else _jit.compiled(_bounds._chunk_rows)
     golden = np.load(_GOLDEN)
     cases = sorted({key.split("_")[0] for key in golden.files}, key=int)
     assert len(cases) == 40

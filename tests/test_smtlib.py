@@ -1,4 +1,4 @@
-"""SMT-LIB scripts of obligations, and cvc5's answers on them against Z3's (kernel/smtlib.py)."""
+"""SMT-LIB scripts of obligations, and cvc5's answers on them against Z3's (crosscheck/smtlib.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ cvc5 = pytest.importorskip("cvc5")
 from novikoff.kernel import solver  # noqa: E402
 from novikoff.kernel.formulas import (Conjunction, Disjunction, Equivalence, Implication,  # noqa: E402
                                       Relation, VectorEq)
-from novikoff.kernel.smtlib import (Cvc5Verdict, cvc5_entails, run_cvc5, smt2_script,  # noqa: E402
+from novikoff.crosscheck.smtlib import (Cvc5Verdict, cvc5_entails, run_cvc5, smt2_script,  # noqa: E402
                                     smt2_symbol)
 from novikoff.kernel.solver import TranslationError  # noqa: E402
 from novikoff.kernel.terms import Inner, Vec, ip, norm  # noqa: E402
@@ -180,7 +180,7 @@ def test_scripts_parse_with_cvc5_and_are_deterministic(name, hyps, goal, nats, e
 _SNIPPET = """
 import sympy as sp
 from novikoff.kernel.formulas import Relation, VectorEq
-from novikoff.kernel.smtlib import smt2_script
+from novikoff.crosscheck.smtlib import smt2_script
 from novikoff.kernel.terms import Vec, ip, norm
 k, y, a = (sp.Symbol(n, real=True) for n in "kya")
 x, v, w = sp.Symbol("x"), sp.Symbol("v"), sp.Function("w")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .checker import bundled_proofs_dir, check_paths, exit_code, proof_files
-from .kernel.solver import AUDIT
+from .crosscheck import install as install_cross_check
 from .report import check_json, render_check
 
 __all__ = ["register"]
@@ -63,11 +63,10 @@ def _check(args) -> int:
         except OSError as exc:
             print(f"novikoff: error: --smt2 {args.smt2}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    AUDIT.cross_check = args.cross_check
+    install_cross_check(args.cross_check, Path(args.smt2) if args.smt2 is not None else None)
     from .kernel.certified import LEDGER
 
     LEDGER.required = args.require_certificates
-    AUDIT.smt2_dir = Path(args.smt2) if args.smt2 is not None else None
     start = time.perf_counter()
     reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
                           notes=notes)

@@ -22,8 +22,9 @@ from .diagnostics import explain_failure
 from .errors import KernelError, ProofSyntaxError
 from .certify.store import CertificateFileError, load_certificates
 from .kernel.certified import LEDGER
+from .display import display_name
 from .kernel.formulas import free_symbols, sides
-from .kernel.solver import AUDIT, LIMITS, atom_name, display_name
+from .kernel.solver import AUDIT, LIMITS, atom_name
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
@@ -1395,7 +1396,7 @@ def check_paths(paths, timeout_ms: int = 5000, jobs: int = 1, notes: bool = Fals
     `novikoff check proofs/` 2.7 -> 1.7 s in-process on two cores.
     """
     files = proof_files(paths, notes)
-    if jobs <= 1 or len(files) <= 1 or AUDIT.cross_check or AUDIT.smt2_dir is not None:
+    if jobs <= 1 or len(files) <= 1 or AUDIT.second_opinion is not None:
         checker = Checker(timeout_ms=timeout_ms)
         return [checker.check_file(p) for p in files]
     import multiprocessing

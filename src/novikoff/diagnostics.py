@@ -21,8 +21,8 @@ from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, 
                      VectorEq)
 from .kernel.formulas import free_symbols, sides
 from .kernel.terms import BOUND, VectorSum, count, exact_subs, expand_norms
-from .kernel.solver import (LIMITS, Translator, TranslationError, atom_name, display_name,
-                           model_number)
+from .display import display_name
+from .kernel.solver import LIMITS, Translator, TranslationError, atom_name, model_number
 
 __all__ = ["Explanation", "explain_failure"]
 

@@ -45,7 +45,12 @@ class UnreadableSource(ProofSyntaxError):
 
 
 class KernelError(NovikoffError):
-    """The kernel refused a rule application (a malformed or forged argument, a mismatch)."""
+    """The kernel refused a rule application (a malformed or forged argument, a mismatch).
+
+    rule: the name of the rule that refused (``trans``, ``induction``, ...), as HOL Light's
+    kernel fails with "TRANS"; None for a term the kernel cannot give a meaning to."""
+
+    rule: str | None = None
 
 
 class InvalidArgument(NovikoffError, ValueError):

@@ -7,7 +7,8 @@ by pairs and squares of atoms, and multiples of the equalities, adding up to zer
 strict products weighing 1.  The LP's solution is floating point: it only names the support, on
 which the identity is solved again exactly in Fractions.  When no leaf is found, the branch is
 split on a disjunction of its core (each disjunct a branch of its own); when none is left, the
-core's literals are tried with products of three, four and five, then a sign split on a nat.
+core's literals are tried with products of three, four and five, then an integer split on a
+nat (n <= 0 | n >= 1), then a sign split on an atom of the core, nats first.
 """
 
 from __future__ import annotations
@@ -163,11 +164,24 @@ class _Search:
         return None
 
     def _sign_split(self, branch: Branch, lits, depth: int, spent: frozenset):
-        """Split on the sign of a nat of the core (k > 0 | k = 0 | k < 0): dividing by k, as
+        """Split on an atom of the core: a nat n first by whole numbers (n <= 0 | n >= 1: no
+        nat lies strictly between), then on a sign (a > 0 | a = 0 | a < 0): dividing by k, as
         the mistake bounds' last step does, needs k > 0, and k = 0 is its own case."""
-        atoms = sorted({a for i in lits for m in branch.literals[i][1] for a, _ in m})
+        atoms = sorted({a for i in lits for m in branch.literals[i][1] for a, _ in m},
+                       key=lambda a: (a not in self.nats, a))
         for a in atoms:
-            if a not in self.nats or ("sign", a) in spent:
+            if a not in self.nats or ("integer", a) in spent:
+                continue
+            k = {((a, 1),): Fraction(1)}
+            low = self.close(branch.copy().add(("ge", poly_add({}, k, -1))), depth + 1,
+                             spent | {("integer", a)})
+            high = low and self.close(branch.copy().add(("ge", poly_add(k, {(): Fraction(-1)}))),
+                                      depth + 1, spent | {("integer", a)})
+            if high:
+                return {"by": "integer", "poly": poly_to_json(k), "at": "0",
+                        "cases": [low, high]}
+        for a in atoms:
+            if ("sign", a) in spent:
                 continue
             k = {((a, 1),): Fraction(1)}
             cases = []

@@ -34,6 +34,8 @@ def load_certificates(proof: Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CertificateFileError(f"{path}: not a certificate file ({exc})") from None
+    except RecursionError:
+        raise CertificateFileError(f"{path}: not a certificate file (nested too deeply)") from None
     if not (isinstance(data, dict) and data.get("format") == FORMAT
             and isinstance(data.get("certificates"), dict)):
         raise CertificateFileError(f"{path}: not a certificate file of format {FORMAT}")

@@ -43,9 +43,9 @@ import json
 import re
 from fractions import Fraction
 
-__all__ = ["FORMAT", "Branch", "CertificateError", "check", "statement_key",
-           "canonical_statement", "canonical_text", "parse_statement", "poly_add", "poly_mul", "poly_to_json",
-           "poly_from_json"]
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "statement_key",
+           "canonical_statement", "canonical_text", "parse_statement", "read_statement",
+           "poly_add", "poly_mul", "poly_to_json", "poly_from_json"]
 
 FORMAT = "novikoff-certificates/1"
 
@@ -56,6 +56,12 @@ _MAX_DEGREE = 24
 _MAX_TERMS = 5_000
 _MAX_FACTORS = 12
 _MAX_DIGITS = 400
+# Monomial products one product of two polynomials, and one certificate in all, may cost the
+# checker, counted before a product is made (the product of the sizes): far above what the
+# stored certificates of the library take; a hostile certificate is refused in well under a
+# second instead of being multiplied out.
+_MAX_PRODUCT = 2 * _MAX_TERMS
+_MAX_WORK = 1_000_000
 _RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?\Z")
 _NODE_KEYS = {"or": {"by", "at", "cases"}, "sign": {"by", "poly", "cases"},
               "integer": {"by", "poly", "at", "cases"}, "cut": {"by", "fact", "proof", "then"},
@@ -214,6 +220,15 @@ class _Checker:
     def __init__(self, nats):
         self.nats = frozenset(nats)
         self.nodes = 0
+        self.work = 0
+
+    def _mul(self, p: dict, q: dict) -> dict:
+        """poly_mul, refused before it is made when it costs more than _MAX_PRODUCT monomial
+        products, or takes the certificate past _MAX_WORK."""
+        self.work += len(p) * len(q)
+        if len(p) * len(q) > _MAX_PRODUCT or self.work > _MAX_WORK:
+            raise CertificateError("the certificate takes too much arithmetic to check")
+        return poly_mul(p, q)
 
     def close(self, branch: Branch, node, depth: int) -> None:
         self.nodes += 1
@@ -283,7 +298,7 @@ class _Checker:
             term = {(): c}
             kinds = set()
             for i in item[1]:
-                term = poly_mul(term, self._inequality(literals, i))
+                term = self._mul(term, self._inequality(literals, i))
                 kinds.add(literals[i][0])
             strict = strict or kinds <= {"gt"}
             total = poly_add(total, term)
@@ -295,15 +310,15 @@ class _Checker:
             w, p = _rational(item[0]), poly_from_json(item[1])
             if w <= 0:
                 raise CertificateError("psatz: a square's weight must be > 0")
-            term = poly_mul(p, p)
+            term = self._mul(p, p)
             for i in item[2]:
-                term = poly_mul(term, self._inequality(literals, i))
+                term = self._mul(term, self._inequality(literals, i))
             total = poly_add(total, term, w)
         for item in multiples:
             if not (isinstance(item, list) and len(item) == 2 and type(item[1]) is int
                     and 0 <= item[1] < len(literals) and literals[item[1]][0] == "eq"):
                 raise CertificateError(f"psatz: a multiple is [Q, equality], not {item!r}"[:160])
-            total = poly_add(total, poly_mul(poly_from_json(item[0]), literals[item[1]][1]))
+            total = poly_add(total, self._mul(poly_from_json(item[0]), literals[item[1]][1]))
         if total:
             raise CertificateError("psatz: the sum is not the zero polynomial")
         if not strict:
@@ -311,8 +326,8 @@ class _Checker:
                                    "coefficient, so the sum 0 contradicts nothing")
 
 
-def parse_statement(statement_text: str) -> tuple:
-    """(the root Branch, nats) of a statement's canonical text."""
+def read_statement(statement_text: str) -> tuple:
+    """(facts, nats) of a statement's canonical text, the facts in its order."""
     try:
         statement = json.loads(statement_text)
     except ValueError as exc:
@@ -321,17 +336,35 @@ def parse_statement(statement_text: str) -> tuple:
             and isinstance(statement["facts"], list) and isinstance(statement["nats"], list)
             and all(isinstance(n, str) for n in statement["nats"])):
         raise CertificateError("a statement is {facts, nats}")
+    return [_fact_from_json(f) for f in statement["facts"]], frozenset(statement["nats"])
+
+
+def parse_statement(statement_text: str) -> tuple:
+    """(the root Branch, nats) of a statement's canonical text."""
+    facts, nats = read_statement(statement_text)
     branch = Branch()
-    for fact in statement["facts"]:
-        branch.add(_fact_from_json(fact))
-    return branch, frozenset(statement["nats"])
+    for fact in facts:
+        branch.add(fact)
+    return branch, nats
 
 
 def check(statement_text: str, certificate) -> None:
     """Accept (return None) only if the certificate shows the statement's facts contradictory;
     raise CertificateError otherwise.  statement_text: canonical_statement's text."""
     try:
-        branch, nats = parse_statement(statement_text)
+        facts, nats = read_statement(statement_text)
+    except RecursionError:
+        raise CertificateError("the statement is nested too deeply") from None
+    check_facts(facts, nats, certificate)
+
+
+def check_facts(facts, nats, certificate) -> None:
+    """check, for a statement's facts as read_statement reads its text (the kernel hands over
+    the facts it built, so as not to print and parse them again)."""
+    try:
+        branch = Branch()
+        for fact in facts:
+            branch.add(fact)
         _Checker(nats).close(branch, certificate, 0)
     except CertificateError:
         raise

@@ -43,6 +43,22 @@ __all__ = ["Setting", "Supposition", "Everywhere", "Theorem", "Decision", "make_
            "describe_obligation",
            "cauchy_schwarz", "triangle", "nat_cases", "norm_nonneg", "rewrite_vectors", "domain_obligations"]
 
+
+def _rule(name: str):
+    """Name a rule's refusals after it (KernelError.rule; the innermost rule that refused)."""
+    def named(function):
+        @functools.wraps(function)
+        def rule(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except KernelError as exc:
+                if exc.rule is None:
+                    exc.rule = name
+                raise
+        return rule
+    return named
+
+
 _ISSUED: "weakref.WeakSet" = weakref.WeakSet()
 _ACCEPTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # theorem -> statements
 _SETTINGS: "weakref.WeakSet" = weakref.WeakSet()
@@ -92,6 +108,7 @@ class Setting:
         return f"Setting({getattr(self, 'name', '?')})"
 
 
+@_rule("make_setting")
 def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumptions: dict,
                  timeout_ms: int = 5000) -> Setting:
     """Make a Setting: derive its declarations from the kinds, then check its assumptions.
@@ -455,6 +472,7 @@ def _at_every_k(hypothesis) -> Everywhere:
     return hypothesis if isinstance(hypothesis, Everywhere) else Everywhere(hypothesis)
 
 
+@_rule("assume")
 def assume(s: Setting, formula, label: str | None = None) -> Theorem:
     """formula |- formula; with a label, [label] formula |- formula."""
     _genuine(s)
@@ -786,6 +804,7 @@ def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
     return _step_told(s, premises, goal, facts, summed=True)
 
 
+@_rule("decide")
 def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
     """Decide premises + declarations + instances of named facts |- goal.
 
@@ -837,6 +856,7 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
 
 
+@_rule("absurd")
 def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> Decision:
     """Premises that contradict each other give any goal (ex falso), provided one of them
     rests on more than the setting (a case's condition, a given, the induction hypothesis) and
@@ -1026,6 +1046,7 @@ def _require_match(s: Setting, thm: Theorem, statement, what: str, timeout_ms: i
                           f"negative index)")
 
 
+@_rule("trans")
 def trans(s: Setting, first: Theorem, second: Theorem) -> Theorem:
     """a R1 b, b R2 c |- a R c."""
     _genuine(s, first, second)
@@ -1057,6 +1078,7 @@ def _varies(s: Setting, formula, var) -> bool:
     return bool(free_symbols(formula) & ({var} | s.per_update_symbols))
 
 
+@_rule("induction")
 def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, step: Theorem,
               timeout_ms: int = 5000) -> Theorem:
     """P(0), P(k) |- P(k+1)  give  P(k) for the natural k.
@@ -1086,6 +1108,7 @@ def induction(s: Setting, var: sp.Symbol, statement: Relation, base: Theorem, st
     return _make(s, hyps | set(s.declarations), statement)
 
 
+@_rule("instantiate")
 def instantiate(s: Setting, thm: Theorem, var: sp.Symbol, value: sp.Expr, premises=(),
                 timeout_ms: int = 5000):
     """A theorem that rests only on the setting's assumptions holds at every value of the nat
@@ -1130,6 +1153,7 @@ _SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vec
                   "label_sequence": "sequence"}
 
 
+@_rule("specialize")
 def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: int = 5000):
     """hyps(var) |- C(var) for a real, label, vector or sequence var gives hyps(value) |-
     C(value): var is a symbol like any other, so what is proved about it holds for every value
@@ -1270,6 +1294,7 @@ def _mentions(formula, var) -> bool:
     return var in found or any(getattr(e, "func", None) == var for e in found)
 
 
+@_rule("cases")
 def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):
     """(c1 or ... or cn), and goal under each ci  give  goal.  Returns (Decision, Theorem|None).
 
@@ -1287,12 +1312,14 @@ def cases(s: Setting, goal, branches, premises=(), timeout_ms: int = 5000):
     return cover, _make(s, hyps, goal)
 
 
+@_rule("discharge")
 def discharge(s: Setting, thm: Theorem, premises: tuple) -> Theorem:
     """Gamma, H1..Hn |- C  gives  Gamma |- (H1 and .. and Hn) => C."""
     _genuine(s, thm)
     return _make(s, thm.hyps - set(premises), Implication(tuple(premises), thm.concl))
 
 
+@_rule("accepts")
 def accepts(s: Setting, thm: Theorem, statement, timeout_ms: int = 5000,
             givens: bool = True) -> tuple:
     """Whether thm proves statement in setting s; (ok, hypotheses that are not allowed).

@@ -26,9 +26,9 @@ except ImportError:  # steps with stored certificates replay without it (certifi
 
 from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
                        sides, visible_obligations)
-from .terms import BOUND, MAX_DIGITS, VECTOR_BOUND, Inner, Norm, VectorSum, count, index_of
+from .terms import MAX_DIGITS, Inner, Norm, index_of
 
-__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "display_name",
+__all__ = ["Translator", "TranslationError", "Verdict", "entails", "atom_name", "model_number",
            "AUDIT", "Audit", "LIMITS", "Limits", "BUDGET_SPENT"]
 
 
@@ -51,39 +51,6 @@ def atom_name(expr: sp.Basic) -> str:
     # A sum or a helper's argument: SymPy's full form, so that a user's sequence named Abs or
     # ceiling never reads like SymPy's own function.
     return sp.srepr(expr)
-
-
-def display_name(expr: sp.Basic) -> str:
-    """How an atom reads in messages: atom_name, but a sum as `sum(i < n, terms)` (of scalars or
-    of vectors, also inside an inner product)."""
-    if isinstance(expr, Inner):
-        u, v = expr.args
-        return f"<{display_name(u)}, {display_name(v)}>"
-    if isinstance(expr, VectorSum):
-        atom, coefficient, n = expr.args
-        index, terms = _index_name(expr, coefficient * sp.Symbol("#atom"), VECTOR_BOUND)
-        shown = terms.subs(sp.Symbol("#atom"), sp.Symbol(
-            atom_name(atom.xreplace({VECTOR_BOUND: sp.Symbol(index)}))))
-        return f"sum({index} < {n}, {_named(shown)})"
-    if not isinstance(expr, sp.Sum):
-        return atom_name(expr)
-    index, terms = _index_name(expr, expr.function, BOUND)
-    return f"sum({index} < {count(expr)}, {_named(terms)})"
-
-
-def _index_name(expr: sp.Basic, terms: sp.Expr, bound: sp.Symbol) -> tuple:
-    """A name for a sum's index that its terms do not use, and the terms with it."""
-    taken = {str(a) for a in expr.free_symbols} | {
-        a.func.__name__ for a in expr.atoms(sp.core.function.AppliedUndef)}
-    index = next(n for n in ("i", "j", "s", "t", "u", "p", "q", "_i") if n not in taken)
-    return index, terms.subs(bound, sp.Symbol(index))
-
-
-def _named(terms: sp.Expr) -> str:
-    names = {a: sp.Symbol(display_name(a)) for a in terms.atoms(Inner)}
-    names.update({a: sp.Symbol(atom_name(a)) for a in terms.atoms(sp.core.function.AppliedUndef)
-                  if not isinstance(a, Inner)})
-    return str(terms.xreplace(names)).replace("**", "^")
 
 
 def coefficient_conditions(norm: Norm) -> tuple:
@@ -335,13 +302,14 @@ class Verdict:
 
 @dataclass
 class Audit:
-    """Defence in depth, off by default: write every obligation as SMT-LIB 2 (smt2_dir) and
-    decide it again with cvc5 (cross_check).  `label` names the obligations' source."""
+    """Defence in depth, off by default: a second opinion on every verdict (``crosscheck``:
+    SMT-LIB 2 files, cvc5).  ``second_opinion(hypotheses, goal, timeout_ms, nats, verdict, by)``
+    gives an answer with a reason, or None (no opinion); where its answer differs, the verdict
+    is 'unknown' (``_audited``), so a second opinion can take a verdict away, never give one.
+    `label` names the obligations' source."""
 
-    cross_check: bool = False
-    smt2_dir: object = None  # a pathlib.Path
+    second_opinion: object = None
     label: str = "obligation"
-    written: int = 0
     disagreements: list = field(default_factory=list)
 
 
@@ -430,8 +398,8 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     if verdict.answer == "invalid" and _fractional_nats(verdict, nats):
         # The model gives a natural a fractional value: decide again over the integers.
         verdict = _decide(hypotheses, goal, timeout_ms, frozenset(nats))
-    if AUDIT.cross_check or AUDIT.smt2_dir is not None:
-        verdict = _audit(hypotheses, goal, timeout_ms, frozenset(nats), verdict)
+    if AUDIT.second_opinion is not None:
+        verdict = _audited(hypotheses, goal, timeout_ms, frozenset(nats), verdict)
     return verdict
 
 
@@ -440,56 +408,23 @@ def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     solver was asked): 'valid', and under `--smt2` it is written like every obligation, under
     `--cross-check` cvc5 must confirm it (else 'unknown', as for any obligation)."""
     verdict = Verdict("valid", reason="an identity by SymPy's normal form", basis="sympy")
-    if AUDIT.cross_check or AUDIT.smt2_dir is not None:
-        verdict = _audit(hypotheses, goal, timeout_ms, frozenset(nats), verdict, by="sympy")
+    if AUDIT.second_opinion is not None:
+        verdict = _audited(hypotheses, goal, timeout_ms, frozenset(nats), verdict, by="sympy")
     return verdict
 
 
-def _audit(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict,
-           by: str = "z3") -> Verdict:
-    """Write the obligation as SMT-LIB 2 and/or have cvc5 decide it; a disagreement or a cvc5
-    failure turns the verdict into 'unknown' with both answers.  by: who gave the verdict."""
-    from .smtlib import cvc5_entails, smt2_script
-
-    if AUDIT.smt2_dir is not None:
-        AUDIT.written += 1
-        try:
-            text = smt2_script(hypotheses, goal, nats=nats,
-                               comment=f"{AUDIT.label}\n{by}: {verdict.answer} (unsat = valid)")
-        except TranslationError as exc:
-            text = f"; {AUDIT.label}: no SMT-LIB translation ({exc})\n"
-        stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in AUDIT.label)[-80:]
-        (AUDIT.smt2_dir / f"{AUDIT.written:05d}-{stem}.smt2").write_text(text, encoding="utf-8")
-    if not AUDIT.cross_check:
-        return verdict
-    second = None
-    if verdict.answer == "invalid":
-        # Z3's model is a certificate: cvc5 checks it (a sat search alone often times out).
-        pinned = _model_values(verdict)
-        if pinned:
-            second = cvc5_entails(list(hypotheses) + pinned, goal, timeout_ms, nats=nats)
-            if second.answer == "unknown":
-                second = None
-    if second is None:
-        second = cvc5_entails(hypotheses, goal, timeout_ms, nats=nats)
-    if second.answer == verdict.answer:
+def _audited(hypotheses, goal, timeout_ms: int, nats: frozenset, verdict: Verdict,
+             by: str = "z3") -> Verdict:
+    """The verdict, or 'unknown' with both answers where the second opinion differs (or fails:
+    its 'unknown').  by: who gave the verdict."""
+    second = AUDIT.second_opinion(hypotheses, goal, timeout_ms, nats, verdict, by)
+    if second is None or second.answer == verdict.answer:
         return verdict
     reason = (f"the solvers disagree: {by} says {verdict.answer}"
               f"{f' ({verdict.reason})' if verdict.reason else ''}, cvc5 says {second.answer}"
               f"{f' ({second.reason})' if second.reason else ''}")
     AUDIT.disagreements.append((AUDIT.label, reason))
     return Verdict("unknown", translator=verdict.translator, reason=reason)
-
-
-def _model_values(verdict: Verdict) -> list:
-    """atom = value for every atom of the model with a rational value of at most MAX_DIGITS
-    digits (the pins only help cvc5 find the model: one left out loses nothing)."""
-    out = []
-    for atom, var in verdict.translator.atoms.values():
-        number = model_number(verdict.model.eval(var, model_completion=True))
-        if number is not None:
-            out.append(Relation("=", atom, number))
-    return out
 
 
 def model_number(value: z3.ExprRef) -> sp.Rational | None:

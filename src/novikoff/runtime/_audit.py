@@ -53,6 +53,7 @@ from ..kernel.formulas import VectorEq
 from ..kernel.terms import Vec
 from ..quantities import Unbindable, in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
+from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._io import read_array, read_npz
 from ._lemmas import load_lemmas
@@ -817,9 +818,10 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     to every eta); these are listed with the reason.
     """
     base = list(load_lemmas(proofs) if lemmas is None else lemmas)
-    reference = run_online(X, y, w_star=ws, gamma=gamma, variant=variant, order=order,
-                           cyclic=False, lemmas=base, include_unverified=include_unverified,
-                           separable=separable, on_violation="collect", eta=eta, w0=w0)
+    reference = run_online(X, y, RunConfig(
+        w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False, lemmas=base,
+        include_unverified=include_unverified, separable=separable, on_violation="collect",
+        eta=eta, w0=w0))
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     judged, skipped = [], []

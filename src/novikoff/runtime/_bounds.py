@@ -40,11 +40,9 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._loops import HAVE_NUMBA as _HAVE_NUMBA
+from . import _jit
 from ._loops import SMALLEST_NORMAL
 
-if _HAVE_NUMBA:
-    import numba as _nb
 
 __all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper", "start_slots"]
 
@@ -454,8 +452,8 @@ _NROWS = 19
 # same IEEE operations, so the same floats; tests/data/bookkeeping_golden.npz pins them).
 # Compiled, it is 1.1-1.2x faster on the 10k x 20 benchmark runs (bench_runtime.py), where the
 # monitored run's time against streaming X is near its target of 3.
-def _compiled(fn):
-    return _nb.njit(cache=True)(fn) if _HAVE_NUMBA else fn
+_compiled = _jit.jit(cache=True)
+_COMPILE_FROM = 512  # updates in a chunk from which numba's start-up is worth paying
 
 
 @_compiled
@@ -489,144 +487,130 @@ def _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq, eta, r_c):
 
 
 @_compiled
+def _a_step(j, rate, eta, y_, m_, e_m, Sa, Ca, a, e_a):
+    """<w_star, w> after update j: (Sa, Ca, a1, e_a1).  The increments eta*y*m are exact up to
+    eta*e_m (and the product's rounding when eta != 1); a1 = fl(a + fl(partial sum)): each
+    partial sum rounds by u*|partial sum|, and adding the carried value a once more."""
+    u = U
+    if rate:
+        t = eta * (y_ * m_)
+        Sa = t if j == 0 else Sa + t
+        a1 = a + Sa
+        t = eta * e_m + (u * abs(t) + TINY) + u * abs(Sa)
+    else:
+        t = y_ * m_
+        Sa = t if j == 0 else Sa + t
+        a1 = a + Sa
+        t = e_m + u * abs(Sa)
+    Ca = t if j == 0 else Ca + t
+    return Sa, Ca, a1, e_a + Ca + u * abs(a1)
+
+
+@_compiled
+def _increment(j, rate, eta, y_, p_, q_, nxu, dtiny, CE):
+    """The increment of ||w||^2 at update j: (eta*||x||^2, c, r_c, eta*||x|| bound, CE), CE the
+    running sum of the steps' own roundings (eta != 1)."""
+    if not rate:
+        return q_, 2.0 * y_ * p_ + q_, 0.0, nxu, CE
+    eq_ = eta * q_
+    inner = 2.0 * y_ * p_ + eq_
+    nxs = eta * nxu
+    step = U * nxs + dtiny
+    return (eq_, eta * inner, U * (abs(eq_) + abs(inner)) + TINY, nxs,
+            step if j == 0 else CE + step)
+
+
+@_compiled
+def _refined(W, q, e_q, D):
+    """||w~|| <= sqrt(q + e_q) + D where that is below the a priori bound W."""
+    v = q + e_q
+    if v < 0.0:
+        v = 0.0
+    return _nanmin(W, _sqrt(v) * (1 + 2 * U) + D)
+
+
+@_compiled
+def _store_products(out, j, rate, eta, y_, p_, eq_, q0, e_pr, e_q0r, e_nx2):
+    """<x, w[k+1]> = p + eta*y*||x||^2 and <w[k], w[k+1]> = ||w[k]||^2 + eta*y*p of update j,
+    with their error bounds."""
+    u, S = U, SAFETY
+    if rate:
+        pn = p_ + y_ * eq_
+        out[_EPN, j] = (e_pr + eta * e_nx2 + (u * abs(eq_) + TINY) + u * abs(pn)) * S
+        ep_ = eta * p_
+        cross = q0 + y_ * ep_
+        out[_ECROSS, j] = (e_q0r + eta * e_pr + (u * abs(ep_) + TINY) + u * abs(cross)) * S
+    else:
+        pn = p_ + y_ * eq_
+        out[_EPN, j] = (e_pr + e_nx2 + u * abs(pn)) * S
+        cross = q0 + y_ * p_
+        out[_ECROSS, j] = (e_q0r + e_pr + u * abs(cross)) * S
+    out[_PN, j], out[_CROSS, j] = pn, cross
+
+
+@_compiled
 def _chunk_rows(yv, p, m, nx2, k, a, e_a, q, e_q, D, N, cn, ce, ge, g, out, ends, eta=1.0):
     """The chunk's values and error bounds (the rows above, one column per update) and the
     running state after it (ends: a, e_a, q, e_q, D, N), for the step eta*y*x.
 
-    <w_star, w>: increments eta*y*m, exact up to eta*e_m (and the product's rounding when
-    eta != 1); a1 = fl(a + fl(partial sum)): each partial sum rounds by u*|partial sum|, and
-    adding the carried value a rounds once more, by u*|a1|.
     ||w||^2: q1 = q0 + eta*(2*y*p + eta*||x||^2); the prediction's error needs ||w~|| and D,
     which in turn depend on the error of q: bound them a priori first, then refine once.
     With eta = 1 every product by eta is skipped (exact), so the floats are those of the classic
     bookkeeping (tests/data/bookkeeping_golden.npz).
     """
-    L = len(yv)
-    u = U
-    two_u = 2 * U
-    one_2u = 1 + 2 * U
-    rate = eta != 1.0
+    u, rate = U, eta != 1.0
     # A priori growth of ||w~||: (1+u) per update for the exact step y*x, (1+u)^2 when the
-    # step eta*y*x rounds too.
-    grow = two_u if not rate else 2 * two_u
-    # d 2^-1074 (g / u >= d): the underflow of the d products eta*y*x_j of one step
+    # step eta*y*x rounds too; d 2^-1074 (g / u >= d): the underflow of one step's d products.
+    grow = 2 * U if not rate else 4 * U
     dtiny = (g / u) * TINY if rate else 0.0
-    Sa = 0.0
-    Ca = 0.0  # running sum of e_m + u|Sa|
-    Sq = 0.0
-    CN = 0.0  # running sum of the ||x|| bounds (times eta)
-    CW1 = 0.0  # running sum of W1, a priori
-    CW1r = 0.0  # running sum of W1r, refined
-    CE = 0.0  # running sum of the steps' own roundings (eta != 1)
-    Cq = 0.0  # running sum of e_c + u|Sq|, a priori
-    Cqr = 0.0  # the same, refined
+    # running sums: the partial sums of <w_star, w> and ||w||^2 and their error terms, the
+    # ||x|| bounds (times eta), W1 a priori and refined, the steps' roundings
+    Sa = Ca = Sq = CN = CW1 = CW1r = CE = Cq = Cqr = 0.0
     a0, e_a0, q0, N0, D0, D0r, e_q0, e_q0r = a, e_a, q, N, D, D, e_q, e_q
     a1 = e_a1 = q1 = e_q1r = D1r = N1 = 0.0
-    for j in range(L):
+    for j in range(len(yv)):
         y_, p_, m_, q_ = yv[j], p[j], m[j], nx2[j]
         nxu = _sqrt(q_) * cn
-        e_m = nxu * ce
-        e_nx2 = q_ * ge
-        if rate:
-            t = eta * (y_ * m_)
-            Sa = t if j == 0 else Sa + t
-            a1 = a + Sa
-            t = eta * e_m + (u * abs(t) + TINY) + u * abs(Sa)
-        else:
-            t = y_ * m_
-            Sa = t if j == 0 else Sa + t
-            a1 = a + Sa
-            t = e_m + u * abs(Sa)
-        Ca = t if j == 0 else Ca + t
-        e_a1 = e_a + Ca + u * abs(a1)
-        r_c = 0.0
-        if rate:
-            eq_ = eta * q_  # eta*||x||^2
-            inner = 2.0 * y_ * p_ + eq_
-            c = eta * inner
-            r_c = u * (abs(eq_) + abs(inner)) + TINY
-            nxs = eta * nxu
-            step = u * nxs + dtiny
-            CE = step if j == 0 else CE + step
-        else:
-            eq_ = q_
-            c = 2.0 * y_ * p_ + q_
-            nxs = nxu
+        e_m, e_nx2 = nxu * ce, q_ * ge
+        Sa, Ca, a1, e_a1 = _a_step(j, rate, eta, y_, m_, e_m, Sa, Ca, a, e_a)
+        eq_, c, r_c, nxs, CE = _increment(j, rate, eta, y_, p_, q_, nxu, dtiny, CE)
         Sq = c if j == 0 else Sq + c
         q1 = q + Sq
         CN = nxs if j == 0 else CN + nxs
         N1 = N + CN
         js = j + k
         # a priori: ||w~[j]|| <= (1 + u)^j * N_j (triangle inequality, coordinatewise rounding)
-        W0 = N0 * (1.0 + grow * (js + 1.0))
-        W1 = N1 * (1.0 + grow * (js + 2.0))
-        if rate:  # the steps' underflows
-            W0 = W0 + dtiny * (js + 1.0)
-            W1 = W1 + dtiny * (js + 2.0)
+        W0 = N0 * (1.0 + grow * (js + 1.0)) + dtiny * (js + 1.0)
+        W1 = N1 * (1.0 + grow * (js + 2.0)) + dtiny * (js + 2.0)
         CW1 = W1 if j == 0 else CW1 + W1
-        D1 = D + u * CW1
-        if rate:
-            D1 = D1 + CE
+        D1 = D + u * CW1 + CE
         e_p, Cq, e_q1 = _q_step(j, g, W0, D0, nxu, e_nx2, c, Sq, q1, e_q, Cq, eta, r_c)
-        # refined with ||w~[j]|| <= sqrt(q_j + e_q_j) + D_j
-        v = q0 + e_q0
-        if v < 0.0:
-            v = 0.0
-        W0r = _nanmin(W0, _sqrt(v) * one_2u + D0)
-        v = q1 + e_q1
-        if v < 0.0:
-            v = 0.0
-        W1r = _nanmin(W1, _sqrt(v) * one_2u + D1)
+        W1r = _refined(W1, q1, e_q1, D1)
         CW1r = W1r if j == 0 else CW1r + W1r
-        D1r = D + u * CW1r
-        if rate:
-            D1r = D1r + CE
-        e_pr, Cqr, e_q1r = _q_step(j, g, W0r, D0r, nxu, e_nx2, c, Sq, q1, e_q, Cqr, eta, r_c)
+        D1r = D + u * CW1r + CE
+        e_pr, Cqr, e_q1r = _q_step(j, g, _refined(W0, q0, e_q0, D0), D0r, nxu, e_nx2, c, Sq,
+                                   q1, e_q, Cqr, eta, r_c)
         S = SAFETY
-        out[_JS, j] = js
-        out[_A0, j] = a0
-        out[_EA0, j] = e_a0 * S
-        out[_Q0, j] = q0
-        out[_EQ0, j] = e_q0r * S
-        out[_M, j] = m_
-        out[_EM, j] = e_m
-        out[_NX2, j] = q_
-        out[_ENX2, j] = e_nx2
-        out[_A1, j] = a1
-        out[_EA1, j] = e_a1 * S
-        out[_Q1, j] = q1
-        out[_EQ1, j] = e_q1r * S
-        out[_P, j] = p_
-        out[_EP, j] = e_pr * S
-        if rate:
-            # <x, w[k+1]> = p + eta*y*||x||^2, <w[k], w[k+1]> = ||w[k]||^2 + eta*y*p
-            pn = p_ + y_ * eq_
-            out[_PN, j] = pn
-            out[_EPN, j] = (e_pr + eta * e_nx2 + (u * abs(eq_) + TINY) + u * abs(pn)) * S
-            ep_ = eta * p_
-            cross = q0 + y_ * ep_
-            out[_CROSS, j] = cross
-            out[_ECROSS, j] = (e_q0r + eta * e_pr + (u * abs(ep_) + TINY) + u * abs(cross)) * S
-        else:
-            pn = p_ + y_ * q_
-            cross = q0 + y_ * p_
-            out[_PN, j] = pn
-            out[_EPN, j] = (e_pr + e_nx2 + u * abs(pn)) * S
-            out[_CROSS, j] = cross
-            out[_ECROSS, j] = (e_q0r + e_pr + u * abs(cross)) * S
+        out[_JS, j], out[_A0, j], out[_EA0, j], out[_Q0, j] = js, a0, e_a0 * S, q0
+        out[_EQ0, j], out[_M, j], out[_EM, j], out[_NX2, j] = e_q0r * S, m_, e_m, q_
+        out[_ENX2, j], out[_A1, j], out[_EA1, j], out[_Q1, j] = e_nx2, a1, e_a1 * S, q1
+        out[_EQ1, j], out[_P, j], out[_EP, j] = e_q1r * S, p_, e_pr * S
+        _store_products(out, j, rate, eta, y_, p_, eq_, q0, e_pr, e_q0r, e_nx2)
         # state j + 1 (before update j + 1)
         a0, e_a0, q0, N0, D0, D0r = a1, e_a1, q1, N1, D1, D1r
         e_q0, e_q0r = e_q1, e_q1r
-    if L:
+    if len(yv):
         ends[0], ends[1], ends[2], ends[3], ends[4], ends[5] = a1, e_a1, q1, e_q1r, D1r, N1
 
 
 def chunk_rows(yv, p, m, nx2, *state_and_factors, eta=1.0):
     """_chunk_rows into new arrays (out, ends); Python reads lists faster than arrays."""
     out, ends = np.empty((_NROWS, len(yv))), np.empty(6)
-    args = (yv, p, m, nx2) if _HAVE_NUMBA else (yv.tolist(), p.tolist(), m.tolist(),
-                                                nx2.tolist())
-    _chunk_rows(*args, *state_and_factors, out, ends, float(eta))
+    if _jit.worth_compiling(len(yv), _COMPILE_FROM):
+        _jit.compiled(_chunk_rows)(yv, p, m, nx2, *state_and_factors, out, ends, float(eta))
+    else:
+        _chunk_rows(yv.tolist(), p.tolist(), m.tolist(), nx2.tolist(), *state_and_factors, out,
+                    ends, float(eta))
     return out, ends
 
 

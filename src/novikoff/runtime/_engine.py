@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
+from ._config import RunConfig
 from ._exact import run_exact
 from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
@@ -27,6 +28,7 @@ __all__ = ["RunResult", "run_online", "ONLINE", "make_monitor"]
 
 ONLINE = ("classic", "margin")  # the update rules of the shared loop
 _LOG = 1 << 16
+_PROGRESS_EVERY = 0.5  # seconds: a chunk of visits, when progress is shown (docs promise 2 s)
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
@@ -118,84 +120,76 @@ def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
     return (max_epochs or 100) * order.shape[0]
 
 
-def run_online(X, y, *, w_star=None, gamma=None, variant: str = "classic", order=None,
-               cyclic: bool = True, max_epochs: int | None = None, lemmas=None, proofs=None,
-               include_unverified: bool = False, separable: bool = True, checks: bool = True,
-               exact: bool = False, on_violation: str = "raise", progress=None,
-               all_examples: bool = False, validate: bool = True, backend: str = "auto",
-               chunk_visits: int = 1 << 22, eta: float = 1.0, w0=None) -> RunResult:
+def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:
     """Run the classic or margin perceptron on (X, y), checking every monitored lemma at every
     update (the shared loop; ``runtime.run`` reaches it through the table of variants).
 
-    variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
-    y<w,x> <= (gamma/2)||w||).  cyclic: repeat passes over ``order`` until a pass makes no update
-    (or max_epochs passes); otherwise one pass over ``order`` (an index sequence, repeats
-    allowed).  eta: the learning rate, an update adds eta*y*x (a positive float); w0: the
-    weights before the first update (a vector of length d; None: 0).  w_star/gamma: given, or a max-margin separator certified by min y<w*,x> = gamma > 0.
-    separable=False: non-separable data, monitored by the hinge-loss lemmas with TD for (w*, gamma)
-    (gamma chosen to minimise the hinge bound when not given).  lemmas: objects of load_lemmas (or
-    runtime.Lemma); by default the verified lemmas of ``proofs`` or of the bundled library.
-    Lemmas about one example (x, y) are checked on the example of every update, or on every
-    example of the data with all_examples=True (O(n) more work).
-    Raises LemmaViolation at the first violated lemma (on_violation='raise'), InvalidArgument on
-    bad input.  validate=False skips checking the entries of X when checks are off (the
-    benchmark's bare engine); with checks on they are always checked.  chunk_visits: the visits
-    between two looks at the update log (and progress reports).
+    config.variant: 'classic' (update when y<w,x> <= 0) or 'margin' (update when w = 0 or
+    y<w,x> <= (gamma/2)||w||).  The other options are RunConfig's; lemmas about one example
+    (x, y) are checked on the example of every update, or on every example with all_examples
+    (O(n) more work); validate=False skips checking the entries of X when checks are off (the
+    benchmark's bare engine); chunk_visits: the visits between two looks at the update log (and
+    progress reports).  Raises LemmaViolation at the first violated lemma
+    (on_violation='raise'), InvalidArgument on bad input.
     """
     t_start = time.perf_counter()
+    c = config
     # With checks on, the entries of X are validated by the squared norms that the first pass
     # computes anyway (check_rows), unless something needs valid data before the run.
-    later = (checks and not exact and w_star is not None and separable and
-             not (variant == "margin" and gamma is None))
-    default_order = order is None
+    later = (c.checks and not c.exact and c.w_star is not None and c.separable and
+             not (c.variant == "margin" and c.gamma is None))
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
-        X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
-        rows=validate and not later)
-    eta, w0 = check_rate_and_start(eta, w0, d)
+        X, y, c.w_star, c.gamma, c.variant, c.order, c.cyclic, c.max_epochs, c.separable,
+        c.backend, rows=c.validate and not later)
+    eta, w0 = check_rate_and_start(c.eta, c.w0, d)
     monitor = None
-    if checks:
-        monitor = make_monitor(lemmas, proofs=proofs, include_unverified=include_unverified,
-                               on_violation=on_violation)
-        monitor.example_scope = "all" if all_examples else "updates"
-    if w_star is None and (checks or (variant == "margin" and gamma is None) or not separable):
-        w_star = (max_margin_separator(X, y, progress=getattr(progress, "phase", None))
-                  if separable else soft_margin_separator(X, y))
-    if exact:
-        if not separable and gamma is None:
+    if c.checks:
+        monitor = make_monitor(c.lemmas, proofs=c.proofs, include_unverified=c.include_unverified,
+                               on_violation=c.on_violation)
+        monitor.example_scope = "all" if c.all_examples else "updates"
+    if w_star is None and (c.checks or (variant == "margin" and gamma is None) or
+                           not c.separable):
+        w_star = (max_margin_separator(X, y, progress=getattr(c.progress, "phase", None))
+                  if c.separable else soft_margin_separator(X, y))
+    if c.exact:
+        if not c.separable and gamma is None:
             gamma = _hinge_gamma(monitor, data_stats(X, y, w_star), y, order, n, d)
         return run_exact(X, y, w_star=w_star, gamma=gamma, variant=variant, order=order,
-                         cyclic=cyclic, max_epochs=max_epochs, monitor=monitor,
-                         separable=separable, progress=progress, t_start=t_start, eta=eta,
+                         cyclic=c.cyclic, max_epochs=max_epochs, monitor=monitor,
+                         separable=c.separable, progress=c.progress, t_start=t_start, eta=eta,
                          w0=w0)
     stats = None
-    if w_star is not None and (variant == "margin" and gamma is None or not separable):
+    if w_star is not None and (variant == "margin" and gamma is None or not c.separable):
         # gamma is needed before the run: the data's statistics first
         stats = data_stats(X, y, w_star)
-        gamma = (certify_margin(X, y, w_star, stats, gamma) if separable else
+        gamma = (certify_margin(X, y, w_star, stats, gamma) if c.separable else
                  gamma if gamma is not None else _hinge_gamma(monitor, stats, y, order, n, d))
         stats.gamma = gamma
     if variant == "margin" and gamma is None:
         raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
-    t_end = visits_allowed(order, cyclic, max_epochs, separable)
-    loop = _Loop(X, y, order, w_star, gamma, variant, t_end, cyclic, backend, default_order,
-                 log=checks, first_pass_stats=checks and stats is None,
-                 keep_all=checks and stats is None and all_examples, eta=eta, w0=w0)
-    watch = _Watch(monitor, loop, stats, separable) if checks else None
-    status = loop.run(watch, chunk_visits, progress)
-    bounds, td_total = {}, None
-    if watch is not None:
-        td_total = watch.finish()
-        bounds = monitor.bounds()
+    t_end = visits_allowed(order, c.cyclic, max_epochs, c.separable)
+    loop = _Loop(X, y, order, w_star, gamma, variant, t_end, c.cyclic, c.backend,
+                 c.order is None, log=c.checks, first_pass_stats=c.checks and stats is None,
+                 keep_all=c.checks and stats is None and c.all_examples, eta=eta, w0=w0)
+    watch = _Watch(monitor, loop, stats, c.separable) if c.checks else None
+    status = loop.run(watch, c.chunk_visits, c.progress)
+    return _result(loop, watch, monitor, status, stats, gamma, c.separable, t_start)
+
+
+def _result(loop, watch, monitor, status, stats, gamma, separable, t_start) -> RunResult:
+    td_total = watch.finish() if watch is not None else None
     visits = loop.visits
     return RunResult(
-        variant=variant, cyclic=cyclic, n=n, d=d, mistakes=loop.mistakes,
-        epochs=-(-visits // order.shape[0]), visits=visits, converged=status == CONVERGED,
-        w=loop.w, w_star=w_star, gamma=watch.gamma if watch else gamma,
+        variant="margin" if loop.margin else "classic", cyclic=loop.cyclic, n=loop.n,
+        d=loop.X.shape[1], mistakes=loop.mistakes, epochs=-(-visits // loop.L), visits=visits,
+        converged=status == CONVERGED, w=loop.w, w_star=loop.w_star,
+        gamma=watch.gamma if watch else gamma,
         R=(watch.stats.R if watch else stats.R if stats is not None else None),
         separable=separable, exact=False, checks=monitor.checks if monitor else 0,
-        monitor=monitor.summary() if monitor else None, bounds=bounds,
+        monitor=monitor.summary() if monitor else None,
+        bounds=monitor.bounds() if watch is not None else {},
         updates=watch.updates() if watch else None, td=td_total,
-        seconds=time.perf_counter() - t_start, eta=eta, w0=w0)
+        seconds=time.perf_counter() - t_start, eta=loop.eta, w0=loop.w0)
 
 
 def _hinge_gamma(monitor, stats, y, order, n, d) -> float:
@@ -220,6 +214,7 @@ class _Loop:
         self.L = order.shape[0]
         self.eta, self.w0 = eta, w0
         self.w = np.zeros(d) if w0 is None else w0.copy()
+        self.w_star = w_star
         self.ws = w_star if w_star is not None else np.zeros(d)
         self.half_gamma = gamma / 2.0 if gamma is not None else 0.0
         self.margin = variant == "margin"
@@ -255,12 +250,17 @@ class _Loop:
                           backend=self.backend, identity=self.identity, eta=self.eta)
 
     def run(self, watch, chunk_visits: int, progress) -> int:
-        """Run to the end, handing each chunk of the update log to `watch` (if any)."""
+        """Run to the end, handing each chunk of the update log to `watch` (if any).  With
+        progress, chunks start small and grow while one takes under _PROGRESS_EVERY / 4."""
+        most = chunk_visits
+        if progress is not None:
+            chunk_visits = min(most, 1 << 13)
         while True:
             budget = chunk_visits
             in_first_pass = watch is not None and not watch.started
             if in_first_pass:  # stop at the end of the first pass: monitoring starts there
                 budget = max(1, min(budget, self.L - self.visits))
+            started = time.perf_counter()
             status = self.step(budget, in_first_pass and self.first_pass_stats)
             done = status in (CONVERGED, END)
             if in_first_pass and (self.visits >= self.L or done):
@@ -273,6 +273,11 @@ class _Loop:
                 self.log = [np.concatenate([a, np.empty_like(a)]) for a in self.log]
             if progress is not None:
                 progress(self.visits, self.mistakes, -(-self.visits // self.L))
+                if status == BUDGET and budget == chunk_visits:
+                    took = time.perf_counter() - started
+                    chunk_visits = (max(1024, chunk_visits // 2) if took > _PROGRESS_EVERY else
+                                    min(most, chunk_visits * 2) if took < _PROGRESS_EVERY / 4
+                                    else chunk_visits)
             if done:
                 return status
 

@@ -9,6 +9,7 @@ and every lemma is decided exactly (square roots as shrinking rational intervals
 from __future__ import annotations
 
 import math
+import operator
 import time
 from fractions import Fraction
 
@@ -22,11 +23,18 @@ from ._result import RunResult
 
 __all__ = ["run_exact", "exact_sqrt"]
 
+_JUDGED_AT_ONCE = 256  # updates per call of the monitor (progress is shown between calls)
+
 
 def exact_sqrt(q: Fraction):
     """sqrt(q) as a Fraction when q is a perfect square, else the marker ('sqrt', q)."""
     lo, hi = _isqrt_interval(q, 0)
     return lo if lo == hi else ("sqrt", q)
+
+
+def _common_denominator(values) -> int:
+    """The least common multiple of the denominators of the Fractions (1 for none)."""
+    return math.lcm(1, *{v.denominator for v in values})
 
 
 def _dot(a, b) -> Fraction:
@@ -63,7 +71,7 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
     bounds = {}
     if monitor is not None:
         run.judge(monitor, {"gamma": g, "R": R, "<w_star, w_star>": _dot(ws, ws),
-                            **start_slots(w0, w_star, eta, exact=True)})
+                            **start_slots(w0, w_star, eta, exact=True)}, progress)
         bounds = monitor.bounds()
     R_float = float(R) if isinstance(R, Fraction) else math.sqrt(R[1])
     t, k = run.t, run.k
@@ -109,11 +117,25 @@ class _ExactRun:
         self.t = self.k = 0
 
     def visit(self, order, variant, g, cyclic, t_end, progress) -> str:
-        """Visit to the end: 'end' or 'converged' (the state in locals: a Python loop)."""
+        """Visit to the end: 'end' or 'converged' (the state in locals: a Python loop).
+
+        Floats are dyadic rationals: the visits run on integers, X times one common
+        denominator sx and w times sw (a multiple of sx / rate's denominator), so that a
+        prediction is one integer dot product; the Fractions that the lemmas read (p, q, a,
+        TD) are made at the updates only."""
         L, em, rate, Xf, yi, nx2, m = len(order), 0, self.rate, self.Xf, self.yi, self.nx2, self.m
         hinge, log = self.hinge, self.log
-        w, q, a, td, t, k = self.w, self.q, self.a, self.td, self.t, self.k
-        half_g = g / 2 if g is not None else None
+        sx = _common_denominator(v for row in Xf for v in row)
+        sw = math.lcm(_common_denominator(self.w), sx * rate.denominator)
+        Xi = [[int(v * sx) for v in row] for row in Xf]
+        wi = [int(v * sw) for v in self.w]
+        step_scale = rate.numerator * (sw // (sx * rate.denominator))  # eta*x_j*sw = this*Xi
+        p_scale = sw * sx
+        sh = _common_denominator(hinge) if hinge is not None else 1
+        hi = [int(h * sh) for h in hinge] if hinge is not None else None
+        q, a, t, k = self.q, self.a, self.t, self.k
+        tdi = int(self.td * sh)
+        half_g2 = (g / 2) ** 2 if g is not None else None
         status = None
         while status is None:
             if t_end is not None and t >= t_end:
@@ -123,33 +145,36 @@ class _ExactRun:
             if r == 0:
                 em = 0
             i = int(order[r])
-            x, lab = Xf[i], yi[i]
-            p = _dot(w, x)
+            lab = yi[i]
+            pi = sum(map(operator.mul, wi, Xi[i]))  # p * sw * sx
             if variant == "margin":
-                yp = lab * p
-                fire = q == 0 or yp <= 0 or yp * yp <= half_g * half_g * q
+                ypi = lab * pi
+                fire = q == 0 or ypi <= 0 or Fraction(ypi * ypi, p_scale * p_scale) <= half_g2 * q
             else:
-                fire = lab * p <= 0
+                fire = lab * pi <= 0
             if fire:
-                log.append((i, t, p, k, a, q, td))
+                p = Fraction(pi, p_scale)
+                log.append((i, t, p, k, a, q, Fraction(tdi, sh)))
                 step = lab * rate
-                w = [wj + step * xj for wj, xj in zip(w, x)]
+                s = lab * step_scale
+                wi = [wj + s * xj for wj, xj in zip(wi, Xi[i])]
                 q = q + 2 * step * p + rate * rate * nx2[i]
                 if m is not None:
                     a = a + step * m[i]
                 k += 1
                 em += 1
-            if hinge is not None:
-                td += hinge[i]
+            if hi is not None:
+                tdi += hi[i]
             t += 1
             if progress is not None and t % 4096 == 0:
                 progress(t, k, -(-t // L))
             if cyclic and r == L - 1 and em == 0:
                 status = "converged"
-        self.w, self.q, self.a, self.td, self.t, self.k = w, q, a, td, t, k
+        self.w = [Fraction(v, sw) for v in wi]
+        self.q, self.a, self.td, self.t, self.k = q, a, Fraction(tdi, sh), t, k
         return status
 
-    def judge(self, monitor, const: dict) -> None:
+    def judge(self, monitor, const: dict, progress=None) -> None:
         """Check every monitored lemma on the constants, the examples, every update and the
         final state, exactly."""
         monitor.exact = True
@@ -176,8 +201,15 @@ class _ExactRun:
             if hinge is not None:
                 env_u["TD[k]"] = td0
                 env_u["TD[k+1]"] = [v + hinge[i] for v, i in zip(td0, idx)]
-            monitor.check_chunk(env_u, 0, len(log), examples=np.array(idx),
-                                visits=np.array(cols[1]))
+            examples, visits = np.array(idx), np.array(cols[1])
+            phase = getattr(progress, "phase", None)
+            for s in range(0, len(log), _JUDGED_AT_ONCE):  # a chunk at a time, for progress
+                e = min(len(log), s + _JUDGED_AT_ONCE)
+                monitor.check_chunk({k: v[s:e] if isinstance(v, list) else v
+                                     for k, v in env_u.items()}, s, e - s,
+                                    examples=examples[s:e], visits=visits[s:e])
+                if phase is not None:
+                    phase("exact checks", e / len(log))
         final = dict(const, k=Fraction(self.k), M=Fraction(self.k))
         final.update({"<w_star, w[k]>": self.a, "<w[k], w[k]>": self.q, "TD[k]": self.td})
         monitor.check_final_state(final, self.k, visit=log[-1][1] if log else None)

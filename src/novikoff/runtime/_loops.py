@@ -30,6 +30,8 @@ import os
 
 import numpy as np
 
+from ._jit import AVAILABLE, compiled, jit, loaded
+
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
            "EM", "K", "NLOG", "BAD", "IMIN", "QW", "QMAX", "YMIN", "YMIN2", "SMALLEST_NORMAL"]
 
@@ -53,16 +55,14 @@ def new_state(w0=None):
     return st, np.array([qw0, 0.0, np.inf, np.inf])
 
 
-# numba is optional (pip install novikoff[fast]); NOVIKOFF_NO_NUMBA=1 runs the numpy fallback
-# with numba installed (CI tests both).
-try:
-    if os.environ.get("NOVIKOFF_NO_NUMBA", "") not in ("", "0"):
-        raise ImportError("NOVIKOFF_NO_NUMBA is set")
-    import numba as _nb
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - depends on the environment
-    _nb = None
-    HAVE_NUMBA = False
+HAVE_NUMBA = AVAILABLE
+# Until numba is in use in the process, runs start on the numpy loop, which costs nothing to
+# start, and move to the compiled one once they have read this many entries of X or made this
+# many updates (its start-up, some 0.8 s, is then a small part of the run).  Both loops make
+# the same updates but where rounding decides a near-tie, and the monitor's bounds hold for both.
+_NUMPY_ENTRIES = 2_000_000
+_NUMPY_UPDATES = 2_000
+_NUMPY_SLICE = 4096  # visits per call of the numpy loop while the run is small
 
 
 def _numpy_visits(*args):
@@ -149,169 +149,179 @@ def _numpy_first_pass(Xb, yb, rows, ws, st, qw, stat_m, stat_q):
     qw[YMIN], qw[YMIN2] = two[0], two[1]
 
 
-if HAVE_NUMBA:
-    # Reassociation lets LLVM vectorise the dot products; it changes nothing else that matters
-    # here (y = +-1 makes y*x exact, so a fused multiply-add in the update rounds the same).
-    _fast = {"reassoc", "contract"}
+# Reassociation lets LLVM vectorise the dot products; it changes nothing else that matters
+# here (y = +-1 makes y*x exact, so a fused multiply-add in the update rounds the same).
+_FAST = {"reassoc", "contract"}
 
-    # order=None stands for the identity (the default order): numba compiles a version of each
-    # loop without the indirection, which makes a pass over short rows some 10-15 % faster.
+# order=None stands for the identity (the default order): numba compiles a version of each
+# loop without the indirection, which makes a pass over short rows some 10-15 % faster.
 
-    @_nb.njit(cache=True, fastmath=_fast)
-    def _scan(X, y, order, w, r, r1, thr, always):
-        """The first position in r..r1-1 where the rule fires (y<w,x> <= thr), its prediction."""
-        d = X.shape[1]
-        while r < r1:
-            i = r if order is None else order[r]
-            p = 0.0
-            for j in range(d):
-                p += w[j] * X[i, j]
-            if always or y[i] * p <= thr:
-                return r, p
-            r += 1
-        return r1, 0.0
+@jit(cache=True, fastmath=_FAST)
+def _scan(X, y, order, w, r, r1, thr, always):
+    """The first position in r..r1-1 where the rule fires (y<w,x> <= thr), its prediction."""
+    d = X.shape[1]
+    while r < r1:
+        i = r if order is None else order[r]
+        p = 0.0
+        for j in range(d):
+            p += w[j] * X[i, j]
+        if always or y[i] * p <= thr:
+            return r, p
+        r += 1
+    return r1, 0.0
 
-    @_nb.njit(cache=True, fastmath=_fast)
-    def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, acc):
-        """_scan that also keeps the first pass's statistics of every row it reads.
+@jit(cache=True, fastmath=_FAST)
+def _scan_first(X, y, order, w, ws, r, r1, thr, always, stat_m, stat_q, acc):
+    """_scan that also keeps the first pass's statistics of every row it reads.
 
-        acc: (max ||x||^2, min y*m, second min y*m, first bad row, the example of the min),
-        carried between calls.  Returns (r, p, m, q, acc).
-        """
-        qmax, ymin, ymin2, bad, imin = acc
-        d = X.shape[1]
-        store_m = stat_m.shape[0] > 0
-        store_q = stat_q.shape[0] > 0
+    acc: (max ||x||^2, min y*m, second min y*m, first bad row, the example of the min),
+    carried between calls.  Returns (r, p, m, q, acc).
+    """
+    qmax, ymin, ymin2, bad, imin = acc
+    d = X.shape[1]
+    store_m = stat_m.shape[0] > 0
+    store_q = stat_q.shape[0] > 0
+    p = 0.0
+    m = 0.0
+    q = 0.0
+    fired = False
+    while r < r1:
+        i = r if order is None else order[r]
         p = 0.0
         m = 0.0
         q = 0.0
-        fired = False
+        for j in range(d):
+            xj = X[i, j]
+            p += w[j] * xj
+            m += ws[j] * xj
+            q += xj * xj
+        # -- the row's statistics --
+        if store_m:
+            stat_m[i] = m
+        if store_q:
+            stat_q[i] = q
+        qmax = max(qmax, q)
+        ym = y[i] * m
+        # one comparison on the common path: a row below the second smallest (rare after
+        # the first rows), or a bad row
+        if ym < ymin2 or not (q >= 2.2250738585072014e-308 and q < np.inf):
+            if not (q >= 2.2250738585072014e-308 and q < np.inf) and bad < 0:
+                bad = i
+            if ym < ymin:
+                ymin, ymin2, imin = ym, ymin, i
+            elif ym < ymin2:
+                ymin2 = ym
+        # --
+        if always or y[i] * p <= thr:
+            fired = True
+            break
+        r += 1
+    return (r if fired else r1), p, m, q, (qmax, ymin, ymin2, bad, imin)
+
+@jit(cache=True, fastmath=_FAST)
+def _update(X, i, yi, w, eta, step):
+    """w <- w + eta*y_i*x_i."""
+    if eta == 1.0:  # y*x is exact: fused or not, the same sum
+        for j in range(X.shape[1]):
+            w[j] += yi * X[i, j]
+    else:
+        # fl(w_j + fl(s*x_j)), two roundings as numpy's: the products go through memory, so
+        # that 'contract' cannot fuse them into the sums (a fused multiply-add rounds once, and
+        # the backends' weights would differ)
+        s = eta * yi
+        for j in range(X.shape[1]):
+            step[j] = s * X[i, j]
+        for j in range(X.shape[1]):
+            w[j] += step[j]
+
+
+@jit(cache=True, fastmath=_FAST)
+def _statistics(X, i, ws):
+    """(<w_star, x_i>, ||x_i||^2)."""
+    m = 0.0
+    q = 0.0
+    for j in range(X.shape[1]):
+        xj = X[i, j]
+        m += ws[j] * xj
+        q += xj * xj
+    return m, q
+
+
+@jit(cache=True, fastmath=_FAST)
+def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
+                  log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
+                  chunk_visits, eta):
+    L = X.shape[0] if order is None else order.shape[0]
+    d = X.shape[1]
+    cap = log_i.shape[0]
+    t = st[T]
+    em = st[EM]
+    k = st[K]
+    nlog = st[NLOG]
+    acc = (qw[QMAX], qw[YMIN], qw[YMIN2], st[BAD], st[IMIN])
+    # The rule fires when y<w,x> <= thr: 0 for the classic rule, (gamma/2)||w|| for the
+    # margin rule (which always fires at w = 0); both change only at an update.
+    thr = half_gamma * np.sqrt(qw[QW]) if margin else 0.0
+    always = margin and qw[QW] == 0.0
+    step = np.empty(d if eta != 1.0 else 0)  # eta*y*x of an update
+    budget_end = t + chunk_visits
+    status = -1
+    while status < 0:
+        if t >= t_end:
+            status = END
+            break
+        if t >= budget_end:
+            status = BUDGET
+            break
+        # One segment of a pass: positions r0 .. r1-1 (never across the end of a pass).
+        r0 = t % L
+        if r0 == 0:
+            em = 0
+        r1 = min(L, r0 + (t_end - t), r0 + (budget_end - t))
+        first = need_stats and t < L
+        r = r0
         while r < r1:
-            i = r if order is None else order[r]
-            p = 0.0
             m = 0.0
             q = 0.0
-            for j in range(d):
-                xj = X[i, j]
-                p += w[j] * xj
-                m += ws[j] * xj
-                q += xj * xj
-            # -- the row's statistics --
-            if store_m:
-                stat_m[i] = m
-            if store_q:
-                stat_q[i] = q
-            qmax = max(qmax, q)
-            ym = y[i] * m
-            # one comparison on the common path: a row below the second smallest (rare after
-            # the first rows), or a bad row
-            if ym < ymin2 or not (q >= 2.2250738585072014e-308 and q < np.inf):
-                if not (q >= 2.2250738585072014e-308 and q < np.inf) and bad < 0:
-                    bad = i
-                if ym < ymin:
-                    ymin, ymin2, imin = ym, ymin, i
-                elif ym < ymin2:
-                    ymin2 = ym
-            # --
-            if always or y[i] * p <= thr:
-                fired = True
+            if first:
+                r, p, m, q, acc = _scan_first(X, y, order, w, ws, r, r1, thr, always,
+                                              stat_m, stat_q, acc)
+            else:
+                r, p = _scan(X, y, order, w, r, r1, thr, always)
+            if r >= r1:
                 break
+            # an update at position r
+            i = r if order is None else order[r]
+            _update(X, i, y[i], w, eta, step)
+            if margin:
+                qq = 0.0
+                for j in range(d):
+                    qq += w[j] * w[j]
+                qw[QW] = qq
+                thr = half_gamma * np.sqrt(qq)
+                always = qq == 0.0
+            k += 1
+            em += 1
             r += 1
-        return (r if fired else r1), p, m, q, (qmax, ymin, ymin2, bad, imin)
-
-    @_nb.njit(cache=True, fastmath=_fast)
-    def _numba_visits(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
-                      log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
-                      chunk_visits, eta):
-        L = X.shape[0] if order is None else order.shape[0]
-        d = X.shape[1]
-        cap = log_i.shape[0]
-        t = st[T]
-        em = st[EM]
-        k = st[K]
-        nlog = st[NLOG]
-        acc = (qw[QMAX], qw[YMIN], qw[YMIN2], st[BAD], st[IMIN])
-        # The rule fires when y<w,x> <= thr: 0 for the classic rule, (gamma/2)||w|| for the
-        # margin rule (which always fires at w = 0); both change only at an update.
-        thr = half_gamma * np.sqrt(qw[QW]) if margin else 0.0
-        always = margin and qw[QW] == 0.0
-        step = np.empty(d if eta != 1.0 else 0)  # eta*y*x of an update
-        budget_end = t + chunk_visits
-        status = -1
-        while status < 0:
-            if t >= t_end:
-                status = END
-                break
-            if t >= budget_end:
-                status = BUDGET
-                break
-            # One segment of a pass: positions r0 .. r1-1 (never across the end of a pass).
-            r0 = t % L
-            if r0 == 0:
-                em = 0
-            r1 = min(L, r0 + (t_end - t), r0 + (budget_end - t))
-            first = need_stats and t < L
-            r = r0
-            while r < r1:
-                m = 0.0
-                q = 0.0
-                if first:
-                    r, p, m, q, acc = _scan_first(X, y, order, w, ws, r, r1, thr, always,
-                                                  stat_m, stat_q, acc)
-                else:
-                    r, p = _scan(X, y, order, w, r, r1, thr, always)
-                if r >= r1:
+            if cap > 0:
+                if not first:  # the example's statistics, for the bookkeeping
+                    m, q = _statistics(X, i, ws)
+                log_i[nlog], log_t[nlog] = i, t + (r - 1 - r0)
+                log_p[nlog], log_m[nlog], log_q[nlog] = p, m, q
+                nlog += 1
+                if nlog == cap:
+                    status = FULL
                     break
-                # an update at position r
-                i = r if order is None else order[r]
-                yi = y[i]
-                if eta == 1.0:  # y*x is exact: fused or not, the same sum
-                    for j in range(d):
-                        w[j] += yi * X[i, j]
-                else:
-                    # fl(w_j + fl(s*x_j)), two roundings as numpy's: the products go through
-                    # memory, so that 'contract' cannot fuse them into the sums (a fused
-                    # multiply-add rounds once, and the backends' weights would differ)
-                    s = eta * yi
-                    for j in range(d):
-                        step[j] = s * X[i, j]
-                    for j in range(d):
-                        w[j] += step[j]
-                if margin:
-                    qq = 0.0
-                    for j in range(d):
-                        qq += w[j] * w[j]
-                    qw[QW] = qq
-                    thr = half_gamma * np.sqrt(qq)
-                    always = qq == 0.0
-                k += 1
-                em += 1
-                r += 1
-                if cap > 0:
-                    if not first:  # the example's statistics, for the bookkeeping
-                        for j in range(d):
-                            xj = X[i, j]
-                            m += ws[j] * xj
-                            q += xj * xj
-                    log_i[nlog] = i
-                    log_t[nlog] = t + (r - 1 - r0)
-                    log_p[nlog] = p
-                    log_m[nlog] = m
-                    log_q[nlog] = q
-                    nlog += 1
-                    if nlog == cap:
-                        status = FULL
-                        break
-            t += r - r0
-            if status < 0 and cyclic and r == L and em == 0:
-                status = CONVERGED
-        st[T] = t
-        st[EM] = em
-        st[K] = k
-        st[NLOG] = nlog
-        qw[QMAX], qw[YMIN], qw[YMIN2] = acc[0], acc[1], acc[2]
-        st[BAD], st[IMIN] = acc[3], acc[4]
-        return status
+        t += r - r0
+        if status < 0 and cyclic and r == L and em == 0:
+            status = CONVERGED
+    st[T] = t
+    st[EM] = em
+    st[K] = k
+    st[NLOG] = nlog
+    qw[QMAX], qw[YMIN], qw[YMIN2] = acc[0], acc[1], acc[2]
+    st[BAD], st[IMIN] = acc[3], acc[4]
+    return status
 
 
 def check_backend(backend) -> str:
@@ -326,37 +336,52 @@ def check_backend(backend) -> str:
 
 
 def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float = 1.0):
-    """Dispatch to the compiled loop (backend 'numba' or 'auto' with numba) or to numpy.
+    """Dispatch to the compiled loop (backend 'numba', or 'auto' once the run is not small) or
+    to numpy.
 
     identity: the order (args[2]) is 0..n-1, which the compiled loop then does not read.
     eta: the learning rate, a positive float (an update adds eta*y*x).
     """
     eta = float(eta)
     if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
-        if not HAVE_NUMBA:
-            raise ImportError("numba is not installed (pip install 'novikoff[fast]')")
+        if backend == "auto" and not loaded():
+            status = _while_small(args, eta)
+            if status is not None:
+                return status
         if identity:
             args = args[:2] + (None,) + args[3:]
-        return _numba_visits(*args, eta)
+        return compiled(_numba_visits)(*args, eta)
     return _numpy_visits(*args, eta)
+
+
+def _while_small(args, eta: float):
+    """Run the numpy loop while the run is small: its status, or None once the run is past
+    small with visits left in the caller's budget (the compiled loop goes on from there)."""
+    X, st, budget = args[0], args[5], args[19]
+    budget_end = int(st[T]) + budget
+    while st[K] < _NUMPY_UPDATES and st[T] * X.shape[1] < _NUMPY_ENTRIES:
+        left = budget_end - int(st[T])
+        status = _numpy_visits(*args[:19], min(left, _NUMPY_SLICE), eta)
+        if status != BUDGET or left <= _NUMPY_SLICE:
+            return status
+    return None if budget_end > st[T] else BUDGET
 
 
 def stream_passes(X: np.ndarray, passes: int) -> float:
     """Read every entry of X `passes` times (the benchmark's memory-streaming baseline)."""
     if HAVE_NUMBA:
-        return float(_numba_stream(X, passes))
+        return float(compiled(_numba_stream)(X, passes))
     s = 0.0
     for _ in range(passes):
         s += float(X.sum())
     return s
 
 
-if HAVE_NUMBA:
-    @_nb.njit(cache=True, fastmath=_fast)
-    def _numba_stream(X, passes):
-        s = 0.0
-        for _ in range(passes):
-            for i in range(X.shape[0]):
-                for j in range(X.shape[1]):
-                    s += X[i, j]
-        return s
+@jit(cache=True, fastmath=_FAST)
+def _numba_stream(X, passes):
+    s = 0.0
+    for _ in range(passes):
+        for i in range(X.shape[0]):
+            for j in range(X.shape[1]):
+                s += X[i, j]
+    return s

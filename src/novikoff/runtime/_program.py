@@ -27,13 +27,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._loops import HAVE_NUMBA
+from ._jit import AVAILABLE as HAVE_NUMBA
+from ._jit import compiled, jit, worth_compiling
 
 __all__ = ["Program", "Judged", "HAVE_NUMBA", "SAFETY", "Verdict", "float_constant"]
 
 # Radii are computed in floating point, so a decision inflates their sum by SAFETY (relative
 # 1e-6, far above the O(u) relative error of a few operations on non-negative radii).
 SAFETY = 1.0 + 1e-6
+# Checks x points from which the compiled judge is worth numba's start-up (both judges give
+# the same verdicts: tests/test_runtime_compile.py).
+_COMPILE_FROM = 50_000
 
 
 def float_constant(c: Fraction):
@@ -155,9 +159,9 @@ class Program:
         """Every check at `length` points of env: slot -> (values, error bounds or None), or
         with exact=True slot -> Fraction, ('sqrt', q), or a list of those (one per point)."""
         if exact:
-            return Judged(self, _exact_points(self.checks, env, length))
+            return Judged(self, self._exact_points(env, length))
         sv, sr = self._slot_arrays(env, length)
-        if not HAVE_NUMBA:
+        if not (HAVE_NUMBA and worth_compiling(length * len(self.checks), _COMPILE_FROM)):
             return Judged(self, self._points(sv, sr, length))
         stats = self._compiled(sv, sr, length, None)
         return Judged(self, lambda: self._compiled_points(sv, sr, length), stats)
@@ -169,10 +173,11 @@ class Program:
         R = max(len(self.rels), 1)
         if points is None:
             points = (np.empty((0, 0), np.bool_),) * 3 + (np.empty((0, 0)),) * 3
-        _judge_counts(self.code_arr, self.cv, self.cr, sv, sr, self.rels_arr, length, SAFETY,
-                      self.node_arr, self.child_arr, self.root_arr, stats,
-                      np.empty((self.nregs, block)), np.empty((self.nregs, block)),
-                      np.empty((R, block), np.bool_), np.empty((R, block), np.bool_), *points)
+        compiled(_judge_counts)(
+            self.code_arr, self.cv, self.cr, sv, sr, self.rels_arr, length, SAFETY,
+            self.node_arr, self.child_arr, self.root_arr, stats,
+            np.empty((self.nregs, block)), np.empty((self.nregs, block)),
+            np.empty((R, block), np.bool_), np.empty((R, block), np.bool_), *points)
         return stats
 
     def _compiled_points(self, sv, sr, length):
@@ -192,13 +197,37 @@ class Program:
             sr[i] = 0.0 if e is None else e
         return sv, sr
 
-    def _points(self, sv, sr, length):
-        """(ct, cf, cin, lhs, rhs, tol): every check's verdict at every point, by numpy."""
+    def _exact_points(self, env: dict, length: int):
+        """Judged points of every check, decided in exact rational arithmetic.  On many points,
+        the float judge first runs on the exact values rounded (their rounding in the error
+        bounds): what it finds certainly true or false, with premises certainly holding or not,
+        is so exactly; every other check and point is decided in rationals."""
+        C = len(self.checks)
+        if length < _FILTER_FROM:
+            out = tuple(np.zeros((C, length), np.bool_) for _ in range(3)) + tuple(
+                np.full((C, length), np.nan) for _ in range(2))
+            need = np.ones((C, length), np.bool_)
+        else:
+            shape = (max(len(self.slots), 1), length)
+            sv, sr = np.empty(shape), np.empty(shape)
+            for s, key in enumerate(self.slots):
+                values = env[key] if isinstance(env[key], list) else [env[key]] * length
+                sv[s], sr[s] = np.array([_float_slot(v) for v in values]).reshape(length, 2).T
+            settled = []
+            out = tuple(np.array(a) for a in self._points(sv, sr, length, settled)[:5])
+            need = ~(out[0] | out[1]) | ~settled[0]
+        for i in np.flatnonzero(need.any(axis=0)).tolist():
+            _exact_point(self.checks, env, i, np.flatnonzero(need[:, i]).tolist(), out)
+        return out + (np.zeros((C, length)),)
+
+    def _points(self, sv, sr, length, settled=None):
+        """(ct, cf, cin, lhs, rhs, tol): every check's verdict at every point, by numpy; into
+        `settled` (a list), if given, where whether the premises hold is certain."""
         with np.errstate(all="ignore"):
             vl, vr, T, t, f = _relations(self.code, self.cv, self.cr, sv, sr, self.rels, length,
                                          self.nregs)
         N = len(self.nodes)
-        nt, nf, nin = [None] * N, [None] * N, [None] * N
+        nt, nf, nin, known = [None] * N, [None] * N, [None] * N, [None] * N
         for q, (kind, first, count) in enumerate(self.nodes):
             if kind == 0:
                 nt[q], nf[q], nin[q] = t[first], f[first], np.ones(length, np.bool_)
@@ -212,6 +241,7 @@ class Program:
                     all_true = all_true & nt[ch]
                     any_false = any_false | nf[ch]
                 nt[q], nf[q], nin[q] = any_false | nt[concl], all_true & nf[concl], all_true
+                known[q] = all_true | any_false
             else:
                 nt[q] = np.logical_or.reduce([nt[ch] for ch in kids])
                 nf[q] = np.logical_and.reduce([nf[ch] for ch in kids])
@@ -221,8 +251,37 @@ class Program:
 
         def rows(arrays, select, dtype):
             return np.array([arrays[i] for i in select], dtype).reshape(len(select), length)
+        if settled is not None:
+            settled.append(rows([np.ones(length, np.bool_) if k is None else k for k in known],
+                                roots, np.bool_))
         return (rows(nt, roots, np.bool_), rows(nf, roots, np.bool_), rows(nin, roots, np.bool_),
                 rows(vl, rep, float), rows(vr, rep, float), rows(T, rep, float))
+
+
+_FILTER_FROM = 64  # points from which the float judge first sorts out the certainly true ones
+
+
+def _float_slot(value):
+    """(float, error bound) of an exact slot value: a Fraction or ('sqrt', q)."""
+    try:
+        if isinstance(value, tuple):  # sqrt(q): q's rounding, then sqrt's
+            v = np.sqrt(float(value[1]))
+            return v, 3 * U * v + 2.0 ** -530
+        v = float(value)
+    except OverflowError:
+        return np.nan, np.nan  # undetermined: decided in rational arithmetic
+    return v, U * abs(v) + TINY
+
+
+def _exact_point(checks, env: dict, i: int, rows, out) -> None:
+    """Decide the checks `rows` at point i in exact rational arithmetic, into out."""
+    ct, cf, cin, lhs, rhs = out
+    point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
+    for c in rows:
+        verdict, left, right, held = checks[c].evaluate_exact(point)
+        ct[c, i], cf[c, i], cin[c, i] = verdict is True, verdict is False, held
+        lhs[c, i] = np.nan if left is None else float(left)
+        rhs[c, i] = np.nan if right is None else float(right)
 
 
 def _report_relation(tree) -> int:
@@ -282,21 +341,6 @@ def _counts(ct, cf, cin) -> np.ndarray:
     und = ~ct & ~cf
     return np.stack([cin.sum(axis=1), (cin & und).sum(axis=1), cf.sum(axis=1), _first(cf),
                      _first(und)], axis=1).astype(np.int64).reshape(-1, 5)
-
-
-def _exact_points(checks, env: dict, length: int):
-    """Judged points of every check, each point decided in exact rational arithmetic."""
-    C = len(checks)
-    ct, cf, cin = (np.zeros((C, length), np.bool_) for _ in range(3))
-    lhs, rhs = np.full((C, length), np.nan), np.full((C, length), np.nan)
-    for i in range(length):
-        point = {k: (v[i] if isinstance(v, list) else v) for k, v in env.items()}
-        for c, check in enumerate(checks):
-            verdict, left, right, held = check.evaluate_exact(point)
-            ct[c, i], cf[c, i], cin[c, i] = verdict is True, verdict is False, held
-            lhs[c, i] = np.nan if left is None else float(left)
-            rhs[c, i] = np.nan if right is None else float(right)
-    return ct, cf, cin, lhs, rhs, np.zeros((C, length))
 
 
 # --------------------------------------------------------------------------- numpy backend
@@ -366,6 +410,7 @@ def _relations(code, cv, cr, sv, sr, rels, length, nregs):
     return out
 
 
+@jit(cache=True, inline="always")
 def _decide(c, D, T):
     """(certainly true, certainly false) of `lhs rel rhs` with D = lhs - rhs, tolerance T."""
     if c == 0:
@@ -383,179 +428,174 @@ def _decide(c, D, T):
 
 # --------------------------------------------------------------------------- compiled backend
 
-if HAVE_NUMBA:
-    import numba as _nb
+@jit(cache=True, inline="always")
+def _fmax(a, b):
+    if a != a or b != b:  # NaN propagates, as np.maximum
+        return np.nan
+    return a if a >= b else b
 
-    _decide_one = _nb.njit(cache=True, inline="always")(_decide)
+@jit(cache=True, inline="always")
+def _fmin(a, b):
+    if a != a or b != b:
+        return np.nan
+    return a if a <= b else b
 
-    @_nb.njit(cache=True, inline="always")
-    def _fmax(a, b):
-        if a != a or b != b:  # NaN propagates, as np.maximum
-            return np.nan
-        return a if a >= b else b
-
-    @_nb.njit(cache=True, inline="always")
-    def _fmin(a, b):
-        if a != a or b != b:
-            return np.nan
-        return a if a <= b else b
-
-    @_nb.njit(cache=True, inline="always")
-    def _exec(code, cv, cr, sv, sr, b0, nb, rv, rr):
-        """Run the instructions on points b0 .. b0+nb-1 (registers: rv, rr), as _relations.
-        One dispatch per instruction and block; the loop over the points vectorises."""
-        u, tiny = 2.0 ** -53, 2.0 ** -1074
-        for pc in range(code.shape[0]):
-            op, dst, a, b = code[pc, 0], code[pc, 1], code[pc, 2], code[pc, 3]
-            if op == 0:
-                for i in range(nb):
-                    rv[dst, i], rr[dst, i] = sv[a, b0 + i], sr[a, b0 + i]
-            elif op == 1:
-                for i in range(nb):
-                    rv[dst, i], rr[dst, i] = cv[a], cr[a]
-            elif op == 2:
-                for i in range(nb):
-                    v = rv[a, i] + rv[b, i]
-                    rr[dst, i] = rr[a, i] + rr[b, i] + u * abs(v)
-                    rv[dst, i] = v
-            elif op == 3:
-                for i in range(nb):
-                    va, vb, ra, rb = rv[a, i], rv[b, i], rr[a, i], rr[b, i]
-                    v = va * vb
-                    rr[dst, i] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v) + tiny
-                    rv[dst, i] = v
-            elif op == 4:
-                for i in range(nb):
-                    va, ra = rv[a, i], rr[a, i]
-                    av = abs(va)
-                    if av > ra:
-                        q = 1.0 / va
-                        # ra/(av(av - ra)) divided in two steps: av*(av - ra) underflows to 0
-                        # for av below 1e-154; ra/av < 1 and av - ra > 0 never do.
-                        rr[dst, i] = ra / av / (av - ra) + u * abs(q) + tiny
-                        rv[dst, i] = q
-                    else:
-                        rv[dst, i], rr[dst, i] = np.nan, np.nan
-            elif op == 5:
-                for i in range(nb):
-                    va, ra = rv[a, i], rr[a, i]
-                    hi = va + ra
-                    if b == 0 and hi < 0:
-                        rv[dst, i], rr[dst, i] = np.nan, np.nan
-                    else:
-                        sl = np.sqrt(_fmax(va - ra, 0.0))
-                        sh = np.sqrt(_fmax(hi, 0.0))
-                        sq = np.sqrt(_fmax(va, 0.0))
-                        rv[dst, i] = sq
-                        rr[dst, i] = _fmax(sq - sl, sh - sq) + 2 * u * sh
-            elif op == 6:
-                for i in range(nb):
-                    rv[dst, i], rr[dst, i] = abs(rv[a, i]), rr[a, i]
-            elif op == 7:
-                for i in range(nb):
-                    rv[dst, i] = _fmax(rv[a, i], rv[b, i])
-                    rr[dst, i] = _fmax(rr[a, i], rr[b, i])
-            elif op == 8:
-                for i in range(nb):
-                    rv[dst, i] = _fmin(rv[a, i], rv[b, i])
-                    rr[dst, i] = _fmax(rr[a, i], rr[b, i])
-            else:
-                for i in range(nb):
-                    va, ra = rv[a, i], rr[a, i]
-                    pv, pr = va, ra
-                    for _ in range(b - 1):
-                        pr = abs(pv) * ra + abs(va) * pr + pr * ra
-                        pv = pv * va
-                        pr = pr + u * abs(pv) + tiny
-                    rv[dst, i], rr[dst, i] = pv, pr
-
-    @_nb.njit(cache=True, inline="always")
-    def _tree(nodes, children, nt, nf, nin):
-        """Node verdicts of one point (post-order); nt/nf hold the relations' verdicts after
-        the N nodes on entry."""
-        N = nodes.shape[0]
-        for q in range(N):
-            kind, s0, cnt = nodes[q, 0], nodes[q, 1], nodes[q, 2]
-            if kind == 0:
-                nt[q], nf[q], nin[q] = nt[N + s0], nf[N + s0], True
-            elif kind == 1:  # premises..., conclusion
-                all_true, any_false = True, False
-                for a in range(cnt - 1):
-                    ch = children[s0 + a]
-                    all_true = all_true and nt[ch]
-                    any_false = any_false or nf[ch]
-                cc = children[s0 + cnt - 1]
-                nt[q], nf[q], nin[q] = any_false or nt[cc], all_true and nf[cc], all_true
-            else:  # disjunction
-                any_true, all_false = False, True
-                for a in range(cnt):
-                    ch = children[s0 + a]
-                    any_true = any_true or nt[ch]
-                    all_false = all_false and nf[ch]
-                nt[q], nf[q], nin[q] = any_true, all_false, True
-
-    @_nb.njit(cache=True, inline="always")
-    def _count(roots, nt, nf, nin, i, times, stats):
-        """Add `times` points, the first at i, with the node verdicts nt, nf, nin."""
-        for c in range(roots.shape[0]):
-            q = roots[c]
-            und = not nt[q] and not nf[q]
-            if nin[q]:
-                stats[c, 0] += times
-                if und:
-                    stats[c, 1] += times
-            if nf[q]:
-                stats[c, 2] += times
-                if stats[c, 3] < 0:
-                    stats[c, 3] = i
-            if und and stats[c, 4] < 0:
-                stats[c, 4] = i
-
-    @_nb.njit(cache=True)
-    def _judge_counts(code, cv, cr, sv, sr, rels, length, safety, nodes, children, roots,
-                      stats, rv, rr, bt, bf, ct, cf, cin, vl, vr, vT):
-        """The counts of every check (Judged.stats), block by block of points; with per-point
-        arrays (ct, cf, cin: checks x points; vl, vr, vT: relations x points), also every
-        check's verdict and every relation's values at every point."""
-        u = 2.0 ** -53
-        B = rv.shape[1]
-        N, R = nodes.shape[0], rels.shape[0]
-        every_point = ct.shape[0] > 0 or vl.shape[0] > 0
-        nt, nf = np.empty(N + R, np.bool_), np.empty(N + R, np.bool_)
-        nin = np.empty(N, np.bool_)
-        stats[:, :3] = 0
-        stats[:, 3:] = -1
-        for b0 in range(0, length, B):
-            nb = min(B, length - b0)
-            _exec(code, cv, cr, sv, sr, b0, nb, rv, rr)
-            uniform = not every_point  # every relation has one verdict on the whole block
-            for q in range(R):
-                lr, rg, c = rels[q, 0], rels[q, 1], rels[q, 2]
-                ntrue = 0
-                nfalse = 0
-                for i in range(nb):
-                    D = rv[lr, i] - rv[rg, i]
-                    T = (rr[lr, i] + rr[rg, i]) * safety + 2 * u * abs(D)
-                    t, f = _decide_one(c, D, T)
-                    bt[q, i], bf[q, i] = t, f
-                    ntrue += t
-                    nfalse += f
-                    if every_point:
-                        vl[q, b0 + i], vr[q, b0 + i], vT[q, b0 + i] = rv[lr, i], rv[rg, i], T
-                if ntrue == nb or nfalse == nb or ntrue + nfalse == 0:
-                    nt[N + q], nf[N + q] = ntrue == nb, nfalse == nb
-                else:
-                    uniform = False
-            if uniform:  # the usual clean block: judge its trees once
-                _tree(nodes, children, nt, nf, nin)
-                _count(roots, nt, nf, nin, b0, nb, stats)
-                continue
+@jit(cache=True, inline="always")
+def _exec(code, cv, cr, sv, sr, b0, nb, rv, rr):
+    """Run the instructions on points b0 .. b0+nb-1 (registers: rv, rr), as _relations.
+    One dispatch per instruction and block; the loop over the points vectorises."""
+    u, tiny = 2.0 ** -53, 2.0 ** -1074
+    for pc in range(code.shape[0]):
+        op, dst, a, b = code[pc, 0], code[pc, 1], code[pc, 2], code[pc, 3]
+        if op == 0:
             for i in range(nb):
-                for q in range(R):
-                    nt[N + q], nf[N + q] = bt[q, i], bf[q, i]
-                _tree(nodes, children, nt, nf, nin)
-                _count(roots, nt, nf, nin, b0 + i, 1, stats)
+                rv[dst, i], rr[dst, i] = sv[a, b0 + i], sr[a, b0 + i]
+        elif op == 1:
+            for i in range(nb):
+                rv[dst, i], rr[dst, i] = cv[a], cr[a]
+        elif op == 2:
+            for i in range(nb):
+                v = rv[a, i] + rv[b, i]
+                rr[dst, i] = rr[a, i] + rr[b, i] + u * abs(v)
+                rv[dst, i] = v
+        elif op == 3:
+            for i in range(nb):
+                va, vb, ra, rb = rv[a, i], rv[b, i], rr[a, i], rr[b, i]
+                v = va * vb
+                rr[dst, i] = abs(va) * rb + abs(vb) * ra + ra * rb + u * abs(v) + tiny
+                rv[dst, i] = v
+        elif op == 4:
+            for i in range(nb):
+                va, ra = rv[a, i], rr[a, i]
+                av = abs(va)
+                if av > ra:
+                    q = 1.0 / va
+                    # ra/(av(av - ra)) divided in two steps: av*(av - ra) underflows to 0
+                    # for av below 1e-154; ra/av < 1 and av - ra > 0 never do.
+                    rr[dst, i] = ra / av / (av - ra) + u * abs(q) + tiny
+                    rv[dst, i] = q
+                else:
+                    rv[dst, i], rr[dst, i] = np.nan, np.nan
+        elif op == 5:
+            for i in range(nb):
+                va, ra = rv[a, i], rr[a, i]
+                hi = va + ra
+                if b == 0 and hi < 0:
+                    rv[dst, i], rr[dst, i] = np.nan, np.nan
+                else:
+                    sl = np.sqrt(_fmax(va - ra, 0.0))
+                    sh = np.sqrt(_fmax(hi, 0.0))
+                    sq = np.sqrt(_fmax(va, 0.0))
+                    rv[dst, i] = sq
+                    rr[dst, i] = _fmax(sq - sl, sh - sq) + 2 * u * sh
+        elif op == 6:
+            for i in range(nb):
+                rv[dst, i], rr[dst, i] = abs(rv[a, i]), rr[a, i]
+        elif op == 7:
+            for i in range(nb):
+                rv[dst, i] = _fmax(rv[a, i], rv[b, i])
+                rr[dst, i] = _fmax(rr[a, i], rr[b, i])
+        elif op == 8:
+            for i in range(nb):
+                rv[dst, i] = _fmin(rv[a, i], rv[b, i])
+                rr[dst, i] = _fmax(rr[a, i], rr[b, i])
+        else:
+            for i in range(nb):
+                va, ra = rv[a, i], rr[a, i]
+                pv, pr = va, ra
+                for _ in range(b - 1):
+                    pr = abs(pv) * ra + abs(va) * pr + pr * ra
+                    pv = pv * va
+                    pr = pr + u * abs(pv) + tiny
+                rv[dst, i], rr[dst, i] = pv, pr
+
+@jit(cache=True, inline="always")
+def _tree(nodes, children, nt, nf, nin):
+    """Node verdicts of one point (post-order); nt/nf hold the relations' verdicts after
+    the N nodes on entry."""
+    N = nodes.shape[0]
+    for q in range(N):
+        kind, s0, cnt = nodes[q, 0], nodes[q, 1], nodes[q, 2]
+        if kind == 0:
+            nt[q], nf[q], nin[q] = nt[N + s0], nf[N + s0], True
+        elif kind == 1:  # premises..., conclusion
+            all_true, any_false = True, False
+            for a in range(cnt - 1):
+                ch = children[s0 + a]
+                all_true = all_true and nt[ch]
+                any_false = any_false or nf[ch]
+            cc = children[s0 + cnt - 1]
+            nt[q], nf[q], nin[q] = any_false or nt[cc], all_true and nf[cc], all_true
+        else:  # disjunction
+            any_true, all_false = False, True
+            for a in range(cnt):
+                ch = children[s0 + a]
+                any_true = any_true or nt[ch]
+                all_false = all_false and nf[ch]
+            nt[q], nf[q], nin[q] = any_true, all_false, True
+
+@jit(cache=True, inline="always")
+def _count(roots, nt, nf, nin, i, times, stats):
+    """Add `times` points, the first at i, with the node verdicts nt, nf, nin."""
+    for c in range(roots.shape[0]):
+        q = roots[c]
+        und = not nt[q] and not nf[q]
+        if nin[q]:
+            stats[c, 0] += times
+            if und:
+                stats[c, 1] += times
+        if nf[q]:
+            stats[c, 2] += times
+            if stats[c, 3] < 0:
+                stats[c, 3] = i
+        if und and stats[c, 4] < 0:
+            stats[c, 4] = i
+
+@jit(cache=True)
+def _judge_counts(code, cv, cr, sv, sr, rels, length, safety, nodes, children, roots,
+                  stats, rv, rr, bt, bf, ct, cf, cin, vl, vr, vT):
+    """The counts of every check (Judged.stats), block by block of points; with per-point
+    arrays (ct, cf, cin: checks x points; vl, vr, vT: relations x points), also every
+    check's verdict and every relation's values at every point."""
+    u = 2.0 ** -53
+    B = rv.shape[1]
+    N, R = nodes.shape[0], rels.shape[0]
+    every_point = ct.shape[0] > 0 or vl.shape[0] > 0
+    nt, nf = np.empty(N + R, np.bool_), np.empty(N + R, np.bool_)
+    nin = np.empty(N, np.bool_)
+    stats[:, :3] = 0
+    stats[:, 3:] = -1
+    for b0 in range(0, length, B):
+        nb = min(B, length - b0)
+        _exec(code, cv, cr, sv, sr, b0, nb, rv, rr)
+        uniform = not every_point  # every relation has one verdict on the whole block
+        for q in range(R):
+            lr, rg, c = rels[q, 0], rels[q, 1], rels[q, 2]
+            ntrue = 0
+            nfalse = 0
+            for i in range(nb):
+                D = rv[lr, i] - rv[rg, i]
+                T = (rr[lr, i] + rr[rg, i]) * safety + 2 * u * abs(D)
+                t, f = _decide(c, D, T)
+                bt[q, i], bf[q, i] = t, f
+                ntrue += t
+                nfalse += f
                 if every_point:
-                    for c in range(roots.shape[0]):
-                        q = roots[c]
-                        ct[c, b0 + i], cf[c, b0 + i], cin[c, b0 + i] = nt[q], nf[q], nin[q]
+                    vl[q, b0 + i], vr[q, b0 + i], vT[q, b0 + i] = rv[lr, i], rv[rg, i], T
+            if ntrue == nb or nfalse == nb or ntrue + nfalse == 0:
+                nt[N + q], nf[N + q] = ntrue == nb, nfalse == nb
+            else:
+                uniform = False
+        if uniform:  # the usual clean block: judge its trees once
+            _tree(nodes, children, nt, nf, nin)
+            _count(roots, nt, nf, nin, b0, nb, stats)
+            continue
+        for i in range(nb):
+            for q in range(R):
+                nt[N + q], nf[N + q] = bt[q, i], bf[q, i]
+            _tree(nodes, children, nt, nf, nin)
+            _count(roots, nt, nf, nin, b0 + i, 1, stats)
+            if every_point:
+                for c in range(roots.shape[0]):
+                    q = roots[c]
+                    ct[c, b0 + i], cf[c, b0 + i], cin[c, b0 + i] = nt[q], nf[q], nin[q]

@@ -6,6 +6,8 @@ y<w*, x> > 0, decided exactly where rounding could matter) before any lemma uses
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import InvalidArgument
@@ -49,6 +51,10 @@ _ADD = 16              # examples added per round: _ADD * (d + 1), the most viol
 _CAP = 256             # ... and of each at most max(d + 1, _CAP)
 _INFEASIBLE = 1e-14    # NNLS residual (working set of radius ~1) below which 0 is in the hull
 _AMBIGUOUS = 1e-10     # ... below which a linear program confirms either way
+_OWN_NNLS_ROWS = 8     # NNLS in numpy up to d = 7 (SciPy's is more robust on hard larger data)
+_OWN_NNLS_MOST = 20    # ... for the first calls of a process (SciPy's is faster once imported)
+_OWN_NNLS_CALLS = [0]
+_OWN_NNLS_USED = [False]  # in the current solve (None: SciPy's only, a solve done again)
 _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a rescaled copy
 
 
@@ -90,7 +96,7 @@ def _scaled(ZS: np.ndarray):
         return np.ldexp(ZS, -e), float(np.ldexp(1.0, -e))
 
 
-def _min_norm_point(opt, ZS: np.ndarray):
+def _min_norm_point(ZS: np.ndarray):
     """(u, rnorm): NNLS for the least distance program min ||w|| s.t. Z_S w >= 1 (Lawson and
     Hanson, ch. 23): u >= 0 minimises ||Z_S^T u||^2 + (sum u - 1)^2; the minimum-norm point of
     conv(Z_S) is Z_S^T u / sum(u), and rnorm = 0 exactly when 0 is in the hull."""
@@ -101,10 +107,45 @@ def _min_norm_point(opt, ZS: np.ndarray):
     f = np.zeros(d + 1)
     f[d] = 1.0
     try:
-        u, rnorm = opt.nnls(E, f, maxiter=50 * (k + d + 1))
+        u, rnorm = _nnls(E, f, maxiter=50 * (k + d + 1))
     except RuntimeError:  # iteration limit: keep the best direction found so far
         return None, np.inf
     return u, float(rnorm)
+
+
+def _nnls(E: np.ndarray, f: np.ndarray, maxiter: int):
+    """(u, ||E u - f||) with u >= 0 minimising ||E u - f||: SciPy's NNLS, or for a small E the
+    same active-set method (Lawson and Hanson, ch. 23) in numpy, which spares importing
+    scipy.optimize (0.4 s) for a small data set.  RuntimeError past maxiter inner steps."""
+    _OWN_NNLS_CALLS[0] += 1
+    if (E.shape[0] > _OWN_NNLS_ROWS or _OWN_NNLS_CALLS[0] > _OWN_NNLS_MOST
+            or "scipy.optimize" in sys.modules or _OWN_NNLS_USED[0] is None):
+        return _scipy().nnls(E, f, maxiter=maxiter)
+    _OWN_NNLS_USED[0] = True
+    k = E.shape[1]
+    u, passive = np.zeros(k), np.zeros(k, dtype=bool)
+    tol = 10 * np.finfo(float).eps * np.abs(E).sum(axis=0).max() * max(E.shape)
+    gradient = E.T @ f
+    steps = 0
+    while not passive.all() and gradient[~passive].max() > tol:
+        passive[np.argmax(np.where(passive, -np.inf, gradient))] = True
+        while True:
+            steps += 1
+            if steps > maxiter:
+                raise RuntimeError("NNLS: iteration limit")
+            z = np.zeros(k)
+            z[passive] = np.linalg.lstsq(E[:, passive], f, rcond=None)[0]
+            if z[passive].min() > 0:
+                break
+            # step from u toward z as far as u stays non-negative; the variables that reach 0
+            # leave the passive set
+            block = passive & (z <= 0)
+            u += (u[block] / (u[block] - z[block])).min() * (z - u)
+            passive &= u > tol
+            u[~passive] = 0.0
+        u = z
+        gradient = E.T @ (f - E @ u)
+    return u, float(np.linalg.norm(E @ u - f))
 
 
 def _polish(ZA: np.ndarray):
@@ -129,13 +170,13 @@ def _polish(ZA: np.ndarray):
     return r
 
 
-def _lp_direction(opt, ZS: np.ndarray):
+def _lp_direction(ZS: np.ndarray):
     """max t s.t. Z_S w >= t, |w_j| <= 1 (HiGHS): (t, w), or (None, None)."""
     k, d = ZS.shape
     c = np.zeros(d + 1)
     c[d] = -1.0
     A = np.hstack([-ZS, np.ones((k, 1))])
-    lp = opt.linprog(c, A_ub=A, b_ub=np.zeros(k), bounds=[(-1, 1)] * d + [(None, 1)],
+    lp = _scipy().linprog(c, A_ub=A, b_ub=np.zeros(k), bounds=[(-1, 1)] * d + [(None, 1)],
                      method="highs")
     if lp.status != 0:
         return None, None
@@ -149,14 +190,14 @@ def _not_separable(S: np.ndarray, why: str) -> InvalidArgument:
                            f"non-separable mode with a given w_star and gamma")
 
 
-def _start(opt, X, y, rng, ids):
+def _start(X, y, rng, ids):
     """(unit direction, working set) to start a level from: the solve of a random 1/_SPLIT of
     the data (its support), or the mean of the y*x when the data are small."""
     n = X.shape[0]
     S = np.zeros(0, dtype=np.int64)
     if n // _SPLIT >= _SMALLEST:
         idx = np.sort(rng.integers(0, n, n // _SPLIT))  # repeats are harmless
-        v, sub = _level(opt, X[idx], y[idx], None, rng, idx if ids is None else ids[idx])
+        v, sub = _level(X[idx], y[idx], None, rng, idx if ids is None else ids[idx])
         S = np.unique(idx[sub["S"]])
     else:
         v = X.T @ y
@@ -169,7 +210,7 @@ def _start(opt, X, y, rng, ids):
     return v, S
 
 
-def _level(opt, X, y, report, rng, ids=None):
+def _level(X, y, report, rng, ids=None):
     """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
     ids: the examples' indices in the caller's data (for messages), if X is a sample of it."""
     n, d = X.shape
@@ -177,7 +218,7 @@ def _level(opt, X, y, report, rng, ids=None):
     # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
     k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
     k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
-    v, S = _start(opt, X, y, rng, ids)
+    v, S = _start(X, y, rng, ids)
     inS = np.zeros(n, dtype=bool)
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
     support = S.size
@@ -216,13 +257,13 @@ def _level(opt, X, y, report, rng, ids=None):
         if zero.any():
             raise _zero_row(int(name(S[np.argmax(zero)])))
         ZS, scale = _scaled(X[S] * y[S][:, None])
-        u, rnorm = _min_norm_point(opt, ZS)
+        u, rnorm = _min_norm_point(ZS)
         if u is None:
             break
         if rnorm < _AMBIGUOUS:
             if rnorm <= _INFEASIBLE:
                 raise _not_separable(name(S[u > 0]), "0 lies in the convex hull of their y*x")
-            t, w = _lp_direction(opt, ZS)
+            t, w = _lp_direction(ZS)
             if t is None or t <= _INFEASIBLE:
                 raise _not_separable(name(S[u > 0]), "a linear program finds no positive margin")
             mw = (X @ w) * y
@@ -247,18 +288,35 @@ def _level(opt, X, y, report, rng, ids=None):
 
 def _solve(X: np.ndarray, y: np.ndarray, progress=None):
     """(w, info): the unit direction and {"lower", "upper", "passes", "support", "polished",
-    "S"}: bounds on the best margin (in X's units), passes over all of X, the support size."""
-    opt = _scipy()
+    "S"}: bounds on the best margin (in X's units), passes over all of X, the support size.
+    A solve whose numpy NNLS did not reach the optimum (ill-conditioned data) is done again
+    with SciPy's."""
+    _OWN_NNLS_USED[0] = False
+    try:
+        v, info = _solve_once(X, y, progress)
+        if not _OWN_NNLS_USED[0] or info["lower"] >= info["upper"] * (1 - 1e-6):
+            return v, info
+    except InvalidArgument:
+        if not _OWN_NNLS_USED[0]:
+            raise
+    _OWN_NNLS_USED[0] = None
+    try:
+        return _solve_once(X, y, progress)
+    finally:
+        _OWN_NNLS_USED[0] = False
+
+
+def _solve_once(X: np.ndarray, y: np.ndarray, progress=None):
     report = progress if progress is not None else (lambda phase, fraction: None)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     report("separator: solve", 0.0)
     try:
-        v, info = _level(opt, X, y, report, np.random.default_rng(0))
+        v, info = _level(X, y, report, np.random.default_rng(0))
     except _Rescale:
         report("separator: normalise", 0.0)
         Z, e = _normalised(X, y)
-        v, info = _level(opt, Z, np.ones(X.shape[0]), report, np.random.default_rng(0))
+        v, info = _level(Z, np.ones(X.shape[0]), report, np.random.default_rng(0))
         with np.errstate(over="ignore", under="ignore"):
             info["lower"], info["upper"] = (float(np.ldexp(info[k], e))
                                             for k in ("lower", "upper"))

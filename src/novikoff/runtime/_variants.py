@@ -8,7 +8,7 @@ honest bounds know no variant).  A new perceptron is one module below and one ro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
@@ -20,6 +20,7 @@ from ._audit_dual import audit_kernel, audit_kernel_files
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._batch_run import run_batch
+from ._config import RunConfig, run_config
 from ._engine import run_online
 from ._dual_run import run_kernel
 from ._result import RunResult
@@ -27,61 +28,6 @@ from ._validate import check_choice
 from ._voted_run import run_voted
 
 __all__ = ["RunConfig", "Variant", "VARIANTS", "run"]
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """How to run and monitor a perceptron on the data (``run``'s keyword arguments).
-
-    variant: a row of ``VARIANTS``; w_star/gamma: the separator and its margin (default: a
-    max-margin separator, certified); order/cyclic/max_epochs: the visits; eta/w0: the rate and
-    the start; kernel: the kernel perceptron's kernel; separable=False: the hinge-loss lemmas;
-    lemmas/proofs/include_unverified: what is monitored; checks=False: the bare engine;
-    exact: rational arithmetic; on_violation: 'raise' or 'collect'; all_examples: the lemmas
-    about one example checked on every example; validate/backend/chunk_visits: the loop's
-    machinery; progress: a callback (visits, mistakes, epochs).
-    """
-
-    variant: str = "classic"
-    w_star: object = None
-    gamma: float | None = None
-    order: object = None
-    cyclic: bool = True
-    max_epochs: int | None = None
-    eta: float = 1.0
-    w0: object = None
-    kernel: str | None = None
-    separable: bool = True
-    lemmas: object = None
-    proofs: object = None
-    include_unverified: bool = False
-    checks: bool = True
-    exact: bool = False
-    on_violation: str = "raise"
-    all_examples: bool = False
-    validate: bool = True
-    backend: str = "auto"
-    chunk_visits: int = 1 << 22
-    progress: Callable | None = None
-
-    def changed(self) -> dict:
-        """The options not at their default (an array given counts as changed)."""
-        out = {}
-        for name, default in _DEFAULTS.items():
-            value = getattr(self, name)
-            if value is not default if default is None else not _same(value, default):
-                out[name] = value
-        return out
-
-
-_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
-
-
-def _same(value, default) -> bool:
-    try:
-        return bool(value == default)
-    except (TypeError, ValueError):  # an array where a scalar belongs: not the default
-        return False
 
 
 # What every engine takes: the lemmas it monitors and how.
@@ -108,15 +54,20 @@ class Variant:
     audit_flags_refused: tuple = ((), "")  # the `novikoff audit` flags it refuses, and why
 
 
+def _online(variant: str) -> Callable:
+    """The shared loop's engine for `variant`, given the options as keywords."""
+    return lambda X, y, **options: run_online(X, y, RunConfig(variant=variant, **options))
+
+
 VARIANTS: dict[str, Variant] = {row.name: row for row in (
     Variant("classic", "update when y<w, x> <= 0: w += eta*y*x",
-            partial(run_online, variant="classic"),
+            _online("classic"),
             _MONITORING | _VISITS | _LOOP | {"eta", "w0", "separable", "exact", "all_examples",
                                              "validate"},
             "only the kernel variant takes a kernel", "single", partial(audit, variant="classic"),
             partial(audit_files, variant="classic"), "w (T, d): the weights after each visit"),
     Variant("margin", "update when w = 0 or y<w, x> <= (gamma/2)||w||",
-            partial(run_online, variant="margin"),
+            _online("margin"),
             _MONITORING | _VISITS | _LOOP | {"eta", "w0", "separable", "exact", "all_examples",
                                              "validate"},
             "only the kernel variant takes a kernel", "single", partial(audit, variant="margin"),
@@ -161,18 +112,6 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
              "the classic run in floating point keeping its vote, whose counts are checked at "
              "its updates")),
 )}
-
-
-def run_config(config: RunConfig | None, options: dict) -> RunConfig:
-    """The configuration of a run: `config` (default RunConfig()) with `options` replacing its
-    fields; TypeError naming an option that is not a field."""
-    unknown = sorted(set(options) - _DEFAULTS.keys())
-    if unknown:
-        raise TypeError(f"run() got an unexpected keyword argument {unknown[0]!r} (the options "
-                        f"are the fields of RunConfig: {', '.join(sorted(_DEFAULTS))})")
-    if config is not None and not isinstance(config, RunConfig):
-        raise InvalidArgument(f"config={config!r} is not a RunConfig")
-    return replace(config or RunConfig(), **options)
 
 
 def run(X, y, config: RunConfig | None = None, /, **options) -> RunResult:

@@ -83,6 +83,8 @@ def _add_run(subparsers) -> None:
     p.add_argument("--save", metavar="RUN.npz",
                    help="save the run (always saved on a violation, by default to "
                         "novikoff-run.npz)")
+    p.add_argument("--no-checks", action="store_true",
+                   help="run the same engine unmonitored (to time a monitored run against it)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--progress", action="store_true",
                    help="progress on stderr also when it is not a terminal (a line every 2 s)")
@@ -162,6 +164,8 @@ def _add_replay(subparsers) -> None:
                     "round-off from a real violation.")
     r.add_argument("file", metavar="RUN.npz")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--progress", action="store_true",
+                   help="progress on stderr even when it is not a terminal (a line every 2 s)")
     r.set_defaults(handler=replay_command)
 
 
@@ -297,6 +301,9 @@ def run_command(args) -> int:
     refused = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_"))]
     if refused:
         return _fail(f"{refused[0]}: not available for the {args.variant} perceptron ({reason})")
+    if args.no_checks and (args.report or args.plot):
+        return _fail(f"{'--report' if args.report else '--plot'}: shows the monitored lemmas, "
+                     f"which --no-checks turns off")
     for option, path in (("--save", args.save), ("--plot", args.plot)):
         missing = path and _missing_folder(option, path)  # refused before the run, not after
         if missing:
@@ -334,7 +341,7 @@ def run_command(args) -> int:
     try:
         result = run(X, y, w_star=w_star, w0=w0, order=order, exact=args.exact,
                      progress=progress, all_examples=args.all_examples, kernel=args.kernel,
-                     **config)
+                     checks=not args.no_checks, **config)
     except LemmaViolation as err:
         violation = err.violation
     finally:
@@ -446,6 +453,9 @@ def _print_result(name, X, res, saved, verbose: bool = False) -> None:
     print(f"ratio      {_fmt(res.ratio, 4)}")
     print(f"gamma      {_fmt(res.gamma)}   R {_fmt(res.R)}" +
           (f"   TD {_fmt(res.td)}" if res.td else ""))
+    if res.monitor is None:
+        print(f"checks     off (--no-checks): the run alone took {res.seconds:.3g} s")
+        return
     print(f"checks     {res.checks:,} invariant checks of {len(applied)} lemma(s), "
           f"no violation")
     for m in monitored:
@@ -643,7 +653,7 @@ def _audit_batch_or_kernel(args) -> int:
 @_guard
 def replay_command(args) -> int:
     """novikoff replay RUN.npz"""
-    progress = _Progress(not args.json)
+    progress = _Progress(not args.json, forced=args.progress)
     try:
         out = replay(args.file, progress=progress)
     finally:

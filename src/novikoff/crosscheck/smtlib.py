@@ -26,10 +26,10 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
-from .solver import TranslationError, coefficient_conditions, atom_name
-from .terms import index_of
-from .terms import Inner, Norm
+from ..kernel.formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation,
+                               VectorEq)
+from ..kernel.solver import TranslationError, atom_name, coefficient_conditions
+from ..kernel.terms import Inner, Norm, index_of
 
 __all__ = ["Cvc5Verdict", "cvc5_entails", "run_cvc5", "smt2_script", "smt2_symbol"]
 

@@ -1,0 +1,111 @@
+"""Scale and overhead: the default separator, the monitor's overhead, exact replay, against targets.
+
+    python benchmarks/bench_scale.py [--repeat 3] [--small]
+
+Rows (each a ratio to a baseline measured in this script; ratio / target <= 1 meets it):
+
+  separator d x n   run(X, y) (w* computed by the separator and certified) against
+                    run(X, y, w_star=w_gen) on the same planted data: target 3, at 20k x 1000
+                    and 1M x 20 (--small: 5k x 1000 and 100k x 20)
+  overhead          the monitored run at 100k x 100, gamma 0.05 (bench_runtime.py's data)
+                    against the same run with checks off: target 1.1
+  replay            `replay` of a saved breast-cancer run (the CLI's 1000 passes: some 50k
+                    updates; --small: 100 passes) against the monitored float run that saved
+                    it; target: 60 s for the whole replay (its wall time / 60 s)
+
+Best of `repeat` interleaved runs; BLAS threads as the machine gives them (see
+docs/performance.md on threads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_runtime import best_of, separable_unit_rows  # noqa: E402
+from bench_separator import planted  # noqa: E402
+
+TARGET_SEPARATOR = 3.0
+TARGET_OVERHEAD = 1.1
+TARGET_REPLAY_S = 60.0
+
+
+def _row(what: str, measured: str, ratio: float, target: float) -> str:
+    return f"{what:<28} {measured:<44} {ratio:>7.2f} {target:>6.2f} {ratio / target:>6.2f}"
+
+
+HEAD = f"{'target':<28} {'measured':<44} {'ratio':>7} {'target':>6} {'r/tgt':>6}"
+
+
+def separator_rows(repeat: int, small: bool) -> list:
+    from novikoff.runtime import load_lemmas, run
+    lemmas = load_lemmas()
+    rows = []
+    for n, d in ((5_000, 1000), (100_000, 20)) if small else ((20_000, 1000), (1_000_000, 20)):
+        X, y, w = planted(n, d, 0.01)
+        given = default = float("inf")
+        for _ in range(repeat):  # interleaved: the machine's load hits both
+            given = min(given, best_of(lambda: run(X, y, w_star=w, lemmas=lemmas), 1)[0])
+            default = min(default, best_of(lambda: run(X, y, lemmas=lemmas), 1)[0])
+        rows.append(_row(f"separator {n:,} x {d}", f"default {default:.2f} s, --w-star "
+                         f"{given:.2f} s", default / given, TARGET_SEPARATOR))
+    return rows
+
+
+def overhead_rows(repeat: int) -> list:
+    from novikoff.runtime import load_lemmas, max_margin_separator, run
+    lemmas = load_lemmas()
+    X, y, _ = separable_unit_rows(100_000, 100, 0.05)
+    w = max_margin_separator(X, y)
+    run(X, y, w_star=w, lemmas=lemmas)  # compiled once
+    on = off = float("inf")
+    for _ in range(max(repeat, 5)):
+        on = min(on, best_of(lambda: run(X, y, w_star=w, lemmas=lemmas), 1)[0])
+        off = min(off, best_of(lambda: run(X, y, w_star=w, lemmas=lemmas, checks=False), 1)[0])
+    return [_row("overhead 100,000 x 100", f"checks on {on * 1e3:.1f} ms, off "
+                 f"{off * 1e3:.1f} ms", on / off, TARGET_OVERHEAD)]
+
+
+def replay_rows(small: bool) -> list:
+    from novikoff.runtime import load_dataset, replay, run, save_run
+    X, y = load_dataset("breast_cancer")[:2]
+    passes = 100 if small else 1000
+    with tempfile.TemporaryDirectory(prefix="novikoff-bench-replay-") as tmp:
+        start = time.perf_counter()
+        res = run(X, y, max_epochs=passes)
+        float_s = time.perf_counter() - start
+        path = save_run(Path(tmp) / "run.npz", X, y, order=None, w_star=None, w0=None,
+                        config={"max_epochs": passes},
+                        outcome={"mistakes": res.mistakes, "violation": None})
+        start = time.perf_counter()
+        out = replay(path)
+        exact_s = time.perf_counter() - start
+    assert out["mistakes_exact"] == res.mistakes, out["verdict"]
+    return [_row(f"replay {res.mistakes:,} updates", f"exact {exact_s:.1f} s, float run "
+                 f"{float_s:.2f} s ({exact_s / float_s:.0f} x)", exact_s, TARGET_REPLAY_S)]
+
+
+def scale_rows(repeat: int, small: bool = False) -> list:
+    """Every row of this benchmark (bench_all.py prints them too)."""
+    return [HEAD] + separator_rows(repeat, small) + overhead_rows(repeat) + replay_rows(small)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--small", action="store_true", help="smaller sizes (a few minutes)")
+    args = ap.parse_args(argv)
+    print(f"cpus: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
+    for line in scale_rows(args.repeat, args.small):
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
