@@ -12,6 +12,7 @@ document is refused with a position: it is never guessed.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .latex import INTERPRETED
@@ -43,12 +44,16 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 
 def blank(text: str, spans) -> str:
     """text with every character of the spans but newlines replaced by a space (offsets kept)."""
-    chars = list(text)
-    for start, end in spans:
-        for k in range(start, min(end, len(chars))):
-            if chars[k] != "\n":
-                chars[k] = " "
-    return "".join(chars)
+    out, cursor = [], 0
+    for start, end in sorted(spans):  # nested and overlapping spans are blanked once
+        start, end = max(start, cursor), min(end, len(text))
+        if start >= end:
+            continue
+        out.append(text[cursor:start])
+        out.append(re.sub(r"[^\n]", " ", text[start:end]))
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 def _lines(text: str) -> list:
@@ -80,6 +85,8 @@ def _markdown_hidden(text: str) -> tuple:
     starts = {s: k for k, (s, _) in enumerate(lines)}
     pos, n = 0, len(text)
     in_paragraph, list_indent = False, None
+    paragraph_ends = [m.start() for m in re.finditer(r"\n[ \t]*(?=\n)", text)]
+    no_closing: dict = {}  # backtick run length -> the paragraph end it has no closing before
     while pos < n:
         k = starts.get(pos)
         if k is not None:  # a line starts: the block-level constructs
@@ -153,10 +160,14 @@ def _markdown_hidden(text: str) -> tuple:
             continue
         run = m.group(1)
         start = m.start(1)
-        paragraph_end = re.compile(r"\n[ \t]*\n").search(text, m.end())
-        limit = paragraph_end.start() if paragraph_end else n
-        close = re.compile(r"(?<!`)" + run + r"(?!`)").search(text, m.end(), limit)
+        k = bisect.bisect_left(paragraph_ends, m.end())
+        limit = paragraph_ends[k] if k < len(paragraph_ends) else n
+        # a run with no closing before the paragraph's end: later runs of its length in the
+        # same paragraph have none either (so the scan stays linear)
+        close = None if no_closing.get(len(run)) == limit else \
+            re.compile(r"(?<!`)" + run + r"(?!`)").search(text, m.end(), limit)
         if close is None:
+            no_closing[len(run)] = limit
             pos = m.end()  # literal backticks
             continue
         hidden.append((start, close.end()))
@@ -201,6 +212,8 @@ def _conditionals(masked: str, problems: list) -> list:
     r"""The branches \iffalse and \iftrue skip; a display inside any other conditional is
     refused (which branch LaTeX takes is not read)."""
     hidden, stack = [], []  # stack: [name, start, skipping from (offset or None)]
+    openings = [m.start() for m in re.finditer(r"\$\$|\\\[|\\begin\{(?:align|equation|gather|"
+                                               r"multline|eqnarray)", masked)]
     for m in _CONDITIONAL.finditer(masked):
         word = m.group(1)
         if word.startswith("if"):
@@ -220,11 +233,9 @@ def _conditionals(masked: str, problems: list) -> list:
             if top[2] is not None:
                 hidden.append((top[2], m.end()))
             elif top[0] not in ("iffalse", "iftrue"):
-                body = masked[top[1]:m.start()]
-                found = re.search(r"\$\$|\\\[|\\begin\{(?:align|equation|gather|multline|"
-                                  r"eqnarray)", body)
-                if found is not None:
-                    problems.append((top[1] + found.start(), f"a display inside \\{top[0]} ... "
+                k = bisect.bisect_left(openings, top[1])
+                if k < len(openings) and openings[k] < m.start():
+                    problems.append((openings[k], f"a display inside \\{top[0]} ... "
                                      f"\\fi: which branch LaTeX typesets is not read, so the "
                                      f"display is not checked (move it out of the conditional)"))
     for top in stack:  # a conditional that is never closed hides the rest when it skips
@@ -285,10 +296,18 @@ def _inside_html(visible: str, displays: list, blocks: list) -> list:
         elif not selfclosing and name not in _VOID:
             stack.append((name, m.start(), m.group(0)))
     regions += [(start, len(visible), tag) for _, start, tag in stack]
+    merged = []  # the union of the regions, each part with the tag that opens it
+    for start, end, tag in sorted(regions):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, tag])
+    starts = [r[0] for r in merged]
     out = []
     for what, spans in (("a display", displays), ("a novikoff block", blocks)):
         for start, _ in spans:
-            region = next((r for r in regions if r[0] <= start < r[1]), None)
+            k = bisect.bisect_right(starts, start) - 1
+            region = merged[k] if k >= 0 and start < merged[k][1] else None
             if region is not None:
                 out.append((start, f"{what} inside the raw HTML element {region[2]}: HTML may "
                                    f"hide it from a reader, so it is not read (move it out of "
