@@ -421,6 +421,8 @@ def test_certify_then_check_replays(certified_file, capsys):
     assert {s["basis"] for s in steps.values()} == {"certified"}, steps
     code, steps = _check_json(capsys, "--require-certificates", certified_file)
     assert code == 0 and {s["status"] for s in steps.values()} == {"verified"}
+    # for that command only: what this process checks next needs no certificate
+    assert LEDGER.required is False
 
 
 def test_an_edited_step_loses_only_its_own_certificate(certified_file, capsys):

@@ -66,10 +66,14 @@ def _check(args) -> int:
     install_cross_check(args.cross_check, Path(args.smt2) if args.smt2 is not None else None)
     from .kernel.certified import LEDGER
 
-    LEDGER.required = args.require_certificates
+    # For this command only: a process that goes on (a test, a notebook) checks as before.
+    required, LEDGER.required = LEDGER.required, args.require_certificates
     start = time.perf_counter()
-    reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
-                          notes=notes)
+    try:
+        reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
+                              notes=notes)
+    finally:
+        LEDGER.required = required
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(check_json(reports, elapsed), indent=2))
