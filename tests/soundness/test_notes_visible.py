@@ -13,43 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from novikoff.checker import Checker
-
-MD_SETTING = """```novikoff
-setting s:
-  real a, b
-  assume h: a <= b
-reasons:
-  "hyp" -> h
-lemma claim
-```
-"""
-
-TEX_SETTING = r"""\documentclass{article}
-\begin{document}
-% novikoff
-% setting s:
-%   real a, b
-%   assume h: a <= b
-% reasons:
-%   "hyp" -> h
-% lemma claim
-"""
-
-
-def _check(tmp_path: Path, name: str, text: str):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return Checker(timeout_ms=5000).check_file(path)
-
-
-def _claim_status(report) -> str:
-    found = [lemma for lemma in report.lemmas if lemma.name == "claim"]
-    return found[0].status if found else "missing"
-
-
-def _not_verified(report) -> bool:
-    return report.error is not None or _claim_status(report) != "verified"
+from test_redteam3_notes import (MD_SETTING, TEX_SETTING, _check,  # noqa: E402,F401
+                                 _claim_status, _not_verified)
 
 
 def _positioned(report, path_name: str) -> bool:
