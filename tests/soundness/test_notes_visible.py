@@ -9,7 +9,6 @@ where the document is refused the error names a line and a column.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
