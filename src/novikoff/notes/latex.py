@@ -290,8 +290,11 @@ class _Reader:
     def _raw_group_values(self) -> list:
         """The token values of the next script argument (a token or a {group}), consumed."""
         t = self.next()
-        if t.value != "{":
-            return [t.value]
+        return self._to_closing_brace() if t.value == "{" else [t.value]
+
+    def _to_closing_brace(self) -> list:
+        """The token values up to the brace that closes the one just consumed, which is
+        consumed too."""
         values, depth = [], 1
         while True:
             u = self.next()
@@ -336,16 +339,8 @@ class _Reader:
     def text_arg(self, what: str) -> tuple:
         """The raw text of a {group}: (text, offset)."""
         self.expect("{", f"'{{' after {what}")
-        parts, depth, off = [], 1, self.offset()
-        while True:
-            u = self.next()
-            if u.value == "{":
-                depth += 1
-            elif u.value == "}":
-                depth -= 1
-                if depth == 0:
-                    return " ".join(parts).strip(), off
-            parts.append(u.value)
+        off = self.offset()
+        return " ".join(self._to_closing_brace()).strip(), off
 
     def atom(self) -> Node:
         t = self.peek()
