@@ -149,6 +149,15 @@ def test_another_redefinition_is_refused_with_a_position(tmp_path, definition):
     assert _positioned(report, "n.tex"), (definition, report.error)
 
 
+@pytest.mark.parametrize("definition", [r"\renewcommand{\leq}{>}", r"\let\leq\geq"])
+def test_a_redefinition_in_the_preamble_is_refused(tmp_path, definition):
+    """The preamble is not typeset, but its definitions hold in the whole document."""
+    text = (TEX_SETTING.replace("\\begin{document}", definition + "\n\\begin{document}")
+            + "\\[ a \\leq b \\text{by hyp} \\]\n\\end{document}\n")
+    report = _check(tmp_path, "n.tex", text)
+    assert _positioned(report, "n.tex"), (definition, report.error)
+
+
 def test_a_redefinition_in_markdown_math_is_refused(tmp_path):
     """MathJax's macros are global to the page: a \\def in an inline formula changes a display."""
     report = _check(tmp_path, "n.md", MD_SETTING + "\nLet $\\def\\leq{>}$ be.\n\n"

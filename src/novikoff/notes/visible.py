@@ -200,6 +200,9 @@ def _latex_hidden(text: str) -> tuple:
     masked = blank(text, hidden)
     begin, end = masked.find("\\begin{document}"), masked.find("\\end{document}")
     if begin >= 0:
+        # Not typeset, but its definitions take effect in the document (\renewcommand{\leq}
+        # is usually written there).
+        problems += refusals(masked[:begin], False, [], [])
         hidden.append((0, begin))
     if end >= 0:
         hidden.append((end, len(text)))
