@@ -118,6 +118,81 @@ def test_cases_cuts_and_integer_splits():
     check(text, cut)
 
 
+# ---------------------------------------------------------------------------- cut nodes
+# A cut proves an intermediate fact F in the branch with F negated ("proof"), then uses F as a
+# hypothesis in the branch with it ("then").  Here: x >= 0 alone, which x = 0 satisfies.
+
+SATISFIABLE = _statement(["ge", _poly(("1", {"x": 1}))])
+NEGATIVE = ["ge", _poly(("-1", {"x": 1}), ("-1", {}))]  # -x - 1 >= 0, false where x >= 0
+# With F = -x - 1 >= 0 as literal 1: x + (-x - 1) + 1 = 0, the constant 1 > 0: a valid leaf.
+USES_THE_CUT = _leaf([["1", [0]], ["1", [1]], ["1", []]])
+
+
+def _cut(fact, proof, then):
+    return {"by": "cut", "fact": fact, "proof": proof, "then": then}
+
+
+def test_a_cut_whose_own_proof_is_wrong_is_refused():
+    # the branch with F negated (x + 1 > 0 as literal 1) is satisfiable: no proof closes it
+    for proof in (USES_THE_CUT, _leaf([["1", [1]]]), _leaf([["1", [0]], ["1", [1]]]),
+                  {"by": "or", "at": 0, "cases": []}):
+        with pytest.raises(CertificateError):
+            check(SATISFIABLE, _cut(NEGATIVE, proof, USES_THE_CUT))
+
+
+def test_a_cut_cannot_smuggle_its_fact_into_its_own_proof():
+    # The leaf that closes the branch with F closes it only there: in the proof branch literal
+    # 1 is F negated (x + 1 > 0), and the same indices add up to 2x + 2, not 0.
+    with pytest.raises(CertificateError, match="not the zero polynomial"):
+        check(SATISFIABLE, _cut(NEGATIVE, USES_THE_CUT, USES_THE_CUT))
+    # nor can a cut of the goal itself, nested, or a cut of a compound, prove anything
+    nested = _cut(NEGATIVE, _cut(NEGATIVE, USES_THE_CUT, USES_THE_CUT), USES_THE_CUT)
+    with pytest.raises(CertificateError):
+        check(SATISFIABLE, nested)
+    for kind in ("ne", "or", "and"):
+        fact = [kind, NEGATIVE[1]] if kind == "ne" else [kind, [NEGATIVE]]
+        with pytest.raises(CertificateError, match="cut: the fact"):
+            check(SATISFIABLE, _cut(fact, USES_THE_CUT, USES_THE_CUT))
+    for fact in (["ge"], ["ge", _poly(("1.5", {"x": 1}))], "x >= 1", None):
+        with pytest.raises(CertificateError):
+            check(SATISFIABLE, _cut(fact, USES_THE_CUT, USES_THE_CUT))
+
+
+def test_cut_depth_and_size_bombs_are_refused():
+    # nested 100 deep: past the checker's depth bound, refused before any leaf is checked
+    node = USES_THE_CUT
+    for _ in range(100):
+        node = _cut(NEGATIVE, node, node)
+    with pytest.raises(CertificateError, match="too deep or too large"):
+        check(GAMMA, node)
+    # a tree of 2^16 leaves shares its subtrees in memory, but the checker counts nodes
+    node = _leaf([["1", [0]], ["1", [1]]])
+    for _ in range(16):
+        node = _cut(["ge", _poly(("1", {"g": 1}))], node, node)
+    with pytest.raises(CertificateError, match="too deep or too large"):
+        check(GAMMA, node)
+    # a cut fact over the size bounds
+    huge = [["1", [["x", 1], ["y" + str(i), 1]]] for i in range(6000)]
+    with pytest.raises(CertificateError, match="list of terms"):
+        check(GAMMA, _cut(["ge", huge], USES_THE_CUT, USES_THE_CUT))
+    # a cut whose square is too large to multiply out
+    wide = [["1", [["y" + str(i), 1]]] for i in range(200)]
+    square = _leaf([["1", [0]]], [["1", wide, []]])
+    with pytest.raises(CertificateError, match="too much arithmetic|not the zero"):
+        check(GAMMA, _cut(["ge", wide], square, square))
+
+
+def test_a_sound_cut_is_accepted():
+    # GAMMA: -g >= 0 (literal 0) and g > 0 (literal 1).  Cut g >= 0: its proof has -g > 0 as
+    # literal 2 (g + -g = 0, both strict); then -g + g = 0 with g > 0 strict.
+    fact = ["ge", _poly(("1", {"g": 1}))]
+    proof = _leaf([["1", [1]], ["1", [2]]])
+    then = _leaf([["1", [0]], ["1", [1]]])
+    check(GAMMA, _cut(fact, proof, then))
+    with pytest.raises(CertificateError):  # the proof's literal moved: -g + -g is not 0
+        check(GAMMA, _cut(fact, _leaf([["1", [0]], ["1", [2]]]), then))
+
+
 def test_equalities_are_multiplied():
     # y^2 = 1 and y^2 < 1/2
     text = _statement(["eq", _poly(("1", {"y": 2}), ("-1", {}))],
@@ -188,6 +263,15 @@ def test_no_certificate_is_accepted_for_a_satisfiable_statement(data):
     certificate = data.draw(certificates(len(branch.literals)))
     with pytest.raises(CertificateError):
         check(text, certificate)
+    # a cut of any fact, its proof and its use drawn alike (each branch has one more literal)
+    fact = [data.draw(st.sampled_from(["ge", "gt", "eq"])),
+            [[c, [[a, 1]]] for c, a in data.draw(st.lists(
+                st.tuples(st.sampled_from(["1", "-1", "2", "-1/2"]), st.sampled_from(_ATOMS)),
+                min_size=1, max_size=3, unique_by=lambda t: t[1]))]]
+    inner = certificates(len(branch.literals) + 1)
+    cut = {"by": "cut", "fact": fact, "proof": data.draw(inner), "then": data.draw(inner)}
+    with pytest.raises(CertificateError):
+        check(text, cut)
 
 
 # ---------------------------------------------------------------------------- the library
@@ -258,6 +342,16 @@ def _leaves(node):
             yield from _leaves(node[key])
 
 
+def _cut_nodes(node):
+    if node["by"] == "cut":
+        yield node
+    for child in node.get("cases", []):
+        yield from _cut_nodes(child)
+    for key in ("proof", "then"):
+        if key in node:
+            yield from _cut_nodes(node[key])
+
+
 def _term_polys(text, certificate):
     """Per leaf (in _leaves order): the polynomial of each term, from the checker's arithmetic
     (only the root branch's literals are known here: leaves under cases are skipped)."""
@@ -284,6 +378,11 @@ def _mutants(text, certificate):
                 negated = copy.deepcopy(certificate)
                 list(_leaves(negated))[n][field][i][0] = "-" + term[0]
                 out.append(("negated", negated))
+    for n, _ in enumerate(_cut_nodes(certificate)):  # a cut of the opposite fact
+        negated = copy.deepcopy(certificate)
+        fact = list(_cut_nodes(negated))[n]["fact"]
+        fact[1] = [["-" + c if not c.startswith("-") else c[1:], m] for c, m in fact[1]]
+        out.append(("cut negated", negated))
     if certificate["by"] == "psatz":
         literals, polys = _term_polys(text, certificate)
         for i, p in enumerate(polys):
@@ -314,13 +413,15 @@ def _mutants(text, certificate):
 
 def test_every_mutated_certificate_is_refused(replayed):
     _, used, _ = replayed
-    tried = 0
+    tried = cuts = 0
     for key, (text, certificate) in used.items():
         for what, mutant in _mutants(text, certificate):
             tried += 1
+            cuts += what == "cut negated"
             with pytest.raises(CertificateError):
                 check(text, mutant)
     assert tried >= 200, tried
+    assert cuts >= 5, cuts  # the cut nodes' facts are mutated too
 
 
 def test_no_certificate_moves_onto_a_satisfiable_statement(replayed):

@@ -7,13 +7,16 @@ by pairs and squares of atoms, and multiples of the equalities, adding up to zer
 strict products weighing 1.  The LP's solution is floating point: it only names the support, on
 which the identity is solved again exactly in Fractions.  When no leaf is found, the branch is
 split on a disjunction of its core (each disjunct a branch of its own); when none is left, the
-core's literals are tried with products of three, four and five, then an integer split on a
-nat (n <= 0 | n >= 1), then a sign split on an atom of the core, nats first.
+core's literals are tried with products of three, four and five, then a cut that squares a
+literal's sides, or takes their square roots (_root_cuts), then an integer split on a nat
+(n <= 0 | n >= 1), then a sign split on an atom of the core, nats first.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import time
 from fractions import Fraction
 
@@ -22,7 +25,7 @@ import z3
 from scipy.optimize import linprog
 
 from ..kernel.certificates import (Branch, CertificateError, check, parse_statement, poly_add,
-                                   poly_mul, poly_to_json)
+                                   poly_from_json, poly_mul, poly_to_json)
 
 __all__ = ["find_certificate"]
 
@@ -93,11 +96,14 @@ class _Search:
 
     def core(self, branch: Branch, spent: frozenset):
         """(literal indices, compound indices) of an unsat core, or None if not shown unsat.
-        spent: compounds already split on above (each case holds one of their disjuncts)."""
+        spent: compounds already split on above (each case holds one of their disjuncts), and
+        ("literal", i) for the literals a cut's proof leaves out (_root_cut)."""
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
         tracks = {}
         for i, lit in enumerate(branch.literals):
+            if ("literal", i) in spent:
+                continue
             t = z3.Bool(f"!l{i}")
             tracks[t.get_id()] = ("l", i)
             solver.assert_and_track(self._z3(lit), t)
@@ -143,7 +149,8 @@ class _Search:
                 return {"by": "or", "at": j, "cases": []}
         leaf = _leaf(branch.literals, lits, degree=2)
         if leaf is None and not comps and len(branch.literals) <= 24:
-            leaf = _leaf(branch.literals, range(len(branch.literals)), degree=2)
+            leaf = _leaf(branch.literals, [i for i in range(len(branch.literals))
+                                           if ("literal", i) not in spent], degree=2)
         if leaf is not None:
             return leaf
         for j in comps[:3]:
@@ -160,7 +167,38 @@ class _Search:
                 leaf = _leaf(branch.literals, lits, degree=degree)
                 if leaf is not None:
                     return leaf
-            return self._sign_split(branch, lits, depth, spent)
+            return (self._root_cut(branch, lits, depth, spent)
+                    or self._sign_split(branch, lits, depth, spent))
+        return None
+
+    def _root_cut(self, branch: Branch, lits, depth: int, spent: frozenset):
+        """A cut that squares, or takes the square root of, both sides of a literal of the
+        core (_root_cuts): its proof and the rest are searched as branches of their own."""
+        roots = _root_arguments(branch)
+        if not roots:
+            return None
+        known = {_key(p) for kind, p in branch.literals}
+        for i, fact in _root_cuts(branch, lits, roots):
+            key = ("cut", _key(fact[1]))
+            if key in spent or fact[1] and _key(fact[1]) in known:
+                continue
+            # The cut's proof is searched with the facts on its atoms alone (the literal's,
+            # the cut's and their roots' arguments): the whole branch is contradictory, so
+            # with it any cut, true or not, would be as hard to prove as the branch.
+            allowed = _atoms(branch.literals[i][1]) | _atoms(fact[1])
+            allowed |= set().union(*(_atoms(roots[a]) for a in allowed if a in roots))
+            hidden = {("literal", j) for j, lit in enumerate(branch.literals)
+                      if not _atoms_of(lit, set()) <= allowed}
+            hidden |= {j for j, comp in enumerate(branch.compounds)
+                       if not _atoms_of(comp, set()) <= allowed}
+            proof = self.close(branch.copy().add(("gt", poly_add({}, fact[1], -1))), depth + 1,
+                               spent | hidden | {key})
+            if proof is None:
+                continue
+            then = self.close(branch.copy().add(fact), depth + 1, spent | {key})
+            if then is not None:
+                return {"by": "cut", "fact": [fact[0], poly_to_json(fact[1])], "proof": proof,
+                        "then": then}
         return None
 
     def _sign_split(self, branch: Branch, lits, depth: int, spent: frozenset):
@@ -193,6 +231,129 @@ class _Search:
             else:
                 return {"by": "sign", "poly": poly_to_json(k), "cases": cases}
         return None
+
+
+def _key(p: dict) -> tuple:
+    return tuple(sorted(p.items()))
+
+
+_ROOT = "!sqrt"
+
+
+def _atoms_of(fact, out: set) -> set:
+    kind, body = fact
+    if kind in ("and", "or"):
+        for f in body:
+            _atoms_of(f, out)
+    else:
+        out |= _atoms(body)
+    return out
+
+
+def _root_arguments(branch: Branch) -> dict:
+    """The square-root helper atoms of the branch (statements name them ``!sqrt[[P]]`` after
+    their argument P) -> their arguments."""
+    atoms: set = set()
+    for fact in branch.literals + branch.compounds:
+        _atoms_of(fact, atoms)
+    roots = {}
+    for a in atoms:
+        if a.startswith(_ROOT + "["):
+            try:
+                roots[a] = poly_from_json(json.loads(a[len(_ROOT):])[0])
+            except (ValueError, IndexError, CertificateError):
+                continue
+    return roots
+
+
+def _reduced(p: dict, roots: dict) -> dict:
+    """p with every square of a root atom replaced by its argument (sqrt(a)^2 = a where the
+    argument is >= 0: the cut's own proof must show it)."""
+    for _ in range(4):
+        out: dict = {}
+        changed = False
+        for m, c in p.items():
+            term = {(): c}
+            rest = []
+            for a, e in m:
+                if a in roots and e >= 2:
+                    changed = True
+                    for _ in range(e // 2):
+                        term = poly_mul(term, roots[a])
+                    e %= 2
+                if e:
+                    rest.append((a, e))
+            out = poly_add(out, poly_mul(term, {tuple(rest): Fraction(1)}))
+        p = out
+        if not changed:
+            break
+    return p
+
+
+def _monomial_root(m: tuple, c: Fraction, roots_of: dict):
+    """A monomial whose square reduces to c*m (c > 0 a rational square), through the root
+    atoms the branch has, or None."""
+    num, den = c.numerator, c.denominator
+    rn, rd = math.isqrt(num), math.isqrt(den)
+    if rn * rn != num or rd * rd != den:
+        return None
+    powers: dict = {}
+    odd = []
+    for a, e in m:
+        if e // 2:
+            powers[a] = powers.get(a, 0) + e // 2
+        if e % 2:
+            odd.append(a)
+    if odd:
+        # sqrt of the product of the odd atoms, or of each of them
+        whole = roots_of.get(_key({tuple((a, 1) for a in sorted(odd)): Fraction(1)}))
+        if whole is not None:
+            powers[whole] = powers.get(whole, 0) + 1
+        else:
+            for a in odd:
+                root = roots_of.get(_key({((a, 1),): Fraction(1)}))
+                if root is None:
+                    return None
+                powers[root] = powers.get(root, 0) + 1
+    return {tuple(sorted(powers.items())): Fraction(rn, rd)}
+
+
+def _root_cuts(branch: Branch, lits, roots: dict):
+    """(i, cut fact) for the core's literals P >= 0 (P > 0), P = A - B:
+    squared, reduce(A^2 - B^2) >= 0 when P holds root atoms, A and B its terms with and without
+    them or its positive and negative terms (each way round: which one holds is the proof's
+    to show); square-rooted, A - B >= 0 when P = a - b for single terms whose roots are
+    monomials of the branch's root atoms (||w||^2 <= R^2*k gives ||w|| <= R*sqrt(k))."""
+    roots_of = {_key(arg): name for name, arg in roots.items()}
+    seen = set()
+    for i in lits:
+        kind, p = branch.literals[i]
+        if kind not in ("ge", "gt") or len(p) < 2:
+            continue
+        splits = []
+        rooted = {m: c for m, c in p.items() if any(a in roots for a, _ in m)}
+        if rooted and len(rooted) < len(p):
+            rest = {m: c for m, c in p.items() if m not in rooted}
+            splits += [(rooted, poly_add({}, rest, -1)), (rest, poly_add({}, rooted, -1))]
+        positive = {m: c for m, c in p.items() if c > 0}
+        if positive and len(positive) < len(p):
+            negative = {m: -c for m, c in p.items() if c < 0}
+            if rooted:
+                splits.append((positive, negative))
+            if len(positive) == 1 and len(negative) == 1:
+                (ma, ca), = positive.items()
+                (mb, cb), = negative.items()
+                a, b = _monomial_root(ma, ca, roots_of), _monomial_root(mb, cb, roots_of)
+                if a is not None and b is not None:
+                    splits.append(("root", poly_add(a, b, -1)))
+        for a, b in splits:
+            if a == "root":
+                fact = b
+            else:
+                fact = _reduced(poly_add(poly_mul(a, a), poly_mul(b, b), -1), roots)
+            if fact and _key(fact) not in seen:
+                seen.add(_key(fact))
+                yield i, ("ge", fact)
 
 
 def _opposite_pair(branch: Branch):
@@ -259,6 +420,28 @@ def _leaf(literals, chosen, degree: int):
         for i in inequalities:
             columns.append(("square", (m, [i]), poly_mul(poly_mul(m, m), literals[i][1]),
                             True, False))
+    # Squares of the monomials whose squares divide a term (beta^2*eta^2*m*n: (beta*eta)^2),
+    # times up to two inequalities: k*(n - k)*beta^2 >= 0 is no product of literals alone.
+    halves = {tuple((a, e // 2) for a, e in m if e >= 2) for i in chosen for m in literals[i][1]}
+    for half in sorted(h for h in halves if h and (len(h) > 1 or h[0][1] > 1)):
+        m = {half: Fraction(1)}
+        for size in range(0, 3):
+            for combo in itertools.combinations_with_replacement(inequalities, size):
+                if len(columns) > _MAX_COLUMNS // 2:
+                    break
+                p = poly_mul(m, m)
+                for i in combo:
+                    p = poly_mul(p, literals[i][1])
+                columns.append(("square", (m, list(combo)), p, True, False))
+    for a in atoms if degree > 2 else ():
+        m = {((a, 1),): Fraction(1)}
+        for combo in itertools.combinations_with_replacement(inequalities, 2):
+            if len(columns) > _MAX_COLUMNS // 2:
+                break
+            p = poly_mul(m, m)
+            for i in combo:
+                p = poly_mul(p, literals[i][1])
+            columns.append(("square", (m, list(combo)), p, True, False))
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
