@@ -564,3 +564,20 @@ def test_a_malformed_certificate_file_is_a_usage_error(certified_file, capsys):
     out = capsys.readouterr()
     assert code == 2
     assert "not a certificate file" in out.out + out.err
+
+
+def test_certify_a_folder_certifies_its_notes_too(tmp_path, capsys):
+    """`novikoff check DIR` checks the notes of DIR (a .md with a novikoff block): `certify DIR`
+    stores their certificates too, and the check replays them."""
+    from novikoff.cli import main
+
+    notes = tmp_path / "notes.md"
+    text = Path(PROOFS / "notes" / "seed_001_perceptron_notes.md").read_text(encoding="utf-8")
+    notes.write_text(text[:text.index("```novikoff\nlemma relabel")], encoding="utf-8")
+    assert main(["certify", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert certificate_path(notes).is_file()
+    code = main(["check", "--json", str(tmp_path)])
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert code == 0 and steps
+    assert {s["basis"] for s in steps if s["status"] == "verified"} == {"certified"}, steps

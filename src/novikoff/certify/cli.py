@@ -12,7 +12,7 @@ __all__ = ["register", "certify_file"]
 
 def register(sub) -> None:
     parser = sub.add_parser("certify", help="search and store certificates for the verified "
-                                            "steps of .proof files")
+                                            "steps of .proof files and notes")
     parser.add_argument("paths", nargs="*", help="files or directories (default: the bundled "
                                                  "proofs/)")
     parser.add_argument("--timeout", type=int, default=5000, metavar="MS",
@@ -59,9 +59,10 @@ def _certify(args) -> int:
         if not Path(p).exists():
             print(f"novikoff: error: no such file or directory: {p}", file=sys.stderr)
             return 2
-    files = proof_files(paths)
+    # the notes (.md, .tex with a novikoff block) too: `novikoff check DIR` checks them
+    files = proof_files(paths, notes=True)
     if not files:
-        print(f"novikoff: error: no .proof files in {', '.join(map(str, paths))}",
+        print(f"novikoff: error: no .proof files or notes in {', '.join(map(str, paths))}",
               file=sys.stderr)
         return 2
     code = 0
