@@ -1,6 +1,6 @@
 """Certificates of the bundled proofs: replay time, sizes, check time with them, search time.
 
-Prints, for the certificates stored in proofs/ (and proofs/seeds/):
+Prints, for the certificates stored in proofs/ (its .proof files and notes):
 - their number and sizes (bytes of compact JSON: median, total);
 - the time the kernel's checker takes to replay all of them (statements built once), against
   the 1 s target;
@@ -44,7 +44,7 @@ def replay_times():
     from novikoff.kernel import certified
     from novikoff.kernel.certificates import check_facts
 
-    files = [p for p in proof_files([PROOFS]) if certificate_path(Path(p)).is_file()]
+    files = [p for p in proof_files([PROOFS], notes=True) if certificate_path(Path(p)).is_file()]
     built = certified._statement
     building = []
     statements = {}

@@ -274,8 +274,12 @@ class Checker:
             return report
         if not self._loading:  # an imported file's checks count toward the importing file's
             LIMITS.start_file()
+        # A file's decisions replay its own certificates only (an imported file's, its own):
+        # with a store that grew with whatever the process checked before, a decision shared
+        # by two files was certified or not by the order a pool of workers took the files in.
+        outer = LEDGER.store
         try:
-            LEDGER.store.update(load_certificates(Path(path)))
+            LEDGER.store = load_certificates(Path(path))
         except CertificateFileError as exc:
             report.error = ProofSyntaxError(str(exc), display, 1, 1)
             self.reports[key] = report
@@ -291,6 +295,7 @@ class Checker:
             report.lemmas = []
         finally:
             self._loading.pop()
+            LEDGER.store = outer
         self.reports[key] = report
         return report
 
