@@ -60,12 +60,15 @@ _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a re
 # From this dimension on (with numba), a working set is solved by dual coordinate descent to
 # within _CD_GAP of its maximum instead of exactly by NNLS, whose active set grows one example
 # at a time: at d = 1000 the support holds some 900 examples, and NNLS took 3 s per solve.
-_CD_FROM = 64
+# (Measured on planted data: 100k x 100 1.5 s either way; 20k x 128 0.6 against 0.9 s; 100k x
+# 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s.)
+_CD_FROM = 128
 _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the maximum
 _CD_OMEGA = 1.5        # over-relaxation: about 1.5 x fewer sweeps than 1.0 at d = 1000
 _CD_SWEEPS = 20_000    # sweeps at most, then the exact solve decides
+_CD_UNSURE = 1000      # ... or after this many when no direction found separates yet
 _CD_ROUND_LEAST = 5    # sweeps over the working set between two passes over the data ...
-_CD_ROUND_MOST = 50    # ... at most
+_CD_ROUND_MOST = 200   # ... at most
 _CD_TINY = 1e-7        # an upper bound below this (x / 2^e, radius ~1): the exact solve decides
 _PASS_ENTRIES = 1 << 22  # entries of X per block of a pass over the data (a progress report)
 
@@ -227,9 +230,9 @@ def _not_separable(S: np.ndarray, why: str) -> InvalidArgument:
 
 
 def _start(X, y, rng, ids, say):
-    """(unit direction, working set, its dual weights or None) to start a level from: the solve
-    of a random 1/_SPLIT of the data (its support, and the weights coordinate descent gave it,
-    for the rows y*x scaled as _exponent(X) says), or the mean of the y*x for small data."""
+    """(unit direction, working set, None or (its dual weights, e)) to start a level from: the
+    solve of a random 1/_SPLIT of the data (its support, and the weights coordinate descent
+    gave it for the rows y*x / 2^e), or the mean of the y*x for small data."""
     n = X.shape[0]
     S, alpha = np.zeros(0, dtype=np.int64), None
     if n // _SPLIT >= _SMALLEST:
@@ -238,9 +241,8 @@ def _start(X, y, rng, ids, say):
         S = np.unique(idx[sub["S"]])
         if "alpha" in sub:  # a repeated example's weights add up: the same hull point
             alpha = np.zeros(n)
-            np.add.at(alpha, idx[sub["S"]], np.ldexp(sub["alpha"],
-                                                     2 * (_exponent(X) - sub["exponent"])))
-            alpha = alpha[S]
+            np.add.at(alpha, idx[sub["S"]], sub["alpha"])
+            alpha = (alpha[S], sub["exponent"])
     else:
         v = X.T @ y
         if not (np.isfinite(v).all() and np.any(v)):
@@ -262,16 +264,23 @@ def _margins(X, y, v, say):
     """y * (X @ v), by blocks of _PASS_ENTRIES entries with a progress report after each."""
     n, d = X.shape
     rows = max(1, _PASS_ENTRIES // max(d, 1))
+    m = np.empty(n)
     with np.errstate(all="ignore"):
-        if rows >= n:
-            m = X @ v
-        else:
-            m = np.empty(n)
-            for lo in range(0, n, rows):
-                np.matmul(X[lo:lo + rows], v, out=m[lo:lo + rows])
-                say()
+        for lo in range(0, n, rows):
+            _block_margins(X[lo:lo + rows], v, m[lo:lo + rows])
+            say()
         m *= y
     return m
+
+
+def _block_margins(Xb, v, out) -> None:
+    """out = Xb @ v: the unit of a pass's work between two progress reports."""
+    np.matmul(Xb, v, out=out)
+
+
+def _sweeper():
+    """The compiled sweep: the unit of coordinate descent's work between two reports."""
+    return _jit.compiled(_cd_sweep)
 
 
 def _level(X, y, say, rng, ids=None):
@@ -287,28 +296,20 @@ def _level(X, y, say, rng, ids=None):
     return _level_exact(X, y, say, rng, ids)
 
 
-def _exponent(X) -> int:
-    """e with max |X| / 2^e in [1/2, 1): coordinate descent works on y*x / 2^e, which keeps
-    every ||x||^2 finite and makes X * 2^k give the same steps (the weights scale by 4^-k)."""
-    return int(np.frexp(max(float(X.max()), -float(X.min())))[1])
-
-
 def _level_cd(X, y, say, rng, ids=None):
     """_level by dual coordinate descent over a working set that changes every round: the
     examples with a positive weight and those nearest the margin, swept _cd_sweeps times
     (each a random order), then one pass over all the data for the bounds.  Stops when the
     direction's margin on all the data is within _CD_GAP of the upper bound ||w|| / sum(a).
-    None when the data are beyond it (no progress within _CD_SWEEPS sweeps, a bound below
-    _CD_TINY: not separable, or a margin too small to tell; rows whose ||x||^2 underflows)."""
+    None when the data are beyond it (not done within _CD_SWEEPS sweeps, or no separating
+    direction yet after _CD_UNSURE; a bound below _CD_TINY: not separable, or a margin too
+    small to tell; rows whose ||x||^2 underflows or overflows): the exact solve decides."""
     n, d = X.shape
     v, S, alpha = _start(X, y, rng, ids, say)
-    e = _exponent(X)
-    a = np.zeros(n)
-    if alpha is not None:
-        a[S] = alpha
+    a, e = np.zeros(n), None
     best, upper, passes, sweeps = (-np.inf, v), np.inf, 0, 0
     keep = 2 * (d + 1)  # the examples nearest the margin in each round's working set
-    sweep = _jit.compiled(_cd_sweep)
+    sweep = _sweeper()
     while sweeps < _CD_SWEEPS:
         m = _margins(X, y, v, say)
         passes += 1
@@ -323,13 +324,23 @@ def _level_cd(X, y, say, rng, ids=None):
             say(max(0.0, min(1.0, lower / upper)))
         if lower >= upper * (1 - _CD_GAP):
             break
+        if lower <= 0 and sweeps >= _CD_UNSURE:  # perhaps not separable: the exact solve says
+            return None
         near = np.argpartition(m, keep)[:keep] if n > keep else np.arange(n)
         act = np.union1d(np.flatnonzero(a), near)
         Z = X[act]
+        if e is None:
+            # Coordinate descent works on y*x / 2^e (max entry of the first set in [1/2, 1)),
+            # which keeps ||x||^2 finite, and X * 2^k then takes the same steps (a * 4^-k).
+            e = int(np.frexp(max(float(Z.max()), -float(Z.min())))[1])
+            if alpha is not None:
+                a[S] = np.ldexp(alpha[0], 2 * (e - alpha[1]))
+                act = np.union1d(S, act)
+                Z = X[act]
         with np.errstate(under="ignore"):
             Z *= np.ldexp(y[act], -e)[:, None]  # exact: by a power of 2 (but underflow)
         q = np.einsum("ij,ij->i", Z, Z)
-        if not (q > 0).all():
+        if not (np.isfinite(q).all() and (q > 0).all()):
             return None
         aa = a[act]
         w = Z.T @ aa
