@@ -67,7 +67,7 @@ _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the ma
 _CD_OMEGA = 1.5        # over-relaxation: about 1.5 x fewer sweeps than 1.0 at d = 1000
 _CD_SWEEPS = 20_000    # sweeps at most, then the exact solve decides
 _CD_UNSURE = 1000      # ... or after this many when no direction found separates yet
-_CD_ROUND_LEAST = 5    # sweeps over the working set between two passes over the data ...
+_CD_ROUND_LEAST = 10   # sweeps over the working set between two passes over the data ...
 _CD_ROUND_MOST = 200   # ... at most
 _CD_TINY = 1e-7        # an upper bound below this (x / 2^e, radius ~1): the exact solve decides
 _PASS_ENTRIES = 1 << 22  # entries of X per block of a pass over the data (a progress report)
@@ -364,9 +364,9 @@ def _level_cd(X, y, say, rng, ids=None):
 
 
 def _cd_sweeps(n: int, k: int) -> int:
-    """Sweeps over a working set of k of the n examples per round: about as much work as the
-    pass over all of them that follows."""
-    return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, n // max(k, 1))))
+    """Sweeps over a working set of k of the n examples per round: about three times the work
+    of the pass over all of them that follows (and of the round's copies)."""
+    return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, 3 * n // max(k, 1))))
 
 
 def _level_exact(X, y, say, rng, ids=None):
