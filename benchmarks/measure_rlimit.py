@@ -35,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from novikoff.checker import Checker, proof_files
-    from novikoff.grade import DEFAULT_RLIMIT
+    from novikoff.grade import DEFAULT_FILE_BUDGET, DEFAULT_RLIMIT
     from novikoff.kernel.solver import AUDIT
 
     checks = []  # (units, answer, label, the function that made the check)
@@ -45,7 +45,10 @@ def main() -> None:
         # rlimit is relative: a check may use `rlimit` more units than the count at its start.
         before = _count()
         answer = plain_check(self, *assumptions)
-        caller = sys._getframe(1).f_code.co_name  # _decide: the kernel; else a diagnostic
+        # The kernel's checks are made in kernel.solver (through Limits.check); the others are
+        # the diagnostics' counterexample searches, under the same limits.
+        module = sys._getframe(2).f_globals.get("__name__", "")
+        caller = "kernel" if module == "novikoff.kernel.solver" else "diagnostics"
         checks.append((_count() - before, str(answer), AUDIT.label, caller))
         return answer
 
@@ -59,9 +62,7 @@ def main() -> None:
     finally:
         z3.Solver.check = plain_check
     elapsed = time.perf_counter() - start
-    # Only the kernel's checks (solver._decide) are bounded by the rlimit; the counterexample
-    # search of the diagnostics has its own solver and a wall-clock timeout (feedback only).
-    kernel = [c for c in checks if c[3] == "_decide"]
+    kernel = [c for c in checks if c[3] == "kernel"]
     decided = [c for c in kernel if c[1] != "unknown"]
     checks.sort(key=lambda c: -c[0])
     print(f"{len(files)} files, {len(checks)} solver checks, {len(kernel)} by the kernel "
@@ -72,6 +73,13 @@ def main() -> None:
         print(f"  {units:>12,}  {answer:<7}  {caller:<16} {label}")
     if largest:
         print(f"default rlimit {DEFAULT_RLIMIT:,} = {DEFAULT_RLIMIT / largest:.1f} x the largest")
+    per_file = {}
+    for units, _, label, _ in checks:
+        path = label.split(":")[0]
+        per_file[path] = per_file.get(path, 0) + units
+    path, units = max(per_file.items(), key=lambda item: item[1])
+    print(f"costliest file: {units:,} units ({path}); default file budget "
+          f"{DEFAULT_FILE_BUDGET:,} = {DEFAULT_FILE_BUDGET / units:.1f} x")
 
 
 if __name__ == "__main__":

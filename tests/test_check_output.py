@@ -4,10 +4,13 @@ and the summary with -q, every lemma and step with -v; the JSON summary holds co
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
 from novikoff.cli import main
+from novikoff.errors import CheckingStopped, InvalidArgument
 
 PROOF = """setting s:
   real a > 0
@@ -120,6 +123,48 @@ def test_checking_in_worker_processes_gives_the_same_reports(tmp_path, proof):
                                                           "failed"]
     # A settled report carries no kernel object (it came from another process).
     assert all(lem.theorem is None and lem.settled for r in together for lem in r.lemmas)
+
+
+def _two_small_files(tmp_path):
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.proof"
+        path.write_text(f"setting {name}:\n  real c\n\nlemma sq: c^2 >= 0\nproof:\n"
+                        f"  c^2 >= 0\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def test_a_worker_that_dies_stops_checking_with_a_clear_error(capsys, tmp_path, monkeypatch):
+    import novikoff.checker as checker
+
+    paths = _two_small_files(tmp_path)
+    checked = checker._checked_file
+
+    def dies_on_b(job):  # as the kernel's out-of-memory killer would end it
+        if Path(job[0]).name == "b.proof":
+            os._exit(9)
+        return checked(job)
+
+    monkeypatch.setattr(checker, "_checked_file", dies_on_b)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # the command forks on any machine
+    with pytest.raises(CheckingStopped, match=r"b\.proof stopped: .* exit code 9"):
+        checker.check_paths(paths, jobs=2)
+    capsys.readouterr()
+    code = main(["check", *map(str, paths)])
+    assert code == 2
+    assert "b.proof stopped" in capsys.readouterr().err
+
+
+def test_an_error_in_a_worker_reaches_the_caller(tmp_path, monkeypatch):
+    import novikoff.checker as checker
+
+    def fails(job):
+        raise InvalidArgument(f"path={job[0]!r}")
+
+    monkeypatch.setattr(checker, "_checked_file", fails)
+    with pytest.raises(InvalidArgument, match="path="):
+        checker.check_paths(_two_small_files(tmp_path), jobs=2)
 
 
 def test_a_lemmas_givens_are_shown_beside_its_statement(capsys, tmp_path):

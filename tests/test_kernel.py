@@ -337,3 +337,22 @@ def test_consistency_learned_for_a_real_is_not_reused_for_a_nat():
     as_nat = K.make_setting("kn", {"k": "nat"}, {}, (), {})
     half_nat = K.assume(as_nat, K.Relation("=", k, sp.Rational(1, 2)))
     assert K.decide(as_nat, [half_nat], K.Relation(">=", k, 0)).kind == "vacuous"
+
+
+def test_a_checks_budget_is_counted_in_solver_units_not_time():
+    # The same budget gives the same verdict on a fast or a slow machine: a budget of T ms is
+    # T * UNITS_PER_MS of Z3's own steps.  This obligation needs about 1,400 of them.
+    from novikoff.kernel.formulas import Relation
+    from novikoff.kernel.solver import UNITS_PER_MS, _context_units, entails
+
+    x, y, z = sp.symbols("x y z")
+    hypotheses = [Relation(">", x * y, 1), Relation(">", x, 0), Relation(">", y, 0),
+                  Relation(">", z ** 2, x ** 3 * y)]
+    goal = Relation(">=", x + y + z ** 2, 2)
+    before = _context_units()
+    starved = entails(hypotheses, goal, timeout_ms=1)
+    used = _context_units() - before
+    assert starved.answer == "unknown"
+    assert "timeout" not in starved.reason  # out of units, not of time
+    assert UNITS_PER_MS <= used < 2 * UNITS_PER_MS
+    assert entails(hypotheses, goal, timeout_ms=5000).answer == "valid"

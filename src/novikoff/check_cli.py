@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .checker import bundled_proofs_dir, check_paths, exit_code, proof_files
 from .crosscheck import install as install_cross_check
+from .errors import CheckingStopped
 from .report import check_json, render_check
 
 __all__ = ["register"]
@@ -24,7 +25,9 @@ def register(sub) -> None:
     check.add_argument("paths", nargs="*", help="files or directories")
     check.add_argument("--json", action="store_true", help="print one JSON document")
     check.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                       help="solver timeout per obligation in milliseconds (default 5000)")
+                       help="solver budget per obligation in milliseconds, counted in Z3's "
+                       "resource units so that verdicts do not depend on the machine's speed "
+                       "or load (default 5000)")
     level = check.add_mutually_exclusive_group()
     level.add_argument("-q", "--quiet", action="store_true",
                        help="print only the steps that failed and the summary")
@@ -72,6 +75,9 @@ def _check(args) -> int:
     try:
         reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
                               notes=notes)
+    except CheckingStopped as exc:
+        print(f"novikoff: error: {exc}", file=sys.stderr)
+        return 2
     finally:
         LEDGER.required = required
     elapsed = time.perf_counter() - start

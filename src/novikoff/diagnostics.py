@@ -151,15 +151,14 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
         for minor in _principal_minors(matrix, len(atoms), max_order):
             constraints.append(_det(minor) >= 0)
     solver = z3.SolverFor("QF_NRA", ctx=z3.main_ctx())
-    solver.set("timeout", timeout_ms)
     solver.add(*tr.definitions, *constraints)
-    answer = LIMITS.check(solver)  # under `novikoff grade`, charged to the lemma's budget
+    answer = LIMITS.check(solver, timeout_ms)  # under `novikoff grade`, charged to the lemma's budget
     if answer == z3.sat:
-        return "sat", (_rational_model(solver, tr), tr), atoms
+        return "sat", (_rational_model(solver, tr, timeout_ms), tr), atoms
     return ("unsat" if answer == z3.unsat else "unknown"), None, atoms
 
 
-def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
+def _rational_model(solver: z3.Solver, tr: Translator, timeout_ms: int) -> z3.ModelRef:
     """Move atoms with irrational values (nlsat likes roots) to nearby rationals, if possible.
 
     Square roots of the rationals stay exact: SymPy evaluates them in the re-check.
@@ -175,7 +174,7 @@ def _rational_model(solver: z3.Solver, tr: Translator) -> z3.ModelRef:
             solver.push()
             solver.add(var == z3.RealVal(f"{candidate.numerator}/{candidate.denominator}",
                                          z3.main_ctx()))
-            if LIMITS.check(solver) == z3.sat:
+            if LIMITS.check(solver, timeout_ms) == z3.sat:
                 model = solver.model()
                 break
             solver.pop()

@@ -9,6 +9,7 @@ __all__ = [
     "KernelError",
     "InvalidArgument",
     "InvariantViolation",
+    "CheckingStopped",
 ]
 
 
@@ -59,3 +60,8 @@ class InvalidArgument(NovikoffError, ValueError):
 
 class InvariantViolation(NovikoffError, AssertionError):
     """A lemma's runtime invariant failed during a monitored perceptron run."""
+
+
+class CheckingStopped(NovikoffError):
+    """Checking could not run to the end: the process that checked a file ended without a report
+    (killed, out of memory).  Nothing of that file counts as checked."""

@@ -29,12 +29,13 @@ __all__ = ["grade_class", "GradingError", "DEFAULT_RLIMIT", "DEFAULT_MEMORY_MB",
 
 # Z3's resource units (counted the same on every machine; see host.py for the hash salt), as
 # measured with benchmarks/measure_rlimit.py on the bundled proofs: the costliest check uses
-# 244,520 (averaged.proof), the costliest lemma 258,035 and the costliest file 592,947.  A
-# check and a lemma get four times the costliest, a file three times (about 3.5 s and 7 s of
-# solver here); a lemma after the file's budget is spent still gets a tenth of a lemma's.
-DEFAULT_RLIMIT = 1_000_000  # per solver check
-DEFAULT_LEMMA_BUDGET = 1_000_000  # per lemma, its checks and diagnostics together
-DEFAULT_FILE_BUDGET = 2_000_000  # per file, its lemmas together
+# 904,816 (a counterexample search of seed_002_handwritten_pct.proof), the costliest file
+# 1,596,028 (seed_000_lecture8.proof).  A check and a lemma get about four times the costliest
+# check, a file nearly four times the costliest file (a unit is 0.2-0.5 microseconds of solver
+# here); a lemma after the file's budget is spent still gets a tenth of a lemma's.
+DEFAULT_RLIMIT = 4_000_000  # per solver check
+DEFAULT_LEMMA_BUDGET = 4_000_000  # per lemma, its checks and diagnostics together
+DEFAULT_FILE_BUDGET = 6_000_000  # per file, its lemmas together
 DEFAULT_MEMORY_MB = 2048  # address space per worker; a checker process uses about 250 MB
 DEFAULT_WALL_TIMEOUT_S = 120.0  # per submission: a backstop for what the budgets do not count
 QUERY_TIMEOUT_MS = 60_000  # per solver check: a backstop too, far above what the rlimit allows

@@ -823,13 +823,10 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
 
     # Vacuity sees what the step sees, and what real vectors and natural numbers satisfy.  A
     # contradiction that rests on a supposed (failed) step is that step's consequence instead.
-    if not any(isinstance(h, Supposition) for h in all_hyps):
-        # (with the goal's vectors: the solver proving it knows what real vectors satisfy)
-        vacuity = _contradictory(hyps, s.nats, timeout_ms, goal=target)
-        if vacuity.answer == "valid":
-            return Decision("failed", "vacuous", None, vacuity, None, hyps,
-                            "the hypotheses in force contradict each other, so the step is "
-                            "vacuous")
+    supposed = any(isinstance(h, Supposition) for h in all_hyps)
+    vacuous = None if supposed else _vacuous(s, hyps, target, timeout_ms)
+    if vacuous is not None:
+        return vacuous
 
     for obligation, verdict in _meaningful(s, hyps, target.obligations(), timeout_ms):
         return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
@@ -849,11 +846,26 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
         summed, _ = _step_told(s, premises, goal, facts, summed=True)
         if len(summed) > len(hyps):
             hyps = summed
+            # The facts told now can contradict a given or a case too (a given against
+            # Cauchy-Schwarz for sums): the step would hold vacuously.
+            vacuous = None if supposed else _vacuous(s, hyps, target, timeout_ms)
+            if vacuous is not None:
+                return vacuous
             verdict = entails(hyps, target, timeout_ms, s.nats)
     if verdict.answer == "valid":
         return Decision("verified", "goal", _make(s, all_hyps, goal), verdict, target, hyps)
     status = "failed" if verdict.answer == "invalid" else "unknown"
     return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
+
+
+def _vacuous(s: Setting, hyps, target, timeout_ms: int):
+    """The 'vacuous' Decision when the hypotheses contradict each other, else None."""
+    # (with the goal's vectors: the solver proving it knows what real vectors satisfy)
+    vacuity = _contradictory(hyps, s.nats, timeout_ms, goal=target)
+    if vacuity.answer != "valid":
+        return None
+    return Decision("failed", "vacuous", None, vacuity, None, hyps,
+                    "the hypotheses in force contradict each other, so the step is vacuous")
 
 
 @_rule("absurd")
@@ -885,6 +897,17 @@ def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     hyps = tuple(_hypotheses(s, [t.concl for t in premises] + instances, None,
                              [t.concl for t in settled]))
     verdict = _contradictory(hyps, s.nats, timeout_ms, triples=True)
+    if verdict.answer != "valid" and sums_in(hyps):
+        # As in decide: only then the facts of shifted and termwise sums and Cauchy-Schwarz for
+        # sums, provided the setting's facts cited stay consistent with them.
+        summed = tuple(_hypotheses(s, [t.concl for t in premises] + instances, None,
+                                   [t.concl for t in settled], summed=True))
+        base = tuple(_hypotheses(s, [t.concl for t in settled] + instances, None,
+                                 [t.concl for t in settled], summed=True))
+        if (len(summed) > len(hyps)
+                and _contradictory(base, s.nats, timeout_ms, triples=True).answer == "invalid"):
+            hyps = summed
+            verdict = _contradictory(hyps, s.nats, timeout_ms, triples=True)
     if verdict.answer == "valid":
         all_hyps = frozenset(s.declarations).union(*(t.hyps for t in premises))
         if sums_in(hyps):
@@ -1355,7 +1378,9 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
         return "invalid"
     formulas = list(s.assumptions.values()) + list(statement.premises)
     formulas += _at_indices_of(s, statement.premises)
-    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()))
+    # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
+    # telescoping, termwise comparisons), so that a given against one of them is refused here.
+    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True)
     return _contradictory(told, s.nats, timeout_ms, triples=True).answer
 
 

@@ -316,18 +316,33 @@ class Audit:
 AUDIT = Audit()
 
 
+# A check's budget of T milliseconds is counted in Z3's resource units, T * UNITS_PER_MS: the
+# solver's own steps, which cost the same on any machine and under any load (up to a few percent
+# with what the process decided before), so that a verdict does not depend on how fast or busy the
+# machine is.  Measured on the bundled proofs with benchmarks/measure_rlimit.py, a unit is 0.2 to
+# 0.5 microseconds here, so a check stops well within T ms; the costliest decided check there
+# uses about 0.9 million units, under a fifth of the default 5,000 ms budget.  The wall clock
+# stays as a backstop, at twice T and a second, for what the units do not count (measured: nlsat
+# can spend seconds in a phase where it does not count).
+UNITS_PER_MS = 1000
+
+
+def wall_backstop_ms(timeout_ms: int) -> int:
+    return 2 * timeout_ms + 1000
+
+
 @dataclass
 class Limits:
-    """Deterministic bounds on the Z3 checks, off by default, counted in Z3's resource units
-    (the solver's own steps: the same obligation costs the same on any machine).
+    """Bounds on the Z3 checks in Z3's resource units (deterministic, like every check's budget:
+    see UNITS_PER_MS), off by default.
 
-    rlimit: the most one check may use (0: no bound).  lemma_units: the most one lemma's checks
-    may use together, diagnostics included (0: no bound); file_units: the most a file's lemmas
-    may use together, after which each further lemma still gets reserve_units, so that a cheap
-    honest lemma after a costly one is still checked.  A check that runs out is 'unknown', like
-    one that times out; a lemma whose budget is spent makes no more checks (its remaining ones
-    are 'unknown' at once, saying so).  The wall-clock timeout still applies.  `novikoff grade`
-    sets them in each worker process; the cvc5 cross-check is not bounded by them."""
+    rlimit: the most one check may use (0: only its own budget).  lemma_units: the most one
+    lemma's checks may use together, diagnostics included (0: no bound); file_units: the most a
+    file's lemmas may use together, after which each further lemma still gets reserve_units, so
+    that a cheap honest lemma after a costly one is still checked.  A check that runs out is
+    'unknown'; a lemma whose budget is spent makes no more checks (its remaining ones are
+    'unknown' at once, saying so).  `novikoff grade` sets them in each worker process; the cvc5
+    cross-check is not bounded by them."""
 
     rlimit: int = 0
     lemma_units: int = 0
@@ -348,18 +363,21 @@ class Limits:
         left = self.file_units - self.spent_file if self.file_units else self.lemma_units
         self.allowance = min(self.lemma_units, max(left, self.reserve_units))
 
-    def check(self, solver: z3.Solver):
-        """solver.check() within the bounds, charging what it used; None (no check made) when
-        the lemma's budget is spent."""
-        if not (self.rlimit or self.lemma_units):
-            return solver.check()
-        limit = self.rlimit
+    def check(self, solver: z3.Solver, timeout_ms: int):
+        """solver.check() within a budget of timeout_ms (in units) and the bounds, charging what
+        it used; None (no check made) when the lemma's budget is spent."""
+        limit = max(1, int(timeout_ms)) * UNITS_PER_MS
+        if self.rlimit:
+            limit = min(limit, self.rlimit)
         if self.lemma_units:
             left = self.allowance - self.spent_lemma
             if left <= 0:
                 return None
-            limit = min(limit, left) if limit else left
+            limit = min(limit, left)
+        solver.set("timeout", wall_backstop_ms(max(1, int(timeout_ms))))
         solver.set("rlimit", int(limit))
+        if not self.lemma_units:
+            return solver.check()
         before = _context_units()
         answer = solver.check()
         used = max(0, _context_units() - before)
@@ -470,9 +488,8 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
               else (_nlsat_solver, _combined_solver))
     for make in makers:
         solver = make(z3.main_ctx())
-        solver.set("timeout", int(timeout_ms))
         solver.add(*constraints)
-        answer = LIMITS.check(solver)
+        answer = LIMITS.check(solver, timeout_ms)
         if answer is None:
             return Verdict("unknown", translator=tr, reason=f"timed out: {BUDGET_SPENT}")
         if answer == z3.unsat:
@@ -481,7 +498,7 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
             return Verdict("invalid", model=solver.model(), translator=tr)
         if any(why in solver.reason_unknown() for why in ("timeout", "canceled",
                                                            "resource limit")):
-            break  # out of time or of its rlimit: unknown, as a timeout always was
+            break  # out of its budget (or of the wall-clock backstop): unknown
     return Verdict("unknown", translator=tr,
                    reason=f"the solver could not decide ({solver.reason_unknown()})")
 

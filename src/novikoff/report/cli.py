@@ -40,7 +40,9 @@ def register(subparsers) -> None:
     p.add_argument("--format", type=_formats, default=FORMATS, metavar="FORMATS",
                    help="comma-separated formats among html, tex, md (default: all three)")
     p.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                   help="solver timeout per obligation in milliseconds (default 5000)")
+                   help="solver budget per obligation in milliseconds, counted in Z3's "
+                       "resource units so that verdicts do not depend on the machine's speed "
+                       "or load (default 5000)")
     p.set_defaults(handler=_report)
 
 
