@@ -1,4 +1,4 @@
-"""w_star and gamma when the user gives none: established solvers (SciPy), then a trusted check.
+"""w_star and gamma when the user gives none: solvers (SciPy's NNLS, coordinate descent), then a trusted check.
 
 The solvers are untrusted: whatever they return is certified by ``certify_margin`` (gamma = min
 y<w*, x> > 0, decided exactly where rounding could matter) before any lemma uses it.
@@ -38,6 +38,11 @@ def _scipy():
 # maximum to that precision.  Each round is one pass over the data (a matrix-vector product); a
 # warm start from the same solve on a random 1/32 of the data (recursively) leaves a few rounds
 # on the whole: the cost grows linearly with n.
+#
+# From d = _CD_FROM the exact solve of a working set is too slow (NNLS adds one support vector
+# at a time, and at d = 1000 there are some 900): dual coordinate descent (_level_cd) takes its
+# place and stops when the two bounds are within _CD_GAP, which is all the runtime needs, since
+# the margin of the direction found is certified afterwards from the direction itself.
 #
 # Scale: every quantity is homogeneous in X, and the working sets are divided by a power of two
 # near their radius (exact), so X*c and X give the same direction up to the rounding of X*c.
@@ -502,17 +507,18 @@ def _solve_once(X: np.ndarray, y: np.ndarray, progress=None):
 
 
 def max_margin_separator(X: np.ndarray, y: np.ndarray, progress=None) -> np.ndarray:
-    """A unit w* maximising min y<w, x> (hard-margin SVM through the origin).
+    """A unit w* whose margin min y<w, x> is at least 99% of the maximum (the maximum to 1e-9
+    below d = _CD_FROM or without numba): the hard-margin SVM through the origin.
 
-    A working set of examples grows from the most violated ones, its maximum-margin direction
-    computed exactly by NNLS (least distance programming, Lawson and Hanson) on the set divided by
-    a power of two near its radius, and polished on its support vectors, until the direction's
-    margin over all the data matches the working set's maximum (relative gap 1e-9).  A warm start
-    from a random 1/32 of the data (recursively) leaves a few passes over all of it, so the cost
-    is linear in n.  The direction does not depend on the data's scale (X*c gives the same w* up
-    to the rounding of X*c; data whose margins would over- or underflow is solved on a copy
-    divided by a power of two).  Non-separable data raises InvalidArgument naming examples that no w
-    separates.  progress, if given, is called as progress(phase: str, fraction: float).
+    Working sets of examples chosen by passes over the data, each solved exactly by NNLS (least
+    distance programming, Lawson and Hanson) for small d, by dual coordinate descent from
+    d = _CD_FROM, until the direction's margin over all the data is within the gap of an upper
+    bound on the maximum.  A warm start from a random 1/32 of the data (recursively) leaves a
+    few passes over all of it, so the cost is linear in n.  X * 2^k gives the same w*; another
+    scale changes it only through the rounding of X*c (data whose margins would over- or
+    underflow is solved on a copy divided by a power of two).  Non-separable data raises
+    InvalidArgument naming examples that no w separates.  progress, if given, is called as
+    progress(phase: str, fraction: float) after every unit of work (a block of a pass, a sweep).
     The result is not trusted: the caller certifies its margin (certify_margin).
     """
     return _solve(X, y, progress)[0]
