@@ -35,7 +35,7 @@ from .language.elaborate import read_setting
 from .language.lexer import BOM, source_lines
 from .language.parser import parse, parse_term
 
-__all__ = ["LemmaInfo", "SettingInfo", "load_lemmas"]
+__all__ = ["LemmaInfo", "SettingInfo", "files_read", "load_lemmas"]
 
 # The code whose behaviour a cached status stands for: a change to any of it is a new judge.
 _JUDGING_SOURCES = ("kernel", "language", "checker.py", "diagnostics.py", "quantities.py",
@@ -110,11 +110,7 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
     same, so a caller may ask again at every run.
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    try:
-        here = os.getcwd()  # files are shown relative to it
-    except OSError:  # the working directory was removed
-        here = None
-    memo_key = (tuple(str(p) for p in paths), timeout_ms, here)
+    memo_key = _memo_key(paths, timeout_ms)
     hit = _MEMO.get(memo_key)
     # With the cache off, only what was checked in this process is reused.
     if (hit is not None and _unchanged(hit[0])
@@ -141,6 +137,23 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
 
 
 _MEMO: dict = {}
+
+
+def files_read(paths, timeout_ms: int = 5000) -> list:
+    """The resolved paths of the .proof files that load_lemmas(paths) reads: the files and
+    every file they import (what a consumer's cache of their lemmas must be keyed by)."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    load_lemmas(paths, timeout_ms)
+    _, stamped = _MEMO[_memo_key(paths, timeout_ms)][0]
+    return [p for p, *_ in stamped if os.path.isfile(p)]
+
+
+def _memo_key(paths: list, timeout_ms: int) -> tuple:
+    try:
+        here = os.getcwd()  # files are shown relative to it
+    except OSError:  # the working directory was removed
+        here = None
+    return tuple(str(p) for p in paths), timeout_ms, here
 
 
 # ------------------------------------------------------------------ checking

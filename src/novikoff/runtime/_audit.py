@@ -46,21 +46,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-import sympy as sp
 
 from ..errors import InvalidArgument
-from ..kernel.formulas import VectorEq
-from ..kernel.terms import Vec
-from ..quantities import Unbindable, in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import declared_rule_breaks, library, monitored
 from ._likely_bugs import constant_trace, likely_bugs
-from ._monitor import SameObjects, _compile_lemma, _other_run, as_lemma
+from ._checks import SameObjects
 from ._separator import max_margin_separator, soft_margin_separator
-from ._trace_lemmas import data_gated, judged_like_a_trace
+from ._trace_lemmas import data_gated
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
@@ -817,7 +813,7 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     non-zero w0, one assuming the step y*x not to eta != 1 (and one assuming eta*y*x applies
     to every eta); these are listed with the reason.
     """
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_online(X, y, RunConfig(
         w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False, lemmas=base,
         include_unverified=include_unverified, separable=separable, on_violation="collect",
@@ -837,80 +833,26 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     return judged, (reference.gamma if gamma is None else gamma), skipped
 
 
-_REASONS: dict = {}  # (SameObjects(lemmas), non-zero start, eta) -> _declared_rule_breaks each
+_REASONS: dict = {}  # (SameObjects(lemmas), non-zero start, eta) -> declared_rule_breaks each
 
 
 def _declared_rule_reasons(lemmas, nonzero_start: bool, eta: float) -> tuple:
-    """_declared_rule_breaks of each lemma, kept per list of lemma objects and declared rule
-    (the fuzzer audits thousands of traces with the same lemmas and rule)."""
+    """Why each lemma's assumptions about the learner's start or step do not describe the
+    declared rule (None when they do), kept per list of lemma objects and declared rule (the
+    fuzzer audits thousands of traces with the same lemmas and rule).  The textbook rule's are
+    in each record; another rule's are decided on the lemmas' formulas."""
     key = (SameObjects(lemmas), nonzero_start, eta)
     out = _REASONS.get(key)
     if out is None:
-        out = tuple(_declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
-                    for obj in key[0].objects)
+        records = monitored(key[0].objects)
+        if not nonzero_start and eta == 1.0:
+            out = tuple(rec.default_rule for rec in records)
+        else:
+            out = tuple(declared_rule_breaks(rec, nonzero_start, eta) for rec in records)
         if len(_REASONS) > 64:
             _REASONS.clear()
         _REASONS[key] = out
     return out
-
-
-def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
-    """Why the lemma's assumptions about the learner's start or step do not describe the
-    declared rule (None when they do, or when only the run can tell): the start is an equation
-    w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
-    w0, x, y, w)."""
-    compiled = _compile_lemma(lem)
-    if isinstance(compiled, str) or _other_run(compiled, "single"):
-        return None  # not monitorable on a trace (a batch lemma): the monitor says why
-    try:
-        _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
-                                                lem.per_update, lem.bindings)
-    except Unbindable:
-        return None  # not monitorable anyway: the monitor says why
-    written = dict(lem.hypotheses)
-    for hname, f in translated:
-        if not isinstance(f, VectorEq):
-            continue
-        atom = f.atom
-        if getattr(getattr(atom, "func", None), "__name__", None) != "w":
-            continue
-        index = atom.args[0]
-        shown = _shown_eq(written[hname]) if hname in written else str(f)
-        if index == 0:
-            if nonzero_start and not f.rhs.terms:
-                return (f"assumption {hname} ({shown}) does not hold: the trace declares a "
-                        f"non-zero start w0 (--w0)")
-        elif _step_differs(f, index, eta):
-            return (f"assumption {hname} ({shown}) does not hold: the trace declares the step "
-                    f"eta*y*x with eta = {eta!r} (--eta)")
-    return None
-
-
-def _step_differs(f, index, eta: float) -> bool:
-    """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
-    eta*y*x for the declared eta and either label (False when it mentions other quantities:
-    the reference run decides)."""
-    rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
-    label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
-    expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
-    values = {a: c.xreplace({sp.Symbol("eta", real=True): rate}) for a, c in f.rhs.terms}
-    diff = Vec._from_dict(values) - expected
-    for _, c in diff.terms:
-        if c.free_symbols - {label}:
-            return False
-    return any(c.xreplace({label: v}) != 0 for _, c in diff.terms for v in (1, -1))
-
-
-def _shown_eq(f) -> str:
-    """A vector equation as a .proof file writes it: w[k+1] = w[k] + y*x."""
-    def vec(a):
-        if getattr(getattr(a, "func", None), "__name__", None) == "w":
-            return "w[" + ", ".join(str(i).replace(" ", "") for i in a.args) + "]"
-        return str(a)
-
-    terms = sorted(f.rhs.terms, key=lambda t: not vec(t[0]).startswith("w["))
-    parts = [vec(a) if c == 1 else f"{c}*{vec(a)}" for a, c in terms]
-    return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:

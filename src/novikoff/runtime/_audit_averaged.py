@@ -48,7 +48,7 @@ from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import library
 from ._monitor import Monitor
 from ._separator import max_margin_separator
 from ._trace_lemmas import judged_like_a_trace
@@ -169,7 +169,7 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     X, y = check_data(X, y)
     n, d = X.shape
     order = check_order(order, n, "order")
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
     # the weights: rule and classic lemmas (validates w against order and X)
     classic = audit(X, y, order, w, w_star=ws, gamma=gamma, lemmas=base,

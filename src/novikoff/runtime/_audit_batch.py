@@ -51,7 +51,7 @@ from ._bounds import (SAFETY, TINY, U, certify_margin, data_stats, exact_dot, ga
                       start_slots)
 from ._engine import make_monitor
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import library
 from ._separator import max_margin_separator
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
@@ -93,7 +93,7 @@ def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
     rule_count = len(findings)
     findings = findings[:max_rule]
     # ---------------------------------------------------------------- the lemmas
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_batch(X, y, eta=eta, w_star=ws, gamma=gamma, max_epochs=max(K, 1),
                           lemmas=base, include_unverified=include_unverified,
                           on_violation="collect")

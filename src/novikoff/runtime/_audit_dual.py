@@ -41,7 +41,7 @@ from ._engine import make_monitor
 from ._io import read_array, read_npz
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
-from ._lemmas import load_lemmas
+from ._library import library
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_finite, check_gamma, check_order, numeric_array
 
@@ -93,7 +93,7 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
                      "message": f"visit {t} (example {int(order[t])}): {msg}"}
                     for t, msg in unsure[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_kernel(X, y, kernel=kern, w_star=beta, gamma=gamma, order=order,
                            cyclic=False, lemmas=base, include_unverified=include_unverified,
                            on_violation="collect")

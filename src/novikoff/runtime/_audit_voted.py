@@ -39,8 +39,8 @@ import numpy as np
 from ..errors import InvalidArgument
 from ._audit import AuditReport, _lemma_findings, audit
 from ._bounds import SAFETY, U, data_stats, start_slots
-from ._compile import VOTED_NAMES, slot_names
-from ._lemmas import load_lemmas
+from ._checks import VOTED_NAMES, slot_names
+from ._library import library
 from ._monitor import monitor_of
 from ._separator import max_margin_separator
 from ._trace_lemmas import data_gated
@@ -120,7 +120,7 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
     order = check_order(order, n, "order")
     vote = _check_vote(vectors, counts, d)
     ws = max_margin_separator(Xc, yc) if w_star is None else check_w_star(w_star, d)
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     report = audit(X, y, order, w, w_star=ws, gamma=gamma, variant="classic", td=td,
                    lemmas=base, include_unverified=include_unverified, max_rule=max_rule,
                    w0=w0, eta=eta, bias=bias, float32=float32)

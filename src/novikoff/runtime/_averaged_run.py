@@ -48,7 +48,8 @@ from ..errors import NovikoffError
 from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, norm_up,
                       start_slots)
 from ._engine import make_monitor, visits_allowed
-from ._monitor import AVERAGED_ONLY, LemmaViolation, Violation
+from ._checks import AVERAGED_ONLY
+from ._monitor import LemmaViolation, Violation
 from ._result import RunResult
 from ._separator import max_margin_separator
 from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int, \
