@@ -67,6 +67,37 @@ def test_the_automatic_loop_gives_a_run_the_numpy_or_the_compiled_loop_would_giv
     assert any(np.array_equal(auto.w, r.w) and auto.mistakes == r.mistakes for r in alone)
 
 
+_HISTORY_PROBE = """
+import numpy as np
+from novikoff.runtime import run
+
+# A tie that the two loops round apart: <w, x_1> = 2^53 + 1 - 2^53 after w = (1, 1, 1, 1) is 0
+# summed left to right (numpy's prediction: an update) and 1 summed in another order.
+X = np.array([[1.0, 1.0, 1.0, 1.0], [2.0 ** 53, 1.0, -2.0 ** 53, 0.0]])
+y, order = np.array([1.0, 1.0]), np.array([0, 1])
+
+def once(backend="auto"):
+    r = run(X, y, order=order, cyclic=False, lemmas=[], checks=False, backend=backend)
+    return r.mistakes, r.w.tobytes().hex()
+
+fresh = once()
+compiled = once("numba")  # numba is in use in this process from here on
+print(fresh == once(), fresh == once("numpy"), fresh != compiled)
+"""
+
+
+def test_a_run_gives_the_same_bits_whether_or_not_numba_ran_before_in_the_process():
+    """The automatic loop depends on the run (its size, its options), never on the process's
+    history: a small run takes the numpy loop before and after numba has been used, even where
+    the compiled loop would round a near-tie the other way."""
+    from novikoff.runtime import HAVE_NUMBA
+    if not HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    done = subprocess.run([sys.executable, "-c", _HISTORY_PROBE], capture_output=True,
+                          text=True, timeout=600)
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr
+
+
 # ------------------------------------------------------------------ checks off, from the CLI
 
 @pytest.mark.parametrize("variant", ["classic", "margin", "kernel", "batch", "averaged", "voted"])
