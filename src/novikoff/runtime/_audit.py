@@ -56,6 +56,7 @@ from ._library import declared_rule_breaks, library, monitored
 from ._likely_bugs import constant_trace, likely_bugs
 from ._checks import SameObjects
 from ._separator import max_margin_separator, soft_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import data_gated
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
@@ -140,6 +141,7 @@ def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
     return W
 
 
+@one_blas_thread
 def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
           separable: bool = True, td=None, lemmas=None, proofs=None,
           include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,

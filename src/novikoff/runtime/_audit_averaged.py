@@ -51,6 +51,7 @@ from ._io import read_array, read_npz
 from ._library import library
 from ._monitor import Monitor
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
@@ -156,6 +157,7 @@ def _drifts(W, ar_u: float = U):
     return changed, D
 
 
+@one_blas_thread
 def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star=None,
                    gamma=None, lemmas=None, proofs=None, include_unverified: bool = False,
                    max_rule: int = 100) -> AveragedAuditReport:

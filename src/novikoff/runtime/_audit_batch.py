@@ -53,6 +53,7 @@ from ._engine import make_monitor
 from ._io import read_array, read_npz
 from ._library import library
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
     numeric_array
@@ -63,6 +64,7 @@ _FLEXIBLE = 10  # examples within rounding of 0 in one step: every set of them i
 _EXACT_TIE_BUDGET = 200_000  # |Y|*d Fraction products for an exact <u, w[k]> at a tie
 
 
+@one_blas_thread
 def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
                 converged: bool = False, lemmas=None, proofs=None,
                 include_unverified: bool = False, max_rule: int = 100) -> AuditReport:

@@ -42,6 +42,7 @@ from ._io import read_array, read_npz
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._library import library
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_finite, check_gamma, check_order, numeric_array
 
@@ -54,6 +55,7 @@ _EXACT_BUDGET = 200_000  # support size * d Fraction products for an exact f at 
 _CHUNK = 2048  # visits per block of the predictions (a block holds T x n floats)
 
 
+@one_blas_thread
 def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None,
                  lemmas=None, proofs=None, include_unverified: bool = False,
                  max_rule: int = 100) -> AuditReport:

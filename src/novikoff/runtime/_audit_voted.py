@@ -43,6 +43,7 @@ from ._checks import VOTED_NAMES, slot_names
 from ._library import library
 from ._monitor import monitor_of
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import data_gated
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 from ._voted_run import run_voted
@@ -105,6 +106,7 @@ def vote_definition(W, order_len: int, start, counts: str = "in-use"):
     return vectors, c, up
 
 
+@one_blas_thread
 def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = "in-use",
                 w_star=None, gamma=None, lemmas=None, proofs=None,
                 include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,
