@@ -1,43 +1,7 @@
 """Audit a perceptron run made by any implementation, from its trace.
 
-Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited at each step,
-``w`` (T, d) the weights after each visit (w before the first visit is 0).  A visit where the
-weights change is an *update*; k counts updates.
-
-The declared rule (``w0``, ``eta``, ``bias``, ``float32``): w starts at w0, an update adds
-eta*y*x, x carries a constant 1 last with ``bias``, and with ``float32`` every bound of the
-implementation's arithmetic uses u = 2^-24.  Lemmas assuming w[0] = 0 (w0 != 0) or the step y*x
-(eta != 1) are listed as not applicable; the start's slots (<w0, w0>, <w_star, w0>) and eta are
-the declared ones, so the lemmas of a learning rate or a start (learning_rate.proof,
-nonzero_start.proof) judge such a trace.  Rule findings are summarised by ``patterns`` (a
-learning rate, float32 rounding, an aliased weight buffer, a non-zero start), each tested by
-auditing the rule again under the option it suggests.
-
-Findings:
-
-* ``rule``: the visit does not follow the variant's update rule (an update where the rule says
-  none, a missed update, or a step that is not y*x).  A step may differ from fl(w + y*x) by the
-  rounding of a correct implementation.  The decision is judged against the exact value of
-  y<w, x> (less the margin rule's threshold): where the rounding-error bound of the prediction
-  is zero (every float evaluation of <w, x> is exact: w = 0, integer or small dyadic data and
-  weights), ``<= 0`` is decided exactly, so a skipped update at a tie y<w, x> = 0 is a violation;
-  elsewhere a decision is a violation only when no correct float evaluation could take it.
-* ``undetermined`` (not a violation; ``undetermined`` counts them, ``undetermined_visits`` lists
-  the first ones with a message): the trace's decision differs from the rule in exact
-  arithmetic, but the exact value lies within the rounding bound of a float evaluation, so a
-  correct implementation may have decided as the trace did.  ``ok`` and the exit code ignore
-  them (exit 0 when nothing else is found).
-* ``lemma``: a lemma statement evaluated on the trace's own weights is certainly false.  Lemmas
-  are checked whatever the rule findings: a variant that legitimately differs from the textbook
-  rule still has its invariants checked, as long as its setting's assumptions hold.
-* ``td`` (when the trace reports ``td`` (T,), the implementation's TD after each visit): the
-  reported value is certainly not the sum of max(0, gamma - y<w_star, x>) over the examples
-  presented so far.  The first such visit is reported; td_violations counts them all.
-
-Separable data (the default): w_star (given, or a max-margin separator) is certified to separate
-the data with margin gamma.  separable=False: no margin is certified; the hinge-loss lemmas judge
-the trace, with TD for (w_star, gamma) over the examples presented; w_star is given or a
-soft-margin separator, gamma given or the one minimising a monitored hinge bound (as ``run``).
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing a trace".
 """
 
 from __future__ import annotations
@@ -159,22 +123,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     implementation's arithmetic).  Lemmas that assume w[0] = 0 (w0 != 0) or the step y*x
     (eta != 1) are reported not applicable; the rule checks run.
     """
-    X, y = check_data(X, y)
-    if bias:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
-    n, d = X.shape
-    # the trace of weights in input space
-    variant = check_choice("variant", variant, ("classic", "margin"))
-    order = check_order(order, n, "order")
-    ar = _F32 if float32 else _F64
-    eta = check_positive(eta, "eta")
-    declared_eta = eta
-    if float32:
-        X, eta = _held_in_float32(X, eta)
-    w0 = None if w0 is None else _checked_start(w0, d, bias)
-    W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
-    T = order.shape[0]
-    td = None if td is None else _check_td(td, T)
+    X, y, variant, order, ar, eta, declared_eta, w0, W, td = _checked_trace(
+        X, y, order, w, variant, eta, w0, td, bias, float32)
+    d, T = X.shape[1], order.shape[0]
     ws, stats, gamma, notes = _separator_of(X, y, w_star, check_gamma(gamma), separable, ar)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
@@ -224,6 +175,23 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": declared_eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _checked_trace(X, y, order, w, variant, eta, w0, td, bias: bool, float32: bool):
+    """audit's arguments validated: X with its bias column and as the implementation holds it,
+    the arithmetic, eta as held and as declared, the start, the weights and td."""
+    X, y = check_data(X, y)
+    if bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    variant = check_choice("variant", variant, ("classic", "margin"))
+    order = check_order(order, X.shape[0], "order")
+    declared_eta = eta = check_positive(eta, "eta")
+    if float32:
+        X, eta = _held_in_float32(X, eta)
+    w0 = None if w0 is None else _checked_start(w0, X.shape[1], bias)
+    W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
+    td = None if td is None else _check_td(td, order.shape[0])
+    return X, y, variant, order, _F32 if float32 else _F64, eta, declared_eta, w0, W, td
 
 
 def _held_in_float32(X, eta: float):
