@@ -43,9 +43,7 @@ _FORMAT = "novikoff-monitor-1"
 _SOURCES = ("kernel", "language", "checker.py", "diagnostics.py", "quantities.py", "errors.py",
             "lemmas.py", "lemma_cache.py", "runtime/_compile.py", "runtime/_checks.py",
             "runtime/_library.py", "runtime/_lemmas.py")
-# A file modified this recently may change again within its time stamp's resolution: its bytes
-# are compared instead (git's "racy" files; novikoff.lemmas does the same).
-_RACY_SECONDS = 2.0
+_RACY_SECONDS = lemma_cache.RACY_SECONDS  # a file modified this recently is not stored
 
 
 def bundled_proofs_dir() -> Path:
@@ -115,15 +113,17 @@ def library(paths=None, *, formulas: bool = False) -> tuple:
         return monitored(importlib.import_module(_CHECKED).load_lemmas(paths))
     memo_key = (tuple(map(str, paths)), _here())
     hit = _MEMO.get(memo_key)
-    if hit is not None and _unchanged(hit[0]) and (lemma_cache.enabled() or not hit[2]):
+    if (hit is not None and lemma_cache.stamps_hold(hit[0])
+            and (lemma_cache.enabled() or not hit[2])):
         return hit[1]
-    found = _from_cache(paths)
+    contents: dict = {}  # path -> the digest of its bytes, as read before any check
+    found = _from_cache(paths, contents)
     cached = found is not None
     if found is None:
         found = _by_checking(paths)
     if len(_MEMO) > 16:
         _MEMO.clear()
-    _MEMO[memo_key] = (_stamps(found[0]), found[1], cached)
+    _MEMO[memo_key] = (lemma_cache.file_stamps(found[0], contents), found[1], cached)
     return found[1]
 
 
@@ -171,11 +171,10 @@ def _here() -> str:
         return ""
 
 
-def _from_cache(paths: list):
+def _from_cache(paths: list, contents: dict):
     """(files read, records) from a valid entry, or None."""
     if not lemma_cache.enabled():
         return None
-    contents: dict = {}
     try:
         entry = lemma_cache.load(_key(paths, contents))
         if entry is None or entry.get("monitor") != _FORMAT:
@@ -204,17 +203,22 @@ def _by_checking(paths: list):
     records = monitored(checked.load_lemmas(paths))
     read = checked.files_read(paths)
     if lemma_cache.enabled():
-        contents: dict = {}
-        try:
-            racy = any(os.stat(p).st_mtime > started - _RACY_SECONDS for p in read)
-            closure = [[p, _digest(p, contents)] for p in read]
-            key = _key(paths, contents)
-        except OSError:
-            racy = True
-        if not racy:
-            lemma_cache.store(key, {"monitor": _FORMAT, "closure": closure,
-                                    "lemmas": [encode_lemma(r) for r in records]})
+        _store(paths, read, records, started, {})  # the files as they are after the check
     return read, records
+
+
+def _store(paths: list, read: list, records: tuple, started: float, contents: dict) -> None:
+    """Store the records, unless a file they rest on was modified since shortly before the
+    check began (it may have changed while it was read)."""
+    try:
+        if any(os.stat(p).st_mtime > started - _RACY_SECONDS for p in read):
+            return
+        closure = [[p, _digest(p, contents)] for p in read]
+        key = _key(paths, contents)
+    except OSError:
+        return
+    lemma_cache.store(key, {"monitor": _FORMAT, "closure": closure,
+                            "lemmas": [encode_lemma(r) for r in records]})
 
 
 def _digest(path: str, contents: dict) -> str:
@@ -227,15 +231,8 @@ def _fingerprint() -> str:
     """novikoff's version, the source of the judging and compiling code, the installed SymPy
     and Z3 (found, not imported: their files' stamps) and the Python version."""
     if "fingerprint" not in _FINGERPRINT:
-        root = Path(__file__).resolve().parents[1]
-        digest = hashlib.sha256()
-        for name in _SOURCES:
-            found = sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]
-            for p in found:
-                try:
-                    digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
-                except OSError:
-                    digest.update(str(p.relative_to(root)).encode() + b"\0missing")
+        digest = hashlib.sha256(lemma_cache.sources_digest(Path(__file__).resolve().parents[1],
+                                                           _SOURCES).encode())
         for module in ("sympy", "z3"):
             spec = importlib.util.find_spec(module)
             origin = getattr(spec, "origin", None)
@@ -250,39 +247,3 @@ def _fingerprint() -> str:
 
 
 _FINGERPRINT: dict = {}
-
-
-# ------------------------------------------------------------------ the in-process memo
-
-def _stamps(files: list) -> tuple:
-    seen = time.time()
-    out = []
-    for p in files:
-        try:
-            st = os.stat(p)
-            out.append((p, st.st_mtime_ns, st.st_size, st.st_ino,
-                        hashlib.sha256(Path(p).read_bytes()).hexdigest()
-                        if st.st_mtime > seen - _RACY_SECONDS else None))
-        except OSError:
-            out.append((p, None, None, None, None))
-    return seen, tuple(out)
-
-
-def _unchanged(stamps: tuple) -> bool:
-    """Whether every file read looks as it did; one modified shortly before it was stamped is
-    compared by its bytes."""
-    seen, stamped = stamps
-    for p, mtime_ns, size, inode, digest in stamped:
-        try:
-            st = os.stat(p)
-        except OSError:
-            return False
-        if mtime_ns is None or (st.st_mtime_ns, st.st_size, st.st_ino) != (mtime_ns, size, inode):
-            return False
-        if digest is not None:
-            try:
-                if hashlib.sha256(Path(p).read_bytes()).hexdigest() != digest:
-                    return False
-            except OSError:
-                return False
-    return True
