@@ -27,10 +27,6 @@ def gam(n: int) -> float:
     return n * U / (1.0 - n * U)
 
 
-def _up(x):
-    return np.nextafter(x, np.inf)
-
-
 def _down(x):
     return np.nextafter(x, -np.inf)
 
