@@ -6,9 +6,10 @@ Each command runs as a fresh process (`python -m novikoff ...`, wall time, best 
 `--help`; `run iris` (the bundled data set), `run` on the same 150 x 4 data saved as .npz, and a
 40-visit `audit`, with the cache of checked lemmas warm and cold (emptied before each run: every
 proof of the library is checked again).  In-process: loading the library's lemmas by checking,
-from the cache on disk, and again in the same process; a `run()` call on 1,000 rows, which loads
-the library's lemmas, against the same call with the lemma list passed in (median of interleaved
-calls).  A ratio is measured wall time / target: <= 1 meets it; the CPU time beside it is what
+from the cache on disk, and again in the same process; compiling them into the monitor's records
+and reading those from the cache on disk (what a warm command does: no SymPy, Z3 or kernel); a
+`run()` call on 1,000 rows, which loads the library's lemmas, against the same call with the
+lemma list passed in (median of interleaved calls).  A ratio is measured wall time / target: <= 1 meets it; the CPU time beside it is what
 the wall time is on a quiet machine.  The cache is a temporary directory, never
 the user's.
 """
@@ -139,7 +140,7 @@ def _in_process(repeat: int) -> list:
     import numpy as np
 
     from novikoff import lemmas
-    from novikoff.runtime import default_proof_paths, load_lemmas, run
+    from novikoff.runtime import _library, default_proof_paths, load_lemmas, run
 
     rows = []
     paths = default_proof_paths()
@@ -157,6 +158,20 @@ def _in_process(repeat: int) -> list:
     rows.append(f"load the library's {len(library)} lemmas: checked {checked:.3f} s, from "
                 f"the cache on disk {from_disk:.3f} s ({checked / from_disk:.0f} x faster), "
                 f"again in the process {again * 1e6:.0f} us")
+    # What a run monitors: the lemmas compiled into checks (runtime._library), kept on disk.
+    _library._MEMO.clear()
+    _library._RECORDS.clear()
+    start = time.perf_counter()
+    _library.library(paths)  # the lemmas come from the memo above: this is the compiling
+    compiled = time.perf_counter() - start
+    records = float("inf")
+    for _ in range(repeat):
+        _library._MEMO.clear()
+        start = time.perf_counter()
+        _library.library(paths)
+        records = min(records, time.perf_counter() - start)
+    rows.append(f"the monitor's records of them: compiled {compiled:.3f} s, from the cache on "
+                f"disk {records * 1e3:.1f} ms")
 
     rng = np.random.default_rng(0)
     w = rng.normal(size=5)

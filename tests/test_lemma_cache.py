@@ -341,13 +341,21 @@ def test_no_cache_neither_reads_nor_writes(cache, tmp_path):
     small = write(tmp_path / "small.proof", PERCEPTRON + PROGRESS)
     for argv in (["--no-cache", "run", tmp_path / "d.npz"],
                  ["run", tmp_path / "d.npz", "--no-cache"]):
-        lemmas._MEMO.clear()
+        _forget()
         assert main([str(a) for a in argv] + ["--proofs", str(small)]) == 0
         assert not entry_files(cache)
         assert lemma_cache.enabled()  # only for that command
-    lemmas._MEMO.clear()
+    _forget()
     assert main(["run", str(tmp_path / "d.npz"), "--proofs", str(small)]) == 0
     assert entry_files(cache)
+
+
+def _forget() -> None:
+    """Forget what this process checked and compiled, as a new process would."""
+    from novikoff.runtime import _library
+
+    lemmas._MEMO.clear()
+    _library._MEMO.clear()
 
 
 def test_cache_command_shows_and_clears(cache, files, capsys):
@@ -365,3 +373,106 @@ def test_help_imports_no_sympy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+# ------------------------------------------------------------------ the compiled monitor
+
+def _records(paths) -> dict:
+    """The monitor's records of the files, as a new process reads them: name -> record."""
+    from novikoff.runtime import _library
+
+    _forget()
+    return {rec.name: rec for rec in _library.library([str(p) for p in paths])}
+
+
+def _monitor_entries(cache: Path) -> list:
+    return [p for p in entry_files(cache) if "monitor" in json.loads(p.read_text())["body"]]
+
+
+def test_the_compiled_monitor_reads_the_same_from_the_cache(cache, files):
+    from novikoff.runtime._checks import encode_lemma
+
+    made = _records([files[1]])
+    assert all(rec.source is not None for rec in made.values())  # compiled in this process
+    again = _records([files[1]])
+    assert all(rec.source is None for rec in again.values())  # read from the disk
+    assert {n: encode_lemma(r) for n, r in again.items()} == \
+        {n: encode_lemma(r) for n, r in made.items()}
+    assert again["twice"].verified and again["pos"].verified
+
+
+def test_a_monitor_entry_edited_to_claim_verified_is_ignored(cache, tmp_path):
+    from novikoff.runtime import Monitor
+
+    path = write(tmp_path / "f.proof", SETTING + WRONG)
+    assert not _records([path])["wrong"].verified
+    (entry,) = _monitor_entries(cache)
+    doc = json.loads(entry.read_text())
+    (record,) = doc["body"]["lemmas"]
+    assert record["verified"] is False
+    record["verified"] = True
+    entry.write_text(json.dumps(doc))
+    tampered = _records([path])["wrong"]
+    assert not tampered.verified and tampered.source is not None  # checked again, not read
+    assert [r for _, r in Monitor.from_lemmas([tampered]).not_monitorable] == [
+        "not verified (include_unverified=True monitors it anyway)"]
+
+
+def test_a_monitor_record_built_by_hand_is_not_verified(cache, files):
+    from novikoff.runtime._checks import MonitoredLemma
+
+    checked = _records([files[1]])["twice"]
+    assert checked.verified
+    assert not dataclasses.replace(checked).verified
+    assert not MonitoredLemma(checked.name, checked.file, checked.line, checked.shown,
+                              checked.run, checked.trace).verified
+
+
+def test_editing_an_import_compiles_the_monitor_again(cache, files):
+    base, top = files
+    assert _records([top])["r_big"].shown == "R + 1 > gamma"
+    write(base, BASE.replace("R + 1 > gamma", "R + 2 > gamma").replace("R + 1 > R",
+                                                                     "R + 2 > R"))
+    assert _records([top])["r_big"].shown == "R + 2 > gamma"
+
+
+_WARM_PROBE = """
+import sys
+from novikoff.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in ("sympy", "z3", "novikoff.kernel", "novikoff.checker")
+             if m in sys.modules))
+"""
+
+
+def test_a_warm_run_and_audit_import_neither_sympy_nor_z3_nor_the_kernel(cache, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(20, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    X[:, 0] += y
+    order = np.tile(np.arange(20), 2)
+    w, trace = np.zeros(3), []
+    for i in order:
+        if y[i] * (w @ X[i]) <= 0:
+            w = w + y[i] * X[i]
+        trace.append(w.copy())
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.savez(tmp_path / "t.npz", order=order, w=np.array(trace))
+    audit = ["audit", "--data", str(tmp_path / "d.npz"), "--trace", str(tmp_path / "t.npz")]
+
+    def probe(*argv):
+        done = subprocess.run([sys.executable, "-c", _WARM_PROBE, *argv], capture_output=True,
+                              text=True, timeout=600, env=dict(os.environ))
+        *out, modules = done.stdout.strip().splitlines()
+        return out, modules
+
+    cold = probe("run", "iris")
+    assert cold[1] != "[]"  # the library was checked: the kernel was needed
+    assert probe("run", "iris") == (cold[0], "[]")
+    cold_audit = probe(*audit)
+    assert probe(*audit) == (cold_audit[0], "[]")

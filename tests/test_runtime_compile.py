@@ -10,7 +10,7 @@ import sympy as sp
 
 from novikoff.kernel import Implication, Inner, Norm, Relation, Vec, VectorEq
 from novikoff.runtime import Lemma, Monitor, Unbindable, compile_formula
-from novikoff.runtime._compile import exact_interval
+from novikoff.runtime._checks import exact_interval
 from novikoff.runtime._loops import HAVE_NUMBA
 
 k = sp.Symbol("k", real=True)
@@ -192,7 +192,7 @@ def test_a_lemma_written_in_python_is_never_monitored_as_verified(lemmas):
     from types import SimpleNamespace
 
     from novikoff.lemmas import LemmaInfo, SettingInfo
-    from novikoff.runtime._monitor import as_lemma
+    from novikoff.runtime._compile import as_lemma
     statement = Relation(">=", Inner(ws, w(k)), k * gamma)
     by_hand = Lemma("p", statement)
     assert not by_hand.verified
@@ -215,7 +215,7 @@ def test_a_lemma_written_in_python_is_never_monitored_as_verified(lemmas):
 
 
 def test_the_bundled_lemmas_that_the_kernel_verified_are_monitored_as_verified(lemmas):
-    from novikoff.runtime._monitor import as_lemma
+    from novikoff.runtime._compile import as_lemma
     verified = [lem for lem in lemmas if lem.verified]
     assert verified and all(as_lemma(lem).verified for lem in verified)
     assert not any(as_lemma(lem).verified for lem in lemmas if not lem.verified)

@@ -401,8 +401,8 @@ def test_cli(capsys):
 def test_audit_gates_kernel_lemmas_by_their_own_names():
     # kernel.proof binds phi to the example: deciding which assumptions are about the data is
     # done in the run vocabulary (once, phi made every assumption look like one about data).
-    from novikoff.runtime._trace_lemmas import about_data
-    from novikoff.runtime._monitor import as_lemma
+    from novikoff.runtime._compile import about_data
+    from novikoff.runtime._compile import as_lemma
     from novikoff.runtime import load_lemmas
     lemmas = {l.name: as_lemma(l) for l in load_lemmas()
               if l.name in ("kernel_progress", "kernel_norm_growth")}

@@ -238,3 +238,71 @@ def test_every_example_on_one_side_of_a_coordinate():
     X = np.outer(np.array([1.0, 2.0, 0.5, 7.0]), np.array([1.0, -2.0, 2.0]))
     w = max_margin_separator(X, np.ones(4))
     np.testing.assert_allclose(w, np.array([1.0, -2.0, 2.0]) / 3.0, atol=1e-12)
+
+
+# ---------------------------------------------------------------- large d: coordinate descent
+#
+# From d = _CD_FROM (with numba) the working sets are solved by dual coordinate descent, which
+# stops when the direction's margin is within info["gap"] (1%) of an upper bound on the maximum;
+# below it, or without numba, the exact solve (gap 1e-9).  The assertions hold for both.
+
+def test_large_d_margin_is_within_the_documented_gap_of_the_maximum():
+    X, y, w_gen = planted(1500, 130, 0.02, seed=11)
+    w, info = _solve(X, y)
+    assert info["lower"] == pytest.approx(margin(X, y, w), rel=1e-9)
+    assert info["lower"] >= (1 - info["gap"]) * info["upper"]
+    # the upper bound is an upper bound: no direction beats it
+    assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-9)
+    assert margin(X, y, slsqp_reference(X, y)) <= info["upper"] * (1 + 1e-9)
+    assert certified(X, y, w) > 0
+
+
+def test_large_d_direction_does_not_depend_on_a_power_of_two_scale():
+    X, y, _ = planted(800, 130, 0.02, seed=12)
+    w = max_margin_separator(X, y)
+    for k in (-300, 200):
+        np.testing.assert_array_equal(max_margin_separator(np.ldexp(X, k), y), w)
+
+
+def test_large_d_non_separable_data_is_refused_with_the_examples():
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((600, 130))
+    y = rng.choice([-1.0, 1.0], 600)
+    with pytest.raises(InvalidArgument, match=r"not linearly separable.*examples \d"):
+        max_margin_separator(X, y)
+
+
+def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, capsys):
+    # A fake clock charged for the solve's work at a fixed rate: a pass's block of
+    # _PASS_ENTRIES entries, or a sweep of coordinate descent's working set, costs at most
+    # 0.25 s.  The solve reports after each such unit, and the command prints a log's line
+    # once 1.75 s have passed since the last, so its lines are at most 2 s apart.  Small units
+    # and data make it quick; the Python sweep stands in for numba's twin.
+    from novikoff.runtime import _jit, _separator
+    from novikoff.runtime.cli import _Progress
+    monkeypatch.setattr(_separator, "_PASS_ENTRIES", 1 << 12)
+    monkeypatch.setattr(_separator, "_CD_FROM", 4)
+    monkeypatch.setattr(_jit, "AVAILABLE", True)
+    unit = 0.25
+    rate = unit / (1 << 12)  # fake seconds per entry read
+    clock = [0.0]
+
+    def block_margins(Xb, v, out, real=_separator._block_margins):
+        clock[0] += Xb.size * rate
+        real(Xb, v, out)
+
+    def sweep(Z, *args):
+        assert Z.size <= 1 << 12, "a sweep costs more than the unit the test models"
+        clock[0] += Z.size * rate
+        _separator._cd_sweep(Z, *args)
+
+    monkeypatch.setattr(_separator, "_block_margins", block_margins)
+    monkeypatch.setattr(_separator, "_sweeper", lambda: sweep)
+    X, y, _ = planted(20_000, 10, 0.01, seed=14)
+    progress = _Progress(True, forced=True, clock=lambda: clock[0])
+    progress.tty = False
+    max_margin_separator(X, y, progress=progress.phase)
+    times = [float(t) for t in re.findall(r"\((\d+\.\d) s\)", capsys.readouterr().err)]
+    assert clock[0] > 30 and len(times) > 10  # a long solve, shown all along
+    gaps = np.diff([1.0] + times + [clock[0]])
+    assert gaps.max() <= 2.0 + 0.1  # (the times are printed to 0.1 s)

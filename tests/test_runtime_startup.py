@@ -67,6 +67,37 @@ def test_the_automatic_loop_gives_a_run_the_numpy_or_the_compiled_loop_would_giv
     assert any(np.array_equal(auto.w, r.w) and auto.mistakes == r.mistakes for r in alone)
 
 
+_HISTORY_PROBE = """
+import numpy as np
+from novikoff.runtime import run
+
+# A tie that the two loops round apart: <w, x_1> = 2^53 + 1 - 2^53 after w = (1, 1, 1, 1) is 0
+# summed left to right (numpy's prediction: an update) and 1 summed in another order.
+X = np.array([[1.0, 1.0, 1.0, 1.0], [2.0 ** 53, 1.0, -2.0 ** 53, 0.0]])
+y, order = np.array([1.0, 1.0]), np.array([0, 1])
+
+def once(backend="auto"):
+    r = run(X, y, order=order, cyclic=False, lemmas=[], checks=False, backend=backend)
+    return r.mistakes, r.w.tobytes().hex()
+
+fresh = once()
+compiled = once("numba")  # numba is in use in this process from here on
+print(fresh == once(), fresh == once("numpy"), fresh != compiled)
+"""
+
+
+def test_a_run_gives_the_same_bits_whether_or_not_numba_ran_before_in_the_process():
+    """The automatic loop depends on the run (its size, its options), never on the process's
+    history: a small run takes the numpy loop before and after numba has been used, even where
+    the compiled loop would round a near-tie the other way."""
+    from novikoff.runtime import HAVE_NUMBA
+    if not HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    done = subprocess.run([sys.executable, "-c", _HISTORY_PROBE], capture_output=True,
+                          text=True, timeout=600)
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr
+
+
 # ------------------------------------------------------------------ checks off, from the CLI
 
 @pytest.mark.parametrize("variant", ["classic", "margin", "kernel", "batch", "averaged", "voted"])
@@ -151,3 +182,27 @@ def test_progress_comes_in_small_chunks_of_visits():
               seen.append(visits))
     assert res.visits > 3 * 8192
     assert seen[0] <= 2 * X.shape[0] and len(seen) >= 3
+
+
+# ------------------------------------------------------------------ BLAS threads
+
+def test_large_data_runs_with_one_blas_thread_and_restores_it(monkeypatch):
+    """The runtime's entries limit BLAS to one thread on large data (two spinning threads on
+    two loaded cores made the separator 1.5-2.8 x slower), and give the process its threads
+    back after; small data and a number of threads the user chose are left alone."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from novikoff.runtime import _threads
+
+    def blas_threads(X):
+        return sorted({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                       if i["user_api"] == "blas"})
+
+    for name in _threads._CHOSEN_BY_USER:
+        monkeypatch.delenv(name, raising=False)
+    before = blas_threads(None)
+    limited = _threads.one_blas_thread(blas_threads)
+    assert limited(np.zeros((256, 256))) == [1]
+    assert blas_threads(None) == before
+    assert limited(np.zeros((10, 10))) == before
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert limited(np.zeros((256, 256))) == before

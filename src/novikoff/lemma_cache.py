@@ -19,16 +19,20 @@ import hmac
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 __all__ = ["CACHE_DIR_ENV", "cache_dir", "disabled", "enabled", "entry_key", "load", "store",
-           "entries", "clear"]
+           "entries", "clear", "sources_digest", "file_stamps", "stamps_hold", "RACY_SECONDS"]
 
 CACHE_DIR_ENV = "NOVIKOFF_CACHE_DIR"
 _FORMAT = "novikoff-lemmas-1"
 _SECRET_BYTES = 32
 _MAX_ENTRY_BYTES = 8 << 20  # a bundled file's entry is a few kB: anything larger is not ours
 _STATE = {"disabled": False}
+# A file modified this recently may change again within its time stamp's resolution (file
+# systems stamp modifications coarsely; git's "racy" files).
+RACY_SECONDS = 2.0
 
 
 def cache_dir() -> Path:
@@ -130,6 +134,56 @@ def clear() -> Path:
             pass
     _unlink(directory / "secret")
     return directory
+
+
+def sources_digest(root: Path, names) -> str:
+    """A SHA-256 of the source of the named files and packages (*.py) below root: the code
+    whose output an entry holds."""
+    digest = hashlib.sha256()
+    for name in names:
+        found = sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]
+        for p in found:
+            try:
+                digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
+            except OSError:
+                digest.update(str(p.relative_to(root)).encode() + b"\0missing")
+    return digest.hexdigest()
+
+
+def file_stamps(paths, digests: dict) -> tuple:
+    """What the files (or directories) look like now, when that was seen, and the digests of
+    the bytes read from them, where known (digests: path -> SHA-256 hex)."""
+    seen = time.time()
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino, digests.get(str(p))))
+        except OSError:
+            out.append((str(p), None, None, None, None))
+    return seen, tuple(out)
+
+
+def stamps_hold(stamps: tuple) -> bool:
+    """Whether every stamp still holds.  A file modified shortly before it was stamped might
+    change again without its stamp changing: its bytes are compared with those read instead."""
+    seen, stamped = stamps
+    for p, mtime_ns, size, inode, digest in stamped:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        if mtime_ns is None or (st.st_mtime_ns, st.st_size, st.st_ino) != (mtime_ns, size, inode):
+            return False
+        if mtime_ns / 1e9 > seen - RACY_SECONDS:
+            if digest is None:  # a directory, or a file whose bytes were not kept
+                return False
+            try:
+                if hashlib.sha256(Path(p).read_bytes()).hexdigest() != digest:
+                    return False
+            except OSError:
+                return False
+    return True
 
 
 def _entry_path(key: str) -> Path:

@@ -35,14 +35,14 @@ from .language.elaborate import read_setting
 from .language.lexer import BOM, source_lines
 from .language.parser import parse, parse_term
 
-__all__ = ["LemmaInfo", "SettingInfo", "load_lemmas"]
+__all__ = ["LemmaInfo", "SettingInfo", "files_read", "load_lemmas"]
 
 # The code whose behaviour a cached status stands for: a change to any of it is a new judge.
 _JUDGING_SOURCES = ("kernel", "language", "checker.py", "diagnostics.py", "quantities.py",
                     "errors.py", "lemmas.py")
 # A file modified this recently may have changed while it was checked: its outcome is not
 # stored (file systems stamp modifications coarsely; the same precaution as git's "racy" files).
-_RACY_SECONDS = 2.0
+_RACY_SECONDS = lemma_cache.RACY_SECONDS
 # Seals the records this module makes; made at import, so forked workers share it.
 _SEAL_KEY = os.urandom(32)
 
@@ -110,14 +110,10 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
     same, so a caller may ask again at every run.
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    try:
-        here = os.getcwd()  # files are shown relative to it
-    except OSError:  # the working directory was removed
-        here = None
-    memo_key = (tuple(str(p) for p in paths), timeout_ms, here)
+    memo_key = _memo_key(paths, timeout_ms)
     hit = _MEMO.get(memo_key)
     # With the cache off, only what was checked in this process is reused.
-    if (hit is not None and _unchanged(hit[0])
+    if (hit is not None and lemma_cache.stamps_hold(hit[0])
             and (lemma_cache.enabled() or not any(info.cached for info in hit[1]))):
         return list(hit[1])
     files = proof_files(paths)
@@ -136,11 +132,28 @@ def load_lemmas(paths, timeout_ms: int = 5000) -> list:
         _MEMO.clear()
     listed = [d for p in paths if Path(p).is_dir() for d, _, _ in os.walk(p)]
     digests = {p: hashlib.sha256(data).hexdigest() for p, data in contents.items()}
-    _MEMO[memo_key] = (_stamps(resolved, listed, digests), tuple(lemmas))
+    _MEMO[memo_key] = (lemma_cache.file_stamps([*resolved, *listed], digests), tuple(lemmas))
     return list(lemmas)
 
 
 _MEMO: dict = {}
+
+
+def files_read(paths, timeout_ms: int = 5000) -> list:
+    """The resolved paths of the .proof files that load_lemmas(paths) reads: the files and
+    every file they import (what a consumer's cache of their lemmas must be keyed by)."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    load_lemmas(paths, timeout_ms)
+    _, stamped = _MEMO[_memo_key(paths, timeout_ms)][0]
+    return [p for p, *_ in stamped if os.path.isfile(p)]
+
+
+def _memo_key(paths: list, timeout_ms: int) -> tuple:
+    try:
+        here = os.getcwd()  # files are shown relative to it
+    except OSError:  # the working directory was removed
+        here = None
+    return tuple(str(p) for p in paths), timeout_ms, here
 
 
 # ------------------------------------------------------------------ checking
@@ -332,15 +345,7 @@ def _fingerprint(timeout_ms: int) -> str:
     solver and algebra versions, the Python version and the solver timeout."""
     if "sources" not in _SOURCES:
         root = Path(__file__).resolve().parent
-        digest = hashlib.sha256()
-        for name in _JUDGING_SOURCES:
-            found = sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]
-            for p in found:
-                try:
-                    digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
-                except OSError:
-                    digest.update(str(p.relative_to(root)).encode() + b"\0missing")
-        _SOURCES["sources"] = digest.hexdigest()
+        _SOURCES["sources"] = lemma_cache.sources_digest(root, _JUDGING_SOURCES)
     return lemma_cache.entry_key(__version__, _SOURCES["sources"], z3.get_version_string(),
                                  sympy.__version__, "%d.%d" % sys.version_info[:2],
                                  str(int(timeout_ms)))
@@ -352,41 +357,3 @@ _SOURCES: dict = {}
 def _setting_info(scope) -> SettingInfo:
     return SettingInfo(scope.name, dict(scope.kinds), frozenset(str(s) for s in scope.per_update),
                        dict(scope.assumptions), tuple(scope.bindings.values()))
-
-
-# ------------------------------------------------------------------ the in-process memo
-
-def _stamps(resolved: list, directories: list, digests: dict) -> tuple:
-    """What the files read (and the directories listed) look like now, when that was seen, and
-    the digests of the bytes the lemmas were read from, where known."""
-    seen = time.time()
-    out = []
-    for p in [*resolved, *directories]:
-        try:
-            st = os.stat(p)
-            out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino, digests.get(str(p))))
-        except OSError:
-            out.append((str(p), None, None, None, None))
-    return seen, tuple(out)
-
-
-def _unchanged(stamps: tuple) -> bool:
-    """Whether every stamp still holds.  A file modified shortly before it was stamped might
-    change again without its stamp changing: its bytes are compared with those read instead."""
-    seen, stamped = stamps
-    for p, mtime_ns, size, inode, digest in stamped:
-        try:
-            st = os.stat(p)
-        except OSError:
-            return False
-        if mtime_ns is None or (st.st_mtime_ns, st.st_size, st.st_ino) != (mtime_ns, size, inode):
-            return False
-        if mtime_ns / 1e9 > seen - _RACY_SECONDS:
-            if digest is None:  # a directory, or a file whose bytes were not kept
-                return False
-            try:
-                if hashlib.sha256(Path(p).read_bytes()).hexdigest() != digest:
-                    return False
-            except OSError:
-                return False
-    return True

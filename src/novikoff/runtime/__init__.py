@@ -7,6 +7,8 @@ batch, averaged and voted perceptrons), ``audit`` and ``audit_batch``, ``audit_k
 ``save_run``/``replay`` (exact rational re-run).
 """
 
+import importlib
+
 from ._audit import AuditReport, audit, audit_files
 from ._audit_averaged import audit_averaged, audit_averaged_files
 from ._audit_batch import audit_batch, audit_batch_files, batch_trace
@@ -14,12 +16,12 @@ from ._audit_dual import audit_kernel, audit_kernel_files, kernel_trace
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._bounds import certify_margin, data_stats
-from ._compile import Check, Unbindable, compile_formula
+from ._checks import Check
 from ._engine import make_monitor
 from ._io import load_dataset, load_run, save_run
 from ._loops import HAVE_NUMBA
-from ._lemmas import default_proof_paths, load_lemmas
-from ._monitor import Lemma, LemmaViolation, Monitor, Violation
+from ._library import default_proof_paths
+from ._monitor import LemmaViolation, Monitor, Violation
 from ._replay import replay
 from ._result import RunResult
 from ._separator import max_margin_separator, soft_margin_separator
@@ -36,3 +38,14 @@ __all__ = [
     "load_lemmas", "Lemma", "LemmaViolation", "Monitor", "Violation", "max_margin_separator",
     "soft_margin_separator",
 ]
+
+# What needs SymPy and the kernel (checking proofs, compiling formulas) is imported when first
+# asked for: a run whose lemmas come compiled from the cache never loads them.
+_LAZY = {"Lemma": "_compile", "Unbindable": "_compile", "compile_formula": "_compile",
+         "load_lemmas": "_lemmas"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

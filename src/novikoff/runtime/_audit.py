@@ -1,43 +1,7 @@
 """Audit a perceptron run made by any implementation, from its trace.
 
-Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited at each step,
-``w`` (T, d) the weights after each visit (w before the first visit is 0).  A visit where the
-weights change is an *update*; k counts updates.
-
-The declared rule (``w0``, ``eta``, ``bias``, ``float32``): w starts at w0, an update adds
-eta*y*x, x carries a constant 1 last with ``bias``, and with ``float32`` every bound of the
-implementation's arithmetic uses u = 2^-24.  Lemmas assuming w[0] = 0 (w0 != 0) or the step y*x
-(eta != 1) are listed as not applicable; the start's slots (<w0, w0>, <w_star, w0>) and eta are
-the declared ones, so the lemmas of a learning rate or a start (learning_rate.proof,
-nonzero_start.proof) judge such a trace.  Rule findings are summarised by ``patterns`` (a
-learning rate, float32 rounding, an aliased weight buffer, a non-zero start), each tested by
-auditing the rule again under the option it suggests.
-
-Findings:
-
-* ``rule``: the visit does not follow the variant's update rule (an update where the rule says
-  none, a missed update, or a step that is not y*x).  A step may differ from fl(w + y*x) by the
-  rounding of a correct implementation.  The decision is judged against the exact value of
-  y<w, x> (less the margin rule's threshold): where the rounding-error bound of the prediction
-  is zero (every float evaluation of <w, x> is exact: w = 0, integer or small dyadic data and
-  weights), ``<= 0`` is decided exactly, so a skipped update at a tie y<w, x> = 0 is a violation;
-  elsewhere a decision is a violation only when no correct float evaluation could take it.
-* ``undetermined`` (not a violation; ``undetermined`` counts them, ``undetermined_visits`` lists
-  the first ones with a message): the trace's decision differs from the rule in exact
-  arithmetic, but the exact value lies within the rounding bound of a float evaluation, so a
-  correct implementation may have decided as the trace did.  ``ok`` and the exit code ignore
-  them (exit 0 when nothing else is found).
-* ``lemma``: a lemma statement evaluated on the trace's own weights is certainly false.  Lemmas
-  are checked whatever the rule findings: a variant that legitimately differs from the textbook
-  rule still has its invariants checked, as long as its setting's assumptions hold.
-* ``td`` (when the trace reports ``td`` (T,), the implementation's TD after each visit): the
-  reported value is certainly not the sum of max(0, gamma - y<w_star, x>) over the examples
-  presented so far.  The first such visit is reported; td_violations counts them all.
-
-Separable data (the default): w_star (given, or a max-margin separator) is certified to separate
-the data with margin gamma.  separable=False: no margin is certified; the hinge-loss lemmas judge
-the trace, with TD for (w_star, gamma) over the examples presented; w_star is given or a
-soft-margin separator, gamma given or the one minimising a monitored hinge bound (as ``run``).
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing a trace".
 """
 
 from __future__ import annotations
@@ -46,21 +10,18 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-import sympy as sp
 
 from ..errors import InvalidArgument
-from ..kernel.formulas import VectorEq
-from ..kernel.terms import Vec
-from ..quantities import Unbindable, in_run_vocabulary
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import declared_rule_breaks, library, monitored
 from ._likely_bugs import constant_trace, likely_bugs
-from ._monitor import SameObjects, _compile_lemma, _other_run, as_lemma
+from ._checks import SameObjects
 from ._separator import max_margin_separator, soft_margin_separator
-from ._trace_lemmas import data_gated, judged_like_a_trace
+from ._threads import one_blas_thread
+from ._trace_lemmas import data_gated
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
@@ -144,6 +105,7 @@ def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
     return W
 
 
+@one_blas_thread
 def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
           separable: bool = True, td=None, lemmas=None, proofs=None,
           include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,
@@ -161,22 +123,9 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     implementation's arithmetic).  Lemmas that assume w[0] = 0 (w0 != 0) or the step y*x
     (eta != 1) are reported not applicable; the rule checks run.
     """
-    X, y = check_data(X, y)
-    if bias:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
-    n, d = X.shape
-    # the trace of weights in input space
-    variant = check_choice("variant", variant, ("classic", "margin"))
-    order = check_order(order, n, "order")
-    ar = _F32 if float32 else _F64
-    eta = check_positive(eta, "eta")
-    declared_eta = eta
-    if float32:
-        X, eta = _held_in_float32(X, eta)
-    w0 = None if w0 is None else _checked_start(w0, d, bias)
-    W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
-    T = order.shape[0]
-    td = None if td is None else _check_td(td, T)
+    X, y, variant, order, ar, eta, declared_eta, w0, W, td = _checked_trace(
+        X, y, order, w, variant, eta, w0, td, bias, float32)
+    d, T = X.shape[1], order.shape[0]
     ws, stats, gamma, notes = _separator_of(X, y, w_star, check_gamma(gamma), separable, ar)
     # the lemmas that judge the trace (and, without separability, the gamma of the hinge bound)
     nonzero_start = w0 is not None and bool(w0.any())
@@ -226,6 +175,23 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
                        patterns=patterns, notes=notes,
                        rule={"w0": None if w0 is None else w0.tolist(), "eta": declared_eta,
                              "bias": bool(bias), "arithmetic": ar.name})
+
+
+def _checked_trace(X, y, order, w, variant, eta, w0, td, bias: bool, float32: bool):
+    """audit's arguments validated: X with its bias column and as the implementation holds it,
+    the arithmetic, eta as held and as declared, the start, the weights and td."""
+    X, y = check_data(X, y)
+    if bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    variant = check_choice("variant", variant, ("classic", "margin"))
+    order = check_order(order, X.shape[0], "order")
+    declared_eta = eta = check_positive(eta, "eta")
+    if float32:
+        X, eta = _held_in_float32(X, eta)
+    w0 = None if w0 is None else _checked_start(w0, X.shape[1], bias)
+    W = check_weights(w, order.shape[0], X.shape[0], X.shape[1] - bias, bias)
+    td = None if td is None else _check_td(td, order.shape[0])
+    return X, y, variant, order, _F32 if float32 else _F64, eta, declared_eta, w0, W, td
 
 
 def _held_in_float32(X, eta: float):
@@ -817,7 +783,7 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     non-zero w0, one assuming the step y*x not to eta != 1 (and one assuming eta*y*x applies
     to every eta); these are listed with the reason.
     """
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_online(X, y, RunConfig(
         w_star=ws, gamma=gamma, variant=variant, order=order, cyclic=False, lemmas=base,
         include_unverified=include_unverified, separable=separable, on_violation="collect",
@@ -837,80 +803,26 @@ def _judging_lemmas(X, y, order, variant, ws, gamma, separable, lemmas, proofs,
     return judged, (reference.gamma if gamma is None else gamma), skipped
 
 
-_REASONS: dict = {}  # (SameObjects(lemmas), non-zero start, eta) -> _declared_rule_breaks each
+_REASONS: dict = {}  # (SameObjects(lemmas), non-zero start, eta) -> declared_rule_breaks each
 
 
 def _declared_rule_reasons(lemmas, nonzero_start: bool, eta: float) -> tuple:
-    """_declared_rule_breaks of each lemma, kept per list of lemma objects and declared rule
-    (the fuzzer audits thousands of traces with the same lemmas and rule)."""
+    """Why each lemma's assumptions about the learner's start or step do not describe the
+    declared rule (None when they do), kept per list of lemma objects and declared rule (the
+    fuzzer audits thousands of traces with the same lemmas and rule).  The textbook rule's are
+    in each record; another rule's are decided on the lemmas' formulas."""
     key = (SameObjects(lemmas), nonzero_start, eta)
     out = _REASONS.get(key)
     if out is None:
-        out = tuple(_declared_rule_breaks(as_lemma(obj), nonzero_start, eta)
-                    for obj in key[0].objects)
+        records = monitored(key[0].objects)
+        if not nonzero_start and eta == 1.0:
+            out = tuple(rec.default_rule for rec in records)
+        else:
+            out = tuple(declared_rule_breaks(rec, nonzero_start, eta) for rec in records)
         if len(_REASONS) > 64:
             _REASONS.clear()
         _REASONS[key] = out
     return out
-
-
-def _declared_rule_breaks(lem, nonzero_start: bool, eta: float):
-    """Why the lemma's assumptions about the learner's start or step do not describe the
-    declared rule (None when they do, or when only the run can tell): the start is an equation
-    w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
-    w0, x, y, w)."""
-    compiled = _compile_lemma(lem)
-    if isinstance(compiled, str) or _other_run(compiled, "single"):
-        return None  # not monitorable on a trace (a batch lemma): the monitor says why
-    try:
-        _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
-                                                lem.per_update, lem.bindings)
-    except Unbindable:
-        return None  # not monitorable anyway: the monitor says why
-    written = dict(lem.hypotheses)
-    for hname, f in translated:
-        if not isinstance(f, VectorEq):
-            continue
-        atom = f.atom
-        if getattr(getattr(atom, "func", None), "__name__", None) != "w":
-            continue
-        index = atom.args[0]
-        shown = _shown_eq(written[hname]) if hname in written else str(f)
-        if index == 0:
-            if nonzero_start and not f.rhs.terms:
-                return (f"assumption {hname} ({shown}) does not hold: the trace declares a "
-                        f"non-zero start w0 (--w0)")
-        elif _step_differs(f, index, eta):
-            return (f"assumption {hname} ({shown}) does not hold: the trace declares the step "
-                    f"eta*y*x with eta = {eta!r} (--eta)")
-    return None
-
-
-def _step_differs(f, index, eta: float) -> bool:
-    """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
-    eta*y*x for the declared eta and either label (False when it mentions other quantities:
-    the reference run decides)."""
-    rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
-    label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
-    expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
-    values = {a: c.xreplace({sp.Symbol("eta", real=True): rate}) for a, c in f.rhs.terms}
-    diff = Vec._from_dict(values) - expected
-    for _, c in diff.terms:
-        if c.free_symbols - {label}:
-            return False
-    return any(c.xreplace({label: v}) != 0 for _, c in diff.terms for v in (1, -1))
-
-
-def _shown_eq(f) -> str:
-    """A vector equation as a .proof file writes it: w[k+1] = w[k] + y*x."""
-    def vec(a):
-        if getattr(getattr(a, "func", None), "__name__", None) == "w":
-            return "w[" + ", ".join(str(i).replace(" ", "") for i in a.args) + "]"
-        return str(a)
-
-    terms = sorted(f.rhs.terms, key=lambda t: not vec(t[0]).startswith("w["))
-    parts = [vec(a) if c == 1 else f"{c}*{vec(a)}" for a, c in terms]
-    return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
 
 
 def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:

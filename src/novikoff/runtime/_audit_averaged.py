@@ -1,39 +1,7 @@
 """Audit a trace of an averaged perceptron: its weights, its averages, and averaged.proof.
 
-Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``order`` (T,) the example visited at each step,
-``w`` (T, d) the weights after each visit (0 before the first), ``average`` (T, d) the
-implementation's average after each visit.  Three audits:
-
-* the weights, by the classic audit (``_audit.audit``: the update rule and the classic lemmas);
-* the averages, against their definition (findings of kind ``average``): after visit t (t + 1
-  visits) the average is the mean of t + 1 weight vectors, which ones by the declared
-  ``convention``:
-
-  - ``'after'`` (the default, scikit-learn's ``SGDClassifier(average=True)``): the weights
-    *after* visits 0..t, w[0] + ... + w[t];
-  - ``'in-use'`` (seed 003, ``novikoff run --variant averaged``): the weights *in use at*
-    visits 0..t, those before each visit's update: 0 + w[0] + ... + w[t-1].
-
-  From 0 the two differ by one visit: the 'after' sum over t + 1 visits is the 'in-use' sum
-  over t + 2.  scikit-learn computes its mean with Bottou's scaled-sum trick, which for one
-  example per ``partial_fit`` is a running mean a_t = (a_{t-1} + c1*w_t)*c2 with c1 ~ 1/(t-1),
-  c2 ~ (t-1)/t rounded coefficients: mathematically the 'after' mean, each step with a few more
-  roundings than a plain sum;
-* averaged.proof's ``averaged_run`` lemmas on the trace (findings of kind ``lemma``, at visits
-  t): wv[t] the weights of the convention at visit t, kt[t] the updates they include, s the
-  running sum and a[t+1] the implementation's own average after visit t.
-
-Honest floats.  The audit's own mean M~[t] = fl(sum)/(t + 1) is computed by a running sum, whose
-coordinate j is within 2u*sum_{i<=t} |S~[i, j]| (plus 2u|M~| for the division) of the exact mean
-of the trace's float weights.  A correct implementation's average is allowed
-``AVERAGE_ROUNDINGS``*u*(sum_{i<=t} |S~[i, j]| + |V[i, j]|)/(t + 1) per coordinate, times (1 +
-gamma_{8(t+1)}) for the growth of earlier errors: every step of a running sum, a running mean or
-scikit-learn's trick rounds a bounded number of times (at most 14 u-sized terms per step for
-scikit-learn's, counted in the module's tests).  An average is reported only where some
-coordinate is off by more than both allowances together: certainly not the mean of the trace's
-weights in the declared convention, for any correct float64 implementation.  The lemmas judge the
-mathematical run (exact weights) with the drift of the classic audit, D_k = u*sum ||w~||, and
-the trace's averages within the same allowance.
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing an averaged trace".
 """
 
 from __future__ import annotations
@@ -48,9 +16,10 @@ from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import library
 from ._monitor import Monitor
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
@@ -156,6 +125,7 @@ def _drifts(W, ar_u: float = U):
     return changed, D
 
 
+@one_blas_thread
 def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star=None,
                    gamma=None, lemmas=None, proofs=None, include_unverified: bool = False,
                    max_rule: int = 100) -> AveragedAuditReport:
@@ -169,7 +139,7 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     X, y = check_data(X, y)
     n, d = X.shape
     order = check_order(order, n, "order")
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     ws = max_margin_separator(X, y) if w_star is None else check_w_star(w_star, d)
     # the weights: rule and classic lemmas (validates w against order and X)
     classic = audit(X, y, order, w, w_star=ws, gamma=gamma, lemmas=base,

@@ -1,40 +1,7 @@
 """Audit a batch perceptron's trace, made by any implementation.
 
-Data: X (n, d), y (n,) in {-1, +1}.  Trace: ``w`` (K, d), the weights after each batch step
-(w before the first step is 0); optionally ``converged``: the implementation stopped because
-its last weights misclassify no example.
-
-The rule (proofs/batch.proof): step k takes the set Y_k of the examples that w[k] misclassifies
-(y_t<w[k], x_t> <= 0), and w[k+1] = w[k] + eta*u_k with u_k = sum over Y_k of y_t*x_t; a step is
-taken only when Y_k is not empty.  Floats are judged honestly:
-
-* The set.  E_t bounds the distance between the exact y_t<w, x_t> and any correct float
-  evaluation of it (any summation order, gamma_d*|w|.|x_t|).  An example is certainly in Y_k
-  (every correct implementation counts it) when the exact value is <= -E_t, certainly out when
-  it is > E_t; where every float evaluation is exact (``_audit._exact_rows``: w = 0, integer or
-  small dyadic data and weights) the tie y<w, x> = 0 is decided exactly (counted).  Otherwise
-  the example *may go either way*: the audit looks for the sets between the certain ones that
-  explain the step (at most 2^_FLEXIBLE candidates).
-* The step.  A correct implementation sums u in any order (gamma_m per coordinate), scales by
-  eta and adds: the step is accepted when it is within those roundings (and the audit's own)
-  of w[k] + eta*u for an admissible set.
-
-Findings (``kind``):
-
-* ``rule``: step k is not w[k] + eta*sum(y*x) over any admissible set of misclassified
-  examples (the message names the exact set, the coordinate that differs and, when it fits, what
-  the step is instead: twice the step, the sum not reset, divided by m or n); a step where no
-  example can be misclassified (the rule stops); with ``converged``, final weights that still
-  misclassify an example.
-* ``undetermined`` (not a violation): the step is explained only by counting (or not) an example
-  whose y<w, x> is within rounding of 0, against the exact rule; or too many such examples to
-  try every set.
-* ``lemma``: a statement of the setting batch_run (proofs/batch.proof), evaluated on the trace's
-  weights, with m[k] = |Y_k| (the set that explains the step, else the exact rule's set), C[k],
-  Q[k] its running totals and n the number of examples, is certainly false.  The trace's weights
-  are allowed the drift of a correct implementation from the exact batch run (the bounds of
-  ``_batch_run``); the lemmas that judge are those that apply to the textbook batch run on the
-  same data (``_audit.judged_like_a_trace``).
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing a batch trace".
 """
 
 from __future__ import annotations
@@ -51,8 +18,9 @@ from ._bounds import (SAFETY, TINY, U, certify_margin, data_stats, exact_dot, ga
                       start_slots)
 from ._engine import make_monitor
 from ._io import read_array, read_npz
-from ._lemmas import load_lemmas
+from ._library import library
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
     numeric_array
@@ -63,6 +31,7 @@ _FLEXIBLE = 10  # examples within rounding of 0 in one step: every set of them i
 _EXACT_TIE_BUDGET = 200_000  # |Y|*d Fraction products for an exact <u, w[k]> at a tie
 
 
+@one_blas_thread
 def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
                 converged: bool = False, lemmas=None, proofs=None,
                 include_unverified: bool = False, max_rule: int = 100) -> AuditReport:
@@ -93,7 +62,7 @@ def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
     rule_count = len(findings)
     findings = findings[:max_rule]
     # ---------------------------------------------------------------- the lemmas
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_batch(X, y, eta=eta, w_star=ws, gamma=gamma, max_epochs=max(K, 1),
                           lemmas=base, include_unverified=include_unverified,
                           on_violation="collect")

@@ -1,31 +1,7 @@
 """Audit a kernel perceptron's trace, made by any implementation.
 
-Data: X (n, d), y (n,) in {-1, +1}, and the kernel (``linear``, ``poly:D[:C]``, ``rbf:G``).
-Trace: ``order`` (T,) the example visited at each step, ``alpha`` (T, n) the dual coefficients
-after each visit (alpha before the first visit is 0).
-
-The convention: alpha_i counts the updates made on example i (integers >= 0), and the prediction
-is f(x) = sum_i alpha_i*y_i*K(x_i, x).  An implementation that stores signed coefficients
-(alpha_i*y_i, with f(x) = sum_i alpha_i*K(x_i, x)) must pass alpha*y; a negative entry exactly
-where y = -1 is reported as that mix-up.
-
-The rule (proofs/kernel.proof): at visit t of example i, alpha_i grows by 1 exactly when
-y_i*f(x_i) <= 0, and nothing else changes.  Floats are judged honestly: f is a sum over the
-support of alpha of Gram entries, each within the error bound E that ``_dual_run.gram``
-computes (doubled, for an implementation that evaluates the kernel another way, e.g. rbf through
-||a - b||^2), summed in any order (gamma_{max(n, k)+1}).  A decision is a violation only when no
-correct implementation could take it; within rounding of 0 the exact value decides (linear and
-poly kernels: rational arithmetic; alpha = 0 gives f = 0 exactly, so the first visit must update),
-and a decision that differs from the exact rule only within rounding is ``undetermined``, not a
-violation.  Under an rbf kernel the exact value cannot be computed: a decision within rounding of
-0 is accepted.
-
-The lemmas of kernel.proof (and the classic ones that hold in any inner-product space) are
-checked on the trace's own state: its weights w[k] = sum_i alpha_i*y_i*phi(x_i) are exact
-(alpha are integers), every inner product comes from the Gram matrix with its bounds, and the
-separator w_star is given as dual coefficients beta (or found and certified as ``run_kernel``
-does).  The lemmas that judge are those that apply to the textbook kernel run on the same data and
-order (``_audit.judged_like_a_trace``).
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing a kernel trace".
 """
 
 from __future__ import annotations
@@ -41,7 +17,8 @@ from ._engine import make_monitor
 from ._io import read_array, read_npz
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
-from ._lemmas import load_lemmas
+from ._library import library
+from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_finite, check_gamma, check_order, numeric_array
 
@@ -54,6 +31,7 @@ _EXACT_BUDGET = 200_000  # support size * d Fraction products for an exact f at 
 _CHUNK = 2048  # visits per block of the predictions (a block holds T x n floats)
 
 
+@one_blas_thread
 def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None,
                  lemmas=None, proofs=None, include_unverified: bool = False,
                  max_rule: int = 100) -> AuditReport:
@@ -93,7 +71,7 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
                      "message": f"visit {t} (example {int(order[t])}): {msg}"}
                     for t, msg in unsure[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     reference = run_kernel(X, y, kernel=kern, w_star=beta, gamma=gamma, order=order,
                            cyclic=False, lemmas=base, include_unverified=include_unverified,
                            on_violation="collect")

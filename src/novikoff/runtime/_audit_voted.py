@@ -1,33 +1,8 @@
 """Audit a voted perceptron's trace: the classic audit of its weights, its vote against the
 vote's definition, and the lemmas of voted.proof on the vote.
 
-Trace: ``order`` (T,) and ``w`` (T, d), the weights after each visit, as for the classic audit
-(``_audit.audit``, which judges them: update rule, lemmas, patterns); optionally the
-implementation's final vote, ``vectors`` (K'+1, d) and ``counts`` (K'+1,).  The updates of the
-trace are the visits where ``w`` changes (K of them, at visits t_0 < ... < t_{K-1}).
-
-The vote's definition (``counts="in-use"``, the default, as ``run(variant='voted')`` keeps it):
-the vectors are the start and the weights after each update, in order, w[0], ..., w[K]; the
-count of w[k] is the number of visits at which it was the weights in use, from the visit after
-update k-1 to the visit of update k (the last: to the end of the trace), so the counts add up to
-T.  ``counts="freund-schapire"``: the visit of an update counts for the new vector (Freund and
-Schapire's c_{k+1} = 1), i.e. one count moved from w[0] to w[K] (none when K = 0).
-
-Findings (besides the classic audit's ``rule``, ``lemma``, ``td``):
-
-* ``vote``: the vote is not its definition: it holds K'+1 vectors for K updates; vector k is
-  not the weights after update k beyond the rounding of a correct implementation (both the
-  trace's weights and the vote's vector are within D_k = u*sum_{j<=k} ||w[j]|| of the exact
-  w[k], the classic audit's drift bound, so they may differ by 2*D_k; a copy is exact); count
-  k is not the visits it should count (integers: decided exactly).  The first of each kind is
-  listed, ``vote_violations`` counts them all.
-* ``lemma`` (voted.proof): the lemmas about the vote that apply to the textbook voted run on the
-  same data and order (a reference run decides), gated by their assumptions about the data only,
-  evaluated on the implementation's vote in its in-use counts: at every update
-  (``vote_counts[k]`` = counts[k], ``vote_counts_total`` its prefix sums, ``visits_before`` the
-  trace's update visits + 1) and in the final state (``votes[K]`` = K'+1).  The final vote does
-  not say how large the vote was before the end, so lemmas about ``votes`` are judged in the
-  final state only.
+What it reports, and how it bounds the floats it reads: docs/runtime-bounds.md,
+"Auditing a voted trace".
 """
 
 from __future__ import annotations
@@ -39,10 +14,11 @@ import numpy as np
 from ..errors import InvalidArgument
 from ._audit import AuditReport, _lemma_findings, audit
 from ._bounds import SAFETY, U, data_stats, start_slots
-from ._compile import VOTED_NAMES, slot_names
-from ._lemmas import load_lemmas
+from ._checks import VOTED_NAMES, slot_names
+from ._library import library
 from ._monitor import monitor_of
 from ._separator import max_margin_separator
+from ._threads import one_blas_thread
 from ._trace_lemmas import data_gated
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 from ._voted_run import run_voted
@@ -105,6 +81,7 @@ def vote_definition(W, order_len: int, start, counts: str = "in-use"):
     return vectors, c, up
 
 
+@one_blas_thread
 def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = "in-use",
                 w_star=None, gamma=None, lemmas=None, proofs=None,
                 include_unverified: bool = False, max_rule: int = 100, w0=None, eta=1.0,
@@ -120,7 +97,7 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
     order = check_order(order, n, "order")
     vote = _check_vote(vectors, counts, d)
     ws = max_margin_separator(Xc, yc) if w_star is None else check_w_star(w_star, d)
-    base = list(load_lemmas(proofs) if lemmas is None else lemmas)
+    base = list(library(proofs) if lemmas is None else lemmas)
     report = audit(X, y, order, w, w_star=ws, gamma=gamma, variant="classic", td=td,
                    lemmas=base, include_unverified=include_unverified, max_rule=max_rule,
                    w0=w0, eta=eta, bias=bias, float32=float32)

@@ -2,39 +2,7 @@
 use at every visit (seed 003), with proofs/averaged.proof's setting ``averaged_run`` checked at
 every visit and the classic lemmas at every update of the training run.
 
-The run.  The classic perceptron (update when y<w, x> <= 0, w <- w + y*x from 0), cyclic over
-``order`` until a pass makes no update (or ``max_epochs`` passes), or one pass (``cyclic=False``).
-At every visit t the engine adds the weights in use, wv[t] (those before the visit's update), to
-its running sum, s[t+1] = s[t] + wv[t], and its average after t+1 visits is a[t+1] = s[t+1]/(t+1);
-the result's ``w`` is the average after the last visit.  Plain numpy: a Python loop decides the
-updates (one dot product per visit), the sums and averages of a chunk of visits are then one
-``np.cumsum`` (sequential additions, the same floats as adding visit by visit) and one division.
-
-Two monitors.  The training run is the classic run, so the classic lemmas (novikoff.proof, ...)
-are checked as ``run`` checks them, at every update with the incremental bookkeeping of
-``_bounds.Bookkeeper`` (same drift and prediction bounds; the prediction is ``X[i] @ w``, a dot
-product of length d).  The averaged lemmas are indexed by visits: a second monitor
-(``engine='averaged'``) judges them at every visit t = 0..T-1 (state t and the visit t -> t+1)
-and in the final state t = T, with the run quantities ``t``, ``wv``, ``s``, ``a``, ``kt``
-(updates before visit t), ``KT`` and ``RT`` (their running totals sum kt and sum sqrt(kt)).
-Every visit is checked, not only the updates: the sum's lemmas are linear/convex in the visits
-between two updates, so updates would suffice for a correct run, but an average's bug (a divisor
-off by one) shows between updates too.
-
-Honest floats (u = 2^-53, gamma_n = n*u/(1 - n*u), ``_bounds.gam``; every bound is inflated by
-``SAFETY``).  The *mathematical run* makes the same updates in exact arithmetic; of it:
-
-* the weights: D_0 = 0, D_{k+1} = D_k + 2u*||w~[k+1]|| (each coordinate of fl(w~ + y*x) rounds
-  once; y*x is exact), so the weights in use at visit t are within Dv[t] = D_{kt[t]};
-* the sum: s~[t+1] = fl(s~[t] + wv~[t]) is within E[t+1] = E[t] + Dv[t] + 2u*||s~[t+1]|| of the
-  exact sum of the exact weights in use;
-* the average a~[t] = fl(s~[t]/t): within E[t]/t + 2u*||a~[t]|| (t is exact);
-* RT~[t+1] = fl(RT~[t] + fl(sqrt(kt[t]))): within e[t+1] = e[t] + 2u*sqrt(kt[t]) + 2u*RT~[t+1]
-  (sqrt is correctly rounded); t, kt, KT are integers, exact in floats;
-* norms ||v|| <= sqrt(fl(<v, v>) + d*2^-1074)*(1 + gamma_d)*(1 + 4u), and an inner product of
-  vectors held within e_a, e_b of the exact ones within gamma_d*||a~||*||b~|| + d*2^-1074 +
-  e_a*||b~|| + e_b*||a~|| + e_a*e_b (``_batch_run._dot_err``): nothing accumulates but D, E, e.
-
+How its floats are bounded: docs/runtime-bounds.md, "The averaged perceptron".
 """
 
 from __future__ import annotations
@@ -48,7 +16,8 @@ from ..errors import NovikoffError
 from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, norm_up,
                       start_slots)
 from ._engine import make_monitor, visits_allowed
-from ._monitor import AVERAGED_ONLY, LemmaViolation, Violation
+from ._checks import AVERAGED_ONLY
+from ._monitor import LemmaViolation, Violation
 from ._result import RunResult
 from ._separator import max_margin_separator
 from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int, \

@@ -1,39 +1,7 @@
 """The batch perceptron, monitored: the lemmas of proofs/batch.proof (setting batch_run) checked
 at every batch step.
 
-A step: the predictions p = X @ w of every example, the misclassified set Y_k = {t : y_t*p_t <= 0}
-(empty: stop), u = sum_{t in Y_k} y_t*x_t, w <- w + eta*u.  In the run vocabulary an update is a
-step: ``k`` counts the steps, ``u`` is the step's sum, ``m[k] = |Y_k|``, ``C[k]`` and ``Q[k]`` the
-running totals of m and m^2 before step k, ``n`` the number of examples.  Plain numpy.
-
-Honest floats (u = 2^-53, gamma_n = n*u/(1 - n*u), ``_bounds.gam``).  The *mathematical run* is
-the exact batch perceptron making the same steps (the same sets Y_k): w[0] = 0, w[k+1] = w[k] +
-eta*u_k with u_k the exact sum and eta the exact value of the float.  Every slot is a float with
-a bound on its distance to the mathematical value:
-
-* norms: ||v|| <= sqrt(fl(<v, v>) + d*2^-1074)*(1 + gamma_d)*(1 + 4u) (``_bounds.norm_up``);
-* the step's sum u~ = fl(y_Y @ X_Y), a dot product of length m per coordinate:
-  ||u~ - u|| <= e_U = gamma_m * sum_{t in Y} ||x_t||;
-* the weights: the engine's w~[k] drifts from w[k] by at most D_k, D_0 = 0 and
-  D_{k+1} = D_k + eta*e_U + [eta != 1: u*eta*||u~|| + d*2^-1074] + 2u*||w~[k+1]|| (each
-  coordinate of fl(w~ + fl(eta*u~)) rounds once, by at most u|result|/(1 - u));
-* an inner product <a, b> computed as fl(<a~, b~>) with ||a~ - a|| <= e_a, ||b~ - b|| <= e_b:
-  within gamma_d*||a~||*||b~|| + d*2^-1074 + e_a*||b~|| + e_b*||a~|| + e_a*e_b (``_dot_err``);
-  <w_star, w[k]>, ||w[k]||^2, <w[k], w[k+1]>, <u, u>, <w_star, u>, <u, w[k]>, <u, w[k+1]> are
-  each computed so from the vectors the engine holds (nothing accumulates but D);
-* m[k], C[k], Q[k], n are integers, exact in floats (below 2^53).
-
-Ties.  The steps are decided as a plain float batch perceptron decides them (y_t*fl(p_t) <= 0),
-so an example whose exact margin is slightly positive may be counted misclassified.  Of the
-setting's assumptions only ``obtuse`` (<w[k], u> <= 0) can then be false in the mathematical run
-(``some``, ``at_most``, ``C``, ``Q`` are exact; ``progress`` and ``size`` hold because gamma and R
-are certified bounds over every example; ``update`` is the definition of the mathematical run),
-and a verified lemma whose assumptions all hold is true.  So where the float <u, w[k]> is not
-certainly <= 0 within its bound, the engine computes it exactly (``_Exact``: w[k] = eta * sum_i
-alpha_i*y_i*x_i with alpha the corrections of each example so far, in integers) and gives the
-monitor the exact value: ``obtuse`` is then certainly true, or certainly false and the lemmas
-stop applying (reported), never a violation caused by rounding.  Above ``_EXACT_BUDGET`` entries
-the exact value is not attempted and the assumption stays undetermined (the report names it).
+How its floats are bounded: docs/runtime-bounds.md, "The batch perceptron".
 """
 
 from __future__ import annotations

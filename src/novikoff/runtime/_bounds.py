@@ -1,34 +1,6 @@
 """Run quantities with rounding-error bounds (Higham's gamma_n analysis), kept incrementally.
 
-Semantics.  The *mathematical run* is the exact-arithmetic perceptron making the same updates as
-the float run: w[k] = sum of y*x over the first k updates.  Every slot the monitor reads is a float
-together with a bound on its distance to that exact value, so a lemma is reported violated only
-when it is false for every value within the bounds.
-
-Bounds used (u = 2**-53, gamma_n = n*u / (1 - n*u)):
-
-* a dot product of length d, in any summation order (BLAS, FMA, numba): |fl(<a,b>) - <a,b>| <=
-  gamma_d * sum|a_i b_i| <= gamma_d * ||a|| ||b||;
-* a sum of squares: |fl(||a||^2) - ||a||^2| <= gamma_d * ||a||^2;
-* a running sum s_{j+1} = fl(s_j + c_j): the errors of the c_j plus u*|s_{j+1}| per addition;
-* the weights the engine holds, w~[k], drift from w[k] by at most D_k = u * sum_{t<=k} ||w~[t]||
-  (each update w~ <- fl(w~ + y*x) rounds every coordinate by at most u*|w~_j|), which enters the
-  logged prediction fl(<w~[k], x>) as D_k * ||x||.
-
-A learning rate eta and a start w0 (the mathematical run is then w[0] = w0, w[k+1] = w[k] +
-eta*y*x, with eta and w0 the exact values of the floats given):
-
-* the engine holds w0 exactly, so D_0 = 0; <w_star, w0> and ||w0||^2 start the bookkeeping with
-  their dot-product bounds (``start_slots``), and ||w[k]|| <= ||w0|| + eta * sum ||x||;
-* with eta != 1 the step fl(eta*y*x) rounds each coordinate once more, by u*eta*|x_j| (plus
-  2^-1074 where the product underflows): D grows by u*eta*||x|| + d*2^-1074 per update on top of
-  u*||w~[k+1]||, and the a priori bound of ||w~[k]|| by (1+u)^(2k) instead of (1+u)^k;
-* every product by eta in the bookkeeping (eta*y*<w_star, x>, eta*||x||^2, eta*<w, x>) is one
-  more rounding, u*|product| + 2^-1074.  With eta = 1 all of these are exact and the bounds are
-  the ones above, bit for bit.
-
-The bounds are themselves computed in floating point; they are inflated by ``SAFETY`` (relative
-1e-6, far above the O(n*u) relative error of computing them) so that they stay bounds.
+How its floats are bounded: docs/runtime-bounds.md, "Run quantities and their bounds".
 """
 
 from __future__ import annotations
@@ -53,10 +25,6 @@ SAFETY = 1.0 + 1e-6
 def gam(n: int) -> float:
     """Higham's gamma_n = n*u / (1 - n*u)."""
     return n * U / (1.0 - n * U)
-
-
-def _up(x):
-    return np.nextafter(x, np.inf)
 
 
 def _down(x):

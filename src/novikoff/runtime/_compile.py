@@ -1,4 +1,5 @@
-"""Compile kernel formulas into runtime checks (untrusted: it only ever *evaluates* statements).
+"""Compile kernel formulas and lemmas into runtime checks (untrusted: it only ever *evaluates*
+statements).  The checks and the monitor's record of a lemma live in ``_checks``, without SymPy.
 
 A statement is walked once into an IR of tuples (``_Walker.expr``); nothing is ever parsed or
 evaluated as text.  Statements arrive in the run vocabulary of novikoff.quantities (a setting's
@@ -39,128 +40,26 @@ The IR is evaluated two ways.  In floating point by ``_program`` (many checks at
 once, mid-radius arithmetic: every slot is ``(value, error bound)`` and each operation adds its
 own rounding, so a relation is decided three ways: certainly true, certainly false (a violation),
 or undetermined within the rounding tolerance, never reported as a violation).  In exact rational
-arithmetic by ``exact_interval`` below (square roots as shrinking rational intervals, ties by
+arithmetic by ``_checks.exact_interval`` (square roots as shrinking rational intervals, ties by
 SymPy on the substituted numbers), for exact runs and replays.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-import numpy as np
 import sympy as sp
 
 from ..kernel.formulas import Disjunction, Implication, Relation, VectorEq
 from ..kernel.terms import Inner, Norm, Vec, expand_norms
-from ..quantities import KINDS, Unbindable
-from ._program import SAFETY, Program, Verdict, float_constant
+from ..lemmas import LemmaInfo
+from ..quantities import KINDS, PER_UPDATE, Unbindable, in_run_vocabulary
+from ._checks import (AT_UPDATE_ONLY, SEQUENCES, START_SLOTS, VECTOR_ATOMS, VISIT_SEQUENCES,
+                      VISIT_VECTORS, ZERO_AT_START, Check, MonitoredLemma, classify, inner_slot,
+                      other_run, sealed_verified, slot_names)
 
-__all__ = ["Check", "Unbindable", "compile_formula", "KINDS", "VECTOR_ATOMS", "Verdict"]
-
-VECTOR_ATOMS = ("w_star", "w0", "x", "u", "w[k]", "w[k+1]",
-                "wv[t]", "s[0]", "s[t]", "s[t+1]", "a[t+1]")  # the last five: averaged runs
-# Real sequences of the run, and which of them are 0 at index 0 (sums over no update).
-SEQUENCES = ("TD", "m", "C", "Q", "votes", "vote_counts", "vote_counts_total", "visits_before")
-ZERO_AT_START = ("TD", "C", "Q", "vote_counts_total", "visits_before")
-# The sequences known only at the update of their index (m[k], the count of w[k] in the vote).
-AT_UPDATE_ONLY = ("m", "vote_counts")
-# The setting names only a batch run gives values, and those only a run with one example per
-# update gives (the monitor tells a lemma that needs the other kind of run apart).
-BATCH_NAMES = frozenset({"u", "m", "C", "Q", "n"})
-SINGLE_EXAMPLE_NAMES = frozenset({"x", "y", "d", "TD"})
-# The names only a voted run gives values (variant='voted': the vote it keeps).
-VOTED_NAMES = frozenset({"votes", "vote_counts", "vote_counts_total", "visits_before"})
-# The names only an averaged run gives values: its points are visits, indexed by t (t, t+1; s at
-# 0), and kt is known at the visit being checked only.
-AVERAGED_NAMES = frozenset({"t", "wv", "s", "a", "kt", "KT", "RT"})
-VISIT_SEQUENCES = ("kt", "KT", "RT")
-VISIT_VECTORS = ("wv", "s", "a")
-# The inner products of the start vector that every engine supplies (start_slots in _bounds):
-# constants of the run.  A product with the example or the weights would cost every engine a
-# dot product per update for no lemma of the library.
-START_SLOTS = frozenset({"<w0, w0>", "<w_star, w0>"})
-STATE_SLOTS = frozenset({"k", "M", "TD[k]", "C[k]", "Q[k]", "<w_star, w[k]>", "<w[k], w[k]>",
-                         "votes[k]", "vote_counts_total[k]", "visits_before[k]"})
-
-
-def inner_slot(a: str, b: str) -> str:
-    a, b = sorted((a, b), key=VECTOR_ATOMS.index)
-    return f"<{a}, {b}>"
-
-
-# --------------------------------------------------------------------------- exact intervals
-
-def _isqrt_interval(q: Fraction, bits: int):
-    """Rational lo <= sqrt(q) <= hi with hi - lo about 2**-bits (exact for perfect squares)."""
-    if q <= 0:
-        return Fraction(0), Fraction(0)
-    n, d = q.numerator, q.denominator
-    rn, rd = math.isqrt(n), math.isqrt(d)
-    if rn * rn == n and rd * rd == d:
-        r = Fraction(rn, rd)
-        return r, r
-    scale = 1 << (2 * bits)
-    s = math.isqrt(n * scale // d)
-    return Fraction(s, 1 << bits), Fraction(s + 1, 1 << bits)
-
-
-def exact_interval(node, env: dict, bits: int):
-    """Rational bounds (lo, hi) of an IR expression at one point, or (None, None) where it is
-    undefined (a divisor that may be zero, the square root of a negative number).
-
-    env: slot -> Fraction, or ('sqrt', q) for an irrational constant such as R; square roots
-    are bracketed to about 2**-bits.
-    """
-    tag = node[0]
-    if tag == "const":
-        return node[1], node[1]
-    if tag == "slot":
-        v = env[node[1]]
-        return _isqrt_interval(v[1], bits) if isinstance(v, tuple) else (v, v)
-    if tag in ("add", "mul", "max", "min"):
-        parts = [exact_interval(a, env, bits) for a in node[1]]
-        if any(lo is None for lo, _ in parts):
-            return None, None
-        lo, hi = parts[0]
-        for lo2, hi2 in parts[1:]:
-            if tag == "add":
-                lo, hi = lo + lo2, hi + hi2
-            elif tag == "mul":
-                if lo == hi and lo2 == hi2:
-                    lo = hi = lo * lo2
-                else:
-                    c = (lo * lo2, lo * hi2, hi * lo2, hi * hi2)
-                    lo, hi = min(c), max(c)
-            elif tag == "max":
-                lo, hi = max(lo, lo2), max(hi, hi2)
-            else:
-                lo, hi = min(lo, lo2), min(hi, hi2)
-        return lo, hi
-    lo, hi = exact_interval(node[1], env, bits)
-    if lo is None:
-        return None, None
-    if tag == "recip":
-        return (None, None) if lo <= 0 <= hi else (1 / hi, 1 / lo)
-    if tag == "ipow":
-        n = node[2]
-        a, b = lo ** n, hi ** n
-        if n % 2 or lo >= 0:
-            return a, b
-        return (b, a) if hi <= 0 else (Fraction(0), max(a, b))
-    if tag == "sqrt":
-        if not node[2] and hi < 0:  # a Gram form (node[2]) is >= 0; anything else may not be
-            return None, None
-        if lo == hi:
-            return _isqrt_interval(lo, bits)
-        return _isqrt_interval(max(lo, Fraction(0)), bits)[0], _isqrt_interval(hi, bits)[1]
-    if tag == "abs":
-        if lo < 0 < hi:
-            return Fraction(0), max(-lo, hi)
-        return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
-    raise ValueError(f"unknown IR node {tag!r}")
-
+__all__ = ["Check", "Lemma", "Unbindable", "as_lemma", "compile_formula", "monitored_lemma"]
 
 # --------------------------------------------------------------------------- the walk
 
@@ -324,29 +223,20 @@ def start_as_w0(fm: VectorEq) -> VectorEq:
 
 # --------------------------------------------------------------------------- checks
 
-
-_EXACT_BITS = (64, 256, 1024)
-
-
-def _decide_exact(rel, left, right):
-    (ll, lh), (rl, rh) = left, right
-    if ll is None or rl is None:
-        return None
-    if rel in (">=", ">"):
-        if (ll >= rh) if rel == ">=" else (ll > rh):
-            return True
-        if (lh < rl) if rel == ">=" else (lh <= rl):
-            return False
-    elif rel in ("<=", "<"):
-        if (lh <= rl) if rel == "<=" else (lh < rl):
-            return True
-        if (ll > rh) if rel == "<=" else (ll >= rh):
-            return False
-    else:
-        if ll == lh == rl == rh:
-            return rel == "="
-        if lh < rl or rh < ll:
-            return rel == "!="
+def _sympy_tie(fm, env) -> int | None:
+    """The sign of lhs - rhs of a relation at an exact point where the rational intervals of
+    both sides could not separate them (a tie between irrational values), decided by SymPy on
+    the substituted numbers; None when SymPy cannot tell."""
+    subs = {}
+    for atom in _atoms(fm):
+        key = _atom_key(atom)
+        if key is not None and key in env:
+            subs[atom] = _sympy_value(env[key])
+        elif key is None:
+            subs[atom] = sp.Integer(0)
+    diff = sp.simplify(expand_norms(fm.lhs - fm.rhs).xreplace(subs))
+    if diff.is_number and diff.is_comparable:
+        return 0 if diff == 0 else (1 if diff > 0 else -1)
     return None
 
 
@@ -355,72 +245,6 @@ def _sympy_value(v):
         return sp.sqrt(sp.Rational(v[1].numerator, v[1].denominator))
     v = Fraction(v)
     return sp.Rational(v.numerator, v.denominator)
-
-
-def _eval_exact(node, env, subs):
-    """True, False or None (undetermined) for one point, in rational arithmetic."""
-    tag = node[0]
-    if tag == "rel":
-        _, rel, fm, il, ir = node
-
-        def lhs_rhs(bits):
-            return exact_interval(il, env, bits), exact_interval(ir, env, bits)
-        for bits in _EXACT_BITS:
-            left, right = lhs_rhs(bits)
-            r = _decide_exact(rel, left, right)
-            if r is not None:
-                return r, left[0], right[0], True
-        # A tie between irrational values: let SymPy decide the substituted numbers.
-        diff = sp.simplify(expand_norms(fm.lhs - fm.rhs).xreplace(subs()))
-        if diff.is_number and diff.is_comparable:
-            sign = 0 if diff == 0 else (1 if diff > 0 else -1)
-            ok = {"=": sign == 0, "!=": sign != 0, "<": sign < 0, "<=": sign <= 0,
-                  ">": sign > 0, ">=": sign >= 0}[rel]
-            return ok, left[0], right[0], True
-        return None, left[0], right[0], True
-    if tag == "imp":
-        prem = [_eval_exact(p, env, subs)[0] for p in node[1]]
-        c = _eval_exact(node[2], env, subs)
-        held = all(p is True for p in prem)
-        if any(p is False for p in prem):
-            return True, c[1], c[2], False
-        if held:
-            return c[0], c[1], c[2], True
-        return (True if c[0] is True else None), c[1], c[2], False
-    ds = [_eval_exact(d, env, subs) for d in node[1]]
-    if any(d[0] is True for d in ds):
-        return True, ds[0][1], ds[0][2], True
-    if all(d[0] is False for d in ds):
-        return False, ds[0][1], ds[0][2], True
-    return None, ds[0][1], ds[0][2], True
-
-
-@dataclass(frozen=True, eq=False)  # eq=False: a check is its own key (hashed by identity)
-class Check:
-    """A compiled formula: which slots it reads, where it is evaluated, its IR tree."""
-
-    formula: object
-    slots: frozenset
-    where: str  # 'constant', 'example', 'state' or 'update'
-    tree: tuple = field(repr=False)
-
-    def evaluate(self, env: dict, shape) -> Verdict:
-        """Decide the formula at every point of env (slot -> (values, error bounds))."""
-        length = int(np.prod(shape))
-        return Program((self,)).judge(env, length).verdict(self)
-
-    def evaluate_exact(self, env: dict):
-        """(verdict, lhs, rhs, premises held) at one point; env: slot -> Fraction/('sqrt', q)."""
-        def subs():
-            out = {}
-            for atom in _atoms(self.formula):
-                key = _atom_key(atom)
-                if key is not None and key in env:
-                    out[atom] = _sympy_value(env[key])
-                elif key is None:
-                    out[atom] = sp.Integer(0)
-            return out
-        return _eval_exact(self.tree, env, subs)
 
 
 def _atoms(fm):
@@ -459,35 +283,6 @@ def _atom_key(atom):
     return "?"
 
 
-def _slot_atoms(slot: str) -> list:
-    return slot[1:-1].split(", ") if slot.startswith("<") else []
-
-
-def slot_names(slots) -> set:
-    """The setting names behind slots: '<x, w[k]>' -> {'x', 'w'}, 'TD[k]' -> {'TD'}."""
-    out = set()
-    for s in slots:
-        for part in (_slot_atoms(s) or [s]):
-            out.add(part.split("[")[0])
-    return out
-
-
-def classify(slots) -> str:
-    """Where a formula reading these slots is evaluated (see the module docstring)."""
-    per_update = "y" in slots or "d" in slots or "m[k]" in slots or \
-        "vote_counts[k]" in slots or any(a in ("x", "u") for s in slots for a in _slot_atoms(s))
-    next_index = any("k+1" in s or "t+1" in s for s in slots)
-    state = any(s in STATE_SLOTS for s in slots) or any("w[k]" in s or "[t]" in s or s == "t"
-                                                        for s in slots)
-    if next_index or (per_update and state):
-        return "update"
-    if per_update:
-        return "example"
-    if state:
-        return "state"
-    return "constant"
-
-
 _CACHE: dict = {}
 
 
@@ -514,7 +309,231 @@ def compile_formula(formula, kinds: dict | None = None) -> Check:
             _CACHE[key] = err
         raise
     slots = frozenset(walker.slots)
-    check = Check(formula, slots, classify(slots), tree)
+    check = Check(slots, classify(slots), tree, _relation(formula), isinstance(formula, VectorEq),
+                  _bounds_k(formula), formula, _sympy_tie)
     if key is not None and len(_CACHE) < 4096:
         _CACHE[key] = check
     return check
+
+
+def _relation(formula) -> str:
+    """The relation a violation's lhs and rhs belong to (a conclusion, a first disjunct)."""
+    while not isinstance(formula, (Relation, VectorEq)):
+        formula = formula.conclusion if isinstance(formula, Implication) else \
+            formula.disjuncts[0]
+    return "=" if isinstance(formula, VectorEq) else formula.rel
+
+
+def _bounds_k(formula) -> bool:
+    """The statement (in the run vocabulary) reads k <= e, k < e or M <= e, maybe `given`."""
+    if isinstance(formula, Implication):  # `given gamma > 0`: a bound where that holds
+        formula = formula.conclusion
+    return isinstance(formula, Relation) and formula.rel in ("<=", "<") and \
+        isinstance(formula.lhs, sp.Symbol) and formula.lhs.name in ("k", "M")
+
+
+# --------------------------------------------------------------------------- lemmas
+
+@dataclass(frozen=True)
+class Lemma:
+    """A lemma to monitor: a kernel statement, its setting's assumptions, where it comes from.
+
+    Verified only when made (by ``as_lemma``) from a checked ``LemmaInfo`` whose proof the
+    kernel verified: a lemma written by hand in Python is monitored as unverified, so only with
+    ``include_unverified=True``.
+    """
+
+    name: str
+    statement: object
+    hypotheses: tuple = ()  # ((name, kernel formula), ...)
+    kinds: dict | None = None
+    file: str = ""
+    line: int = 0
+    per_update: frozenset | None = None  # the setting's per-update names (None: x, y, d)
+    setting: str = ""
+    text: str = ""  # the statement as written in the .proof file
+    bindings: tuple = ()  # the setting's `bind` declarations (novikoff.quantities.Binding)
+    # The checked lemma this one was made from: the only source of `verified`.
+    checked: LemmaInfo | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def verified(self) -> bool:
+        """Whether the kernel verified the proof of the checked lemma this one comes from."""
+        return isinstance(self.checked, LemmaInfo) and self.checked.verified is True
+
+    @property
+    def shown(self) -> str:
+        return self.text or str(self.statement)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "<python>"
+
+
+def _hypotheses_of(obj) -> tuple:
+    """The assumptions a lemma of load_lemmas relies on (a dict name -> formula), as pairs."""
+    found = getattr(obj, "hypotheses", None) or ()
+    return tuple((str(k), v) for k, v in (found.items() if isinstance(found, dict) else found))
+
+
+def as_lemma(obj) -> Lemma:
+    """Adapt a lemma from novikoff.language.load_lemmas (or a Lemma) to the monitor; any other
+    object (a look-alike with ``verified = True``) is adapted as unverified."""
+    if isinstance(obj, Lemma):
+        return obj
+    setting = getattr(obj, "setting", None)
+    kinds = getattr(setting, "kinds", None) if setting is not None else None
+    per = getattr(setting, "per_update", None) if setting is not None else None
+    return Lemma(name=str(obj.name), statement=obj.statement, hypotheses=_hypotheses_of(obj),
+                 kinds=dict(kinds) if kinds else None,
+                 checked=obj if isinstance(obj, LemmaInfo) else None,
+                 file=str(getattr(obj, "file", "") or ""), line=int(getattr(obj, "line", 0) or 0),
+                 per_update=frozenset(str(v) for v in per) if per is not None else None,
+                 setting=str(getattr(setting, "name", "") or ""),
+                 text=str(getattr(obj, "text", "") or ""),
+                 bindings=tuple(getattr(setting, "bindings", ()) or ()))
+
+
+def _check_per_update(lem: Lemma, check: Check, what: str) -> None:
+    """x, y, d are bound to the example of each update: the setting must say so."""
+    if lem.per_update is None or check.where not in ("update", "state"):
+        return
+    for name in sorted(slot_names(check.slots) & PER_UPDATE):
+        if name not in lem.per_update:
+            raise Unbindable(f"{what}mentions {name}, which setting {lem.setting or '?'} does not "
+                             f"declare 'per update': it cannot be bound to each update's example")
+
+
+_LEMMA_CACHE: dict = {}
+
+
+def _compile_lemma(lem: Lemma):
+    """(statement check, ((name, assumption check), ...)) or the reason it cannot be bound."""
+    key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
+           frozenset(lem.kinds.items()), lem.per_update, lem.setting, lem.bindings)
+    try:
+        hit = _LEMMA_CACHE.get(key)
+    except TypeError:  # an unhashable statement: compile it every time
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    try:
+        statement, hypotheses, kinds, per_update = in_run_vocabulary(
+            lem.statement, lem.hypotheses, lem.kinds, lem.per_update, lem.bindings)
+        lem = replace(lem, kinds=kinds, per_update=per_update)
+        check = compile_formula(statement, lem.kinds)
+        _check_per_update(lem, check, "the statement ")
+        hyps = []
+        for hname, formula in hypotheses:
+            try:
+                h = compile_formula(formula, lem.kinds)
+                _check_per_update(lem, h, "")
+            except Unbindable as err:
+                raise Unbindable(f"assumption {hname}: {err}") from None
+            hyps.append((hname, h))
+        out = (check, tuple(hyps))
+    except Unbindable as err:
+        out = str(err)
+    if key is not None and len(_LEMMA_CACHE) < 4096:
+        _LEMMA_CACHE[key] = out
+    return out
+
+
+def about_data(formula, lem) -> bool:
+    """An assumption about constants or examples, not about the learner's weights (judged in
+    the run vocabulary: a setting may bind its own names, like kernel.proof's phi).
+
+    One the compiler cannot bind on its own (a definition such as z0 = ...) is kept, for the
+    monitor to use as it would in a run.
+    """
+    try:
+        translated, _, kinds, _ = in_run_vocabulary(formula, (), lem.kinds, lem.per_update,
+                                                    lem.bindings)
+        return compile_formula(translated, kinds).where in ("constant", "example")
+    except Unbindable:
+        return True
+
+
+_RECORDS: dict = {}  # id(lemma object) -> (the object, its record)
+
+
+def monitored_lemma(obj) -> MonitoredLemma:
+    """The monitor's record of a lemma (a LemmaInfo of load_lemmas, or a Lemma): compiled for a
+    run and, gated by its assumptions about the data only, for judging a trace; verified only
+    when the lemma is.  The same record for the same object."""
+    hit = _RECORDS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    lem = as_lemma(obj)
+    gated = replace(lem, hypotheses=tuple((n, f) for n, f in lem.hypotheses
+                                          if about_data(f, lem)))
+    rec = MonitoredLemma(lem.name, lem.file, lem.line, lem.shown, _compile_lemma(lem),
+                         _compile_lemma(gated), declared_rule_breaks(lem, False, 1.0),
+                         source=lem)
+    if lem.verified:
+        sealed_verified(rec)
+    if len(_RECORDS) > 4096:
+        _RECORDS.clear()
+    _RECORDS[id(obj)] = (obj, rec)
+    return rec
+
+
+def declared_rule_breaks(lem, nonzero_start: bool, eta: float):
+    """Why the lemma's assumptions about the learner's start or step do not describe the
+    declared rule (None when they do, or when only the run can tell): the start is an equation
+    w[0] = ..., the step one w[k+1] = ... (any index but 0), read in the run vocabulary (eta,
+    w0, x, y, w)."""
+    compiled = _compile_lemma(lem)
+    if isinstance(compiled, str) or other_run(compiled, "single"):
+        return None  # not monitorable on a trace (a batch lemma): the monitor says why
+    try:
+        _, translated, _, _ = in_run_vocabulary(lem.statement, lem.hypotheses, lem.kinds,
+                                                lem.per_update, lem.bindings)
+    except Unbindable:
+        return None  # not monitorable anyway: the monitor says why
+    written = dict(lem.hypotheses)
+    for hname, f in translated:
+        if not isinstance(f, VectorEq):
+            continue
+        atom = f.atom
+        if getattr(getattr(atom, "func", None), "__name__", None) != "w":
+            continue
+        index = atom.args[0]
+        shown = _shown_eq(written[hname]) if hname in written else str(f)
+        if index == 0:
+            if nonzero_start and not f.rhs.terms:
+                return (f"assumption {hname} ({shown}) does not hold: the trace declares a "
+                        f"non-zero start w0 (--w0)")
+        elif _step_differs(f, index, eta):
+            return (f"assumption {hname} ({shown}) does not hold: the trace declares the step "
+                    f"eta*y*x with eta = {eta!r} (--eta)")
+    return None
+
+
+def _step_differs(f, index, eta: float) -> bool:
+    """The step equation w[index] = ... (run vocabulary) is certainly not w[index - 1] +
+    eta*y*x for the declared eta and either label (False when it mentions other quantities:
+    the reference run decides)."""
+    rate = sp.Rational(Fraction(eta).numerator, Fraction(eta).denominator)
+    label = sp.Symbol("y", real=True)  # the run vocabulary's symbols (kernel.written.symbol)
+    expected = Vec.atom(f.atom.func(index - 1)) + Vec.atom(sp.Symbol("x")).scale(rate * label)
+    values = {a: c.xreplace({sp.Symbol("eta", real=True): rate}) for a, c in f.rhs.terms}
+    diff = Vec._from_dict(values) - expected
+    for _, c in diff.terms:
+        if c.free_symbols - {label}:
+            return False
+    return any(c.xreplace({label: v}) != 0 for _, c in diff.terms for v in (1, -1))
+
+
+def _shown_eq(f) -> str:
+    """A vector equation as a .proof file writes it: w[k+1] = w[k] + y*x."""
+    def vec(a):
+        if getattr(getattr(a, "func", None), "__name__", None) == "w":
+            return "w[" + ", ".join(str(i).replace(" ", "") for i in a.args) + "]"
+        return str(a)
+
+    terms = sorted(f.rhs.terms, key=lambda t: not vec(t[0]).startswith("w["))
+    parts = [vec(a) if c == 1 else f"{c}*{vec(a)}" for a, c in terms]
+    return f"{vec(f.atom)} = {' + '.join(parts) if parts else '0'}"
+
+

@@ -1,41 +1,7 @@
 """The kernel perceptron, monitored: the lemmas of proofs/kernel.proof (and the classic ones, which
 hold in any inner-product space) checked at every update, with inner products through a kernel.
 
-The run keeps dual coefficients alpha (how often each example was corrected); its weights in
-feature space are w = sum_i alpha_i*y_i*phi(x_i), and the prediction on example j is
-f_j = sum_i alpha_i*y_i*K(x_i, x_j).  The engine keeps the vector f of every example's prediction
-and adds y_i*K(x_i, .) (one row of the Gram matrix) to it at each update, so that a visit costs
-a look-up and an update O(n).  The Gram matrix is computed once (n <= MAX_N).
-
-Honest floats (u = 2^-53, gamma_n = n*u/(1 - n*u), ``_bounds.gam``).  Every value the monitor
-reads comes with a bound on its distance to the exact value of the *mathematical run* (the exact
-kernel perceptron making the same updates):
-
-* Gram entries.  <a, b> within gamma_d*||a||*||b|| (+ d*2^-1074 for underflow); linear: that;
-  poly (t + C)^D with t = fl(<a, b> + C): e_t = e_<a,b> + u|t|, then the power by D - 1
-  multiplications, within gamma_{D-1}*|t|^D + D*e_t*(|t| + e_t)^(D-1) (mean value theorem);
-  rbf: the squared distance fl(||a||^2 + ||b||^2 - 2<a, b>) clamped at 0, within
-  gamma_d*(||a|| + ||b||)^2 + u*(two roundings), the exponent z = fl(-G*s) within
-  G*e_s + u|z|, and K = fl(exp(z)) within (K + tiny)/(1 - c)*(c + expm1(e_z)) + tiny, where
-  c = EXP_ULPS ulps is the *assumed* accuracy of numpy's exp (not correctly rounded; the
-  platform's exp is tested against a correctly rounded one in tests/test_runtime_kernel.py) and
-  tiny = 2^-1022 covers results in the subnormal range.  K(x, x) = 1 exactly for rbf.  The
-  exact and the computed rbf entry both lie in [0, 1] (the computed one up to EXP_ULPS ulps), so
-  an rbf bound is capped at 1 + 2*EXP_ULPS*2^-52 (where expm1(e_z) is large or overflows), and
-  at K + tiny where the exponent is certainly below -745 (the exact K is then below 2^-1074,
-  the computed one subnormal or 0).  The bounds are stored as float64 (float32 would floor them
-  at 1.4e-45 and overflow above 3.4e38).
-* The separator w_star = sum_j beta_j*phi(x_j): m = K beta (any summation order) within
-  gamma_n*(|K| |beta|) + E |beta|; ||w_star||^2 = beta.m within gamma_n*|beta|.|m| + |beta|.e_m;
-  gamma = min_j y_j*m_j - e_j rounded down must be > 0 (the trusted check), R^2 = max K(x, x)
-  + E(x, x) rounded up.
-* Predictions.  f_j is a recursive sum of the k terms +-K(x_i, x_j) of the updates so far:
-  within gamma_k*sum_i alpha_i*|K_ij| + sum_i alpha_i*E_ij (computed per chunk of updates with
-  one matrix product).
-* Running values: <w_star, w[k+1]> = <w_star, w[k]> + y*m, ||w[k+1]||^2 = ||w[k]||^2 + 2*y*f +
-  K(x, x), <x, w[k+1]> = f + y*K(x, x), <w[k], w[k+1]> = ||w[k]||^2 + y*f: the errors of their
-  terms plus u|result| per rounded operation, accumulated as in ``_bounds.Bookkeeper``.
-  Every bound is inflated by ``SAFETY`` for the rounding of its own computation.
+How its floats are bounded: docs/runtime-bounds.md, "The kernel perceptron".
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from ._config import RunConfig
 from ._exact import run_exact
 from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
-from ._lemmas import load_lemmas
+from ._library import library
 from ._monitor import Monitor, monitor_of
 from ._result import RunResult
 from ._separator import hinge_candidates, max_margin_separator, soft_margin_separator, td_at
@@ -32,10 +32,11 @@ _PROGRESS_EVERY = 0.5  # seconds: a chunk of visits, when progress is shown (doc
 
 
 def make_monitor(lemmas=None, *, proofs=None, include_unverified=False,
-                 on_violation="raise", engine="single") -> Monitor:
+                 on_violation="raise", engine="single", exact=False) -> Monitor:
     """A Monitor of the given lemma objects, or of the lemmas of the given/bundled .proof files
-    (engine: 'single' for runs with one example per update, 'batch' for batch steps)."""
-    return monitor_of(load_lemmas(proofs) if lemmas is None else lemmas,
+    (engine: 'single' for runs with one example per update, 'batch' for batch steps; exact:
+    compiled from their formulas, which decide irrational ties)."""
+    return monitor_of(library(proofs, formulas=exact) if lemmas is None else lemmas,
                       include_unverified=include_unverified, on_violation=on_violation,
                       engine=engine)
 
@@ -145,7 +146,7 @@ def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:
     monitor = None
     if c.checks:
         monitor = make_monitor(c.lemmas, proofs=c.proofs, include_unverified=c.include_unverified,
-                               on_violation=c.on_violation)
+                               on_violation=c.on_violation, exact=c.exact)
         monitor.example_scope = "all" if c.all_examples else "updates"
     if w_star is None and (c.checks or (variant == "margin" and gamma is None) or
                            not c.separable):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import start_slots
-from ._compile import _isqrt_interval
+from ._checks import _isqrt_interval
 from ._monitor import Monitor
 from ._result import RunResult
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._lemmas import default_proof_paths
+from ._library import default_proof_paths
 from ._validate import check_data, check_order, check_vector, check_w_star
 
 __all__ = ["load_dataset", "save_run", "load_run", "read_npz", "read_npy",

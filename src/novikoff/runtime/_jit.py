@@ -47,7 +47,9 @@ def loaded() -> bool:
 def worth_compiling(work: float, threshold: float) -> bool:
     """Whether a call of this much work should run compiled: when numba is in use already, the
     work reaches the threshold, or the process has done enough small work to repay the start-up
-    (this call counts toward that)."""
+    (this call counts toward that).  Only for twins that compute the same floats as the Python
+    they replace (the judge, the bookkeeping): the perceptron's loop, whose two versions may
+    round a near-tie apart, is chosen by the run alone (_loops.run_visits)."""
     if not AVAILABLE:
         return False
     if loaded() or work >= threshold:

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from ._jit import AVAILABLE, compiled, jit, loaded
+from ._jit import AVAILABLE, compiled, jit
 
 __all__ = ["HAVE_NUMBA", "run_visits", "new_state", "CONVERGED", "END", "FULL", "BUDGET", "T",
            "EM", "K", "NLOG", "BAD", "IMIN", "QW", "QMAX", "YMIN", "YMIN2", "SMALLEST_NORMAL"]
@@ -56,10 +56,11 @@ def new_state(w0=None):
 
 
 HAVE_NUMBA = AVAILABLE
-# Until numba is in use in the process, runs start on the numpy loop, which costs nothing to
-# start, and move to the compiled one once they have read this many entries of X or made this
-# many updates (its start-up, some 0.8 s, is then a small part of the run).  Both loops make
-# the same updates but where rounding decides a near-tie, and the monitor's bounds hold for both.
+# Runs start on the numpy loop, which costs nothing to start, and move to the compiled one once
+# they have read this many entries of X or made this many updates (its start-up, some 0.8 s, is
+# then a small part of the run).  Both loops make the same updates but where rounding decides a
+# near-tie, so the switch depends on the run alone, never on whether numba is already in use in
+# the process: the same run gives the same bits in a fresh process and in a long-lived one.
 _NUMPY_ENTRIES = 2_000_000
 _NUMPY_UPDATES = 2_000
 _NUMPY_SLICE = 4096  # visits per call of the numpy loop while the run is small
@@ -336,15 +337,15 @@ def check_backend(backend) -> str:
 
 
 def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float = 1.0):
-    """Dispatch to the compiled loop (backend 'numba', or 'auto' once the run is not small) or
-    to numpy.
+    """Dispatch to the compiled loop (backend 'numba', or 'auto' once the run is past small:
+    a choice that depends on the run only) or to numpy.
 
     identity: the order (args[2]) is 0..n-1, which the compiled loop then does not read.
     eta: the learning rate, a positive float (an update adds eta*y*x).
     """
     eta = float(eta)
     if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
-        if backend == "auto" and not loaded():
+        if backend == "auto":
             status = _while_small(args, eta)
             if status is not None:
                 return status

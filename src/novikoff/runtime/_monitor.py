@@ -15,127 +15,17 @@ something failed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-import sympy as sp
-
 from ..errors import InvalidArgument, InvariantViolation
-from ..kernel.formulas import Implication, Relation, VectorEq
-from ..lemmas import LemmaInfo
-from ..quantities import PER_UPDATE, in_run_vocabulary
-from ._compile import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES,
-                       VOTED_NAMES, Check, Unbindable, compile_formula, slot_names)
+from ._checks import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES, VOTED_NAMES, Check,
+                      MonitoredLemma, SameObjects, other_run)
+from ._library import monitored
 from ._program import Program
 
-__all__ = ["Lemma", "LemmaViolation", "Monitor", "Invariant", "Violation", "as_lemma",
-           "monitor_of"]
-
-
-@dataclass(frozen=True)
-class Lemma:
-    """A lemma to monitor: a kernel statement, its setting's assumptions, where it comes from.
-
-    Verified only when made (by ``as_lemma``) from a checked ``LemmaInfo`` whose proof the
-    kernel verified: a lemma written by hand in Python is monitored as unverified, so only with
-    ``include_unverified=True``.
-    """
-
-    name: str
-    statement: object
-    hypotheses: tuple = ()  # ((name, kernel formula), ...)
-    kinds: dict | None = None
-    file: str = ""
-    line: int = 0
-    per_update: frozenset | None = None  # the setting's per-update names (None: x, y, d)
-    setting: str = ""
-    text: str = ""  # the statement as written in the .proof file
-    bindings: tuple = ()  # the setting's `bind` declarations (novikoff.quantities.Binding)
-    # The checked lemma this one was made from: the only source of `verified`.
-    checked: LemmaInfo | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def verified(self) -> bool:
-        """Whether the kernel verified the proof of the checked lemma this one comes from."""
-        return isinstance(self.checked, LemmaInfo) and self.checked.verified is True
-
-    @property
-    def shown(self) -> str:
-        return self.text or str(self.statement)
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.file else "<python>"
-
-
-def _hypotheses_of(obj) -> tuple:
-    """The assumptions a lemma of load_lemmas relies on (a dict name -> formula), as pairs."""
-    found = getattr(obj, "hypotheses", None) or ()
-    return tuple((str(k), v) for k, v in (found.items() if isinstance(found, dict) else found))
-
-
-def as_lemma(obj) -> Lemma:
-    """Adapt a lemma from novikoff.language.load_lemmas (or a Lemma) to the monitor; any other
-    object (a look-alike with ``verified = True``) is adapted as unverified."""
-    if isinstance(obj, Lemma):
-        return obj
-    setting = getattr(obj, "setting", None)
-    kinds = getattr(setting, "kinds", None) if setting is not None else None
-    per = getattr(setting, "per_update", None) if setting is not None else None
-    return Lemma(name=str(obj.name), statement=obj.statement, hypotheses=_hypotheses_of(obj),
-                 kinds=dict(kinds) if kinds else None,
-                 checked=obj if isinstance(obj, LemmaInfo) else None,
-                 file=str(getattr(obj, "file", "") or ""), line=int(getattr(obj, "line", 0) or 0),
-                 per_update=frozenset(str(v) for v in per) if per is not None else None,
-                 setting=str(getattr(setting, "name", "") or ""),
-                 text=str(getattr(obj, "text", "") or ""),
-                 bindings=tuple(getattr(setting, "bindings", ()) or ()))
-
-
-def _check_per_update(lem: Lemma, check: Check, what: str) -> None:
-    """x, y, d are bound to the example of each update: the setting must say so."""
-    if lem.per_update is None or check.where not in ("update", "state"):
-        return
-    for name in sorted(slot_names(check.slots) & PER_UPDATE):
-        if name not in lem.per_update:
-            raise Unbindable(f"{what}mentions {name}, which setting {lem.setting or '?'} does not "
-                             f"declare 'per update': it cannot be bound to each update's example")
-
-
-_LEMMA_CACHE: dict = {}
-
-
-def _compile_lemma(lem: Lemma):
-    """(statement check, ((name, assumption check), ...)) or the reason it cannot be bound."""
-    key = (lem.statement, lem.hypotheses, None if lem.kinds is None else
-           frozenset(lem.kinds.items()), lem.per_update, lem.setting, lem.bindings)
-    try:
-        hit = _LEMMA_CACHE.get(key)
-    except TypeError:  # an unhashable statement: compile it every time
-        key, hit = None, None
-    if hit is not None:
-        return hit
-    try:
-        statement, hypotheses, kinds, per_update = in_run_vocabulary(
-            lem.statement, lem.hypotheses, lem.kinds, lem.per_update, lem.bindings)
-        lem = replace(lem, kinds=kinds, per_update=per_update)
-        check = compile_formula(statement, lem.kinds)
-        _check_per_update(lem, check, "the statement ")
-        hyps = []
-        for hname, formula in hypotheses:
-            try:
-                h = compile_formula(formula, lem.kinds)
-                _check_per_update(lem, h, "")
-            except Unbindable as err:
-                raise Unbindable(f"assumption {hname}: {err}") from None
-            hyps.append((hname, h))
-        out = (check, tuple(hyps))
-    except Unbindable as err:
-        out = str(err)
-    if key is not None and len(_LEMMA_CACHE) < 4096:
-        _LEMMA_CACHE[key] = out
-    return out
+__all__ = ["LemmaViolation", "Monitor", "Invariant", "Violation", "monitor_of"]
 
 
 @dataclass
@@ -213,7 +103,7 @@ def _slack(rel: str, lhs, rhs):
 class Invariant:
     """A monitorable lemma: the compiled statement and its compiled assumptions."""
 
-    lemma: Lemma
+    lemma: MonitoredLemma
     check: Check
     hypotheses: list  # [(name, Check)]
     checks: int = 0  # points where the statement was in force and evaluated
@@ -249,8 +139,7 @@ class Invariant:
     def note_loose(self, hname: str, first: int, at: int) -> None:
         """An assumption held only within rounding from point `at` on (first >= 0).  Vector
         definitions (w[k+1] = w[k] + y*x) are exempt: in floats they only ever hold so."""
-        if first >= 0 and hname not in self.loose and not isinstance(
-                dict(self.hypotheses)[hname].formula, VectorEq):
+        if first >= 0 and hname not in self.loose and not dict(self.hypotheses)[hname].vector_eq:
             self.loose[hname] = at
 
     def status(self) -> dict:
@@ -303,26 +192,26 @@ class Monitor:
     @classmethod
     def from_lemmas(cls, lemmas, *, include_unverified: bool = False,
                     on_violation: str = "raise", engine: str = "single") -> "Monitor":
-        """Compile lemmas (objects of load_lemmas, or Lemma); unverified ones are skipped.
+        """Monitor lemmas (records of the library, objects of load_lemmas, or Lemma);
+        unverified ones are skipped.
 
         engine: 'single' (a run with one example per update: classic, margin, kernel, audits)
         or 'batch' (a batch step per update), or 'voted' (a classic run keeping its vote), or
         'averaged' (the visits of an averaged run: its lemmas indexed by t only); a
         lemma that mentions quantities only another kind of run has is listed as not
-        monitorable, with the reason (``_other_run``).
+        monitorable, with the reason (``other_run``).
         """
         if engine not in ("single", "batch", "voted", "averaged"):
             raise InvalidArgument(f"engine={engine!r}")
         mon = cls(on_violation=_check_on_violation(on_violation))
-        for obj in lemmas:
-            lem = as_lemma(obj)
+        for lem in monitored(lemmas):
             if not lem.verified and not include_unverified:
                 mon.not_monitorable.append((lem.name, "not verified (include_unverified=True "
                                                       "monitors it anyway)"))
                 continue
-            compiled = _compile_lemma(lem)
+            compiled = lem.run
             if not isinstance(compiled, str):
-                compiled = _other_run(compiled, engine) or compiled
+                compiled = other_run(compiled, engine) or compiled
             if isinstance(compiled, str):
                 mon.not_monitorable.append((lem.name, compiled))
                 continue
@@ -359,7 +248,7 @@ class Monitor:
     def bound_invariants(self) -> list:
         """The monitored state lemmas that bound the number of updates: k <= e (or M <= e,
         k < e; `given` premises allowed)."""
-        return [inv for inv in self.invariants if inv.where == "state" and _bounds_k(inv.check)]
+        return [inv for inv in self.invariants if inv.where == "state" and inv.check.bounds_k]
 
     def bounds(self) -> dict:
         """lemma -> its bound on k in the final state (check_final_state first), for the bound
@@ -554,7 +443,7 @@ class Monitor:
         lhs, rhs = float(verdict.lhs[i]), float(verdict.rhs[i])
         loose = tuple(sorted(n for n, j in inv.loose.items() if j <= point))
         return Violation(inv.name, inv.lemma.shown, where, lhs, rhs,
-                         float(_slack(_relation(inv.check.formula), lhs, rhs)), float(verdict.tol[i]), k=k,
+                         float(_slack(inv.check.relation, lhs, rhs)), float(verdict.tol[i]), k=k,
                          example=example, visit=visit, source=inv.lemma.where, loose=loose)
 
     def _record(self, found: list) -> None:
@@ -571,85 +460,10 @@ class Monitor:
             raise LemmaViolation(found[0][2])
 
 
-# The beginnings of the reasons _other_run gives (the command line counts them in one line).
-BATCH_ONLY = "about the batch perceptron only"
-SINGLE_ONLY = "about one example per update"
-VOTED_ONLY = "about the voted perceptron only"
-AVERAGED_ONLY = "about the averaged perceptron only"
-NOT_AT_VISITS = "not about an averaged run's visits"
-
-
-def _other_run(compiled, engine: str) -> str | None:
-    """Why a compiled lemma cannot be monitored on this kind of run, or None if it can."""
-    check, hyps = compiled
-    names = slot_names(check.slots).union(*(slot_names(h.slots) for _, h in hyps))
-    averaged = sorted(names & AVERAGED_NAMES)
-    if averaged and engine != "averaged":
-        return (f"{AVERAGED_ONLY}: it mentions {', '.join(averaged)}, quantities of the visits "
-                f"of an averaged run (variant='averaged')")
-    if engine == "averaged":  # the visits' monitor: the training run's lemmas are checked apart
-        other = sorted(names - AVERAGED_NAMES - {"gamma", "R", "w_star"})
-        if not averaged or other:
-            return (f"{NOT_AT_VISITS}: it mentions "
-                    f"{', '.join(other) or 'no quantity of the visits'}")
-        return None
-    voted = sorted(names & VOTED_NAMES)
-    if voted and engine != "voted":
-        return (f"{VOTED_ONLY}: it mentions {', '.join(voted)}, quantities of the vote "
-                f"(variant='voted')")
-    if engine == "batch":
-        bad = sorted(names & SINGLE_EXAMPLE_NAMES)
-        if bad:
-            return (f"{SINGLE_ONLY}: it mentions {', '.join(bad)}, and a batch step has no "
-                    f"single example")
-        return None
-    bad = sorted(names & BATCH_NAMES)
-    if bad:
-        return (f"{BATCH_ONLY}: it mentions {', '.join(bad)}, quantities of batch steps "
-                f"(variant='batch')")
-    return None
-
-
 def _check_on_violation(on_violation: str) -> str:
     if on_violation not in ("raise", "collect"):
         raise InvalidArgument(f"on_violation={on_violation!r}")
     return on_violation
-
-
-def _relation(formula) -> str:
-    """The relation a violation's lhs and rhs belong to (a conclusion, a first disjunct)."""
-    while not isinstance(formula, (Relation, VectorEq)):
-        formula = formula.conclusion if isinstance(formula, Implication) else \
-            formula.disjuncts[0]
-    return "=" if isinstance(formula, VectorEq) else formula.rel
-
-
-def _bounds_k(check: Check) -> bool:
-    """The statement (in the run vocabulary) reads k <= e, k < e or M <= e, maybe `given`."""
-    st = check.formula
-    if isinstance(st, Implication):  # `given gamma > 0`: a bound where that holds
-        st = st.conclusion
-    return isinstance(st, Relation) and st.rel in ("<=", "<") and \
-        isinstance(st.lhs, sp.Symbol) and st.lhs.name in ("k", "M")
-
-
-class SameObjects:
-    """A dict key for a sequence of objects, compared by identity: the lemma objects of
-    load_lemmas are unhashable (they hold dicts), and equal lemmas would cost a deep comparison
-    per run.  The key holds the objects, so their identities stay theirs while it lives."""
-
-    __slots__ = ("objects", "_hash")
-
-    def __init__(self, objects):
-        self.objects = tuple(objects)
-        self._hash = hash(tuple(map(id, self.objects)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SameObjects) and len(self.objects) == len(other.objects) and \
-            all(a is b for a, b in zip(self.objects, other.objects))
 
 
 _TEMPLATES: dict = {}

@@ -16,7 +16,7 @@ One program, two backends that compute the same floats, operation by operation:
   numba is not installed.
 
 ``Program.judge(env, n, exact=True)`` decides the same checks in exact rational arithmetic
-(``_compile.exact_interval``), one point at a time, behind the same ``Judged`` interface: exact
+(``_checks.exact_interval``), one point at a time, behind the same ``Judged`` interface: exact
 runs and replays go through the monitor's one path.
 """
 

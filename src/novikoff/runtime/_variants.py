@@ -24,6 +24,7 @@ from ._config import RunConfig, run_config
 from ._engine import run_online
 from ._dual_run import run_kernel
 from ._result import RunResult
+from ._threads import one_blas_thread
 from ._validate import check_choice
 from ._voted_run import run_voted
 
@@ -114,6 +115,7 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
 )}
 
 
+@one_blas_thread
 def run(X, y, config: RunConfig | None = None, /, **options) -> RunResult:
     """Run a perceptron on (X, y), checking every monitored lemma at every update.
 

@@ -2,29 +2,7 @@
 vector w[0], ..., w[K] with its count, the lemmas of proofs/voted.proof and the classic ones
 checked at every update.
 
-Training is the classic perceptron's run (cyclic until a clean pass, or one pass over
-``order``), made by the classic engine's loop (``_engine._Loop``: the compiled numba loop or its numpy
-fallback) and monitored by its bookkeeping (``_engine._Watch``); this module only builds the
-vote from the loop's update log and adds the vote's quantities to the slots of every chunk:
-
-* ``votes[k]``: how many vectors the vote holds after k updates (just after the visit of update
-  k-1; the final state: at the end of the run);
-* ``vote_counts[k]``: the count of w[k] in the vote once update k replaces it: the visits at
-  which w[k] was the weights in use, from the visit after update k-1 to the visit of update k;
-* ``vote_counts_total[k]``: the counts of the vectors before w[k], added up;
-* ``visits_before[k]``: the visits made before w[k] came into use (the visit of update k-1,
-  plus one), taken from the loop's log, not from the vote.
-
-Counts.  The vote gives w[k] one count per visit at which it predicted, so the counts add up to
-the visits made and the last vector's count is the visits since the last update.  Freund and
-Schapire credit the visit of an update to the *new* vector instead; their counts are these with
-one count moved from w[0] to the last vector (from 0, w[0] = 0 votes sign(0) = 0 either way).
-
-Honest floats.  The vote's quantities are integers below 2^53, exact in floats (no error
-bound).  The vectors are the loop's weights: the log gives each update's example, and the vote
-recomputes w[k+1] = fl(w[k] + fl((eta*y)*x)) in the loop's order of operations, the same floats
-(checked against the loop's final weights).  The classic lemmas are checked with the classic
-engine's bounds.
+How its floats are bounded: docs/runtime-bounds.md, "The voted perceptron".
 """
 
 from __future__ import annotations
