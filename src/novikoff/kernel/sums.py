@@ -60,7 +60,9 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
 
     nonnegative(terms) -> bool says whether every term is >= 0 (for every i >= 0).
     """
-    formulas = list(formulas) + ([goal] if goal is not None else [])
+    # The goal's conditions of meaning too: a sum may be left only there (the quotient of a sum
+    # by itself is 1 where the sum is != 0, which its facts show).
+    formulas = list(formulas) + ([goal, *goal.obligations()] if goal is not None else [])
     facts = (_shift_facts(sums_in(formulas)) + _cauchy_schwarz_facts(sums_in(formulas))
              if summed else [])
     done, pending = set(), sums_in(formulas + facts)
