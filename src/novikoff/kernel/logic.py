@@ -720,8 +720,19 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
         indices = {i} | {e.args[0] for e in free_symbols(Relation("=", at_i, 0))
                          if isinstance(e, sp.core.function.AppliedUndef)
                          and i in e.args[0].free_symbols}
-        at_index = [f.subs(k, v) for f in everywhere for k in s.nats for v in indices
-                    if k in free_symbols(f)]
+        # Each nat of a fact at each index, the fact's other nats left as they are or put at
+        # 0 (it holds at every value of every nat: d[k + T] >= 0 at T = 0 is d[k] >= 0).
+        at_index = []
+        for f in everywhere:
+            nats = sorted(free_symbols(f) & s.nats, key=str)
+            for k, v in itertools.product(nats, indices):
+                at_index.append(f.subs(k, v))
+                if len(nats) > 1:  # the others first: v may mention them (d[i + T])
+                    alone = f
+                    for other in nats:
+                        if other != k:
+                            alone = alone.subs(other, sp.Integer(0))
+                    at_index.append(alone.subs(k, v))
         # the update rule at i, substituted in the terms
         told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
         verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),
