@@ -206,6 +206,20 @@ def _plain(c: sp.Expr) -> bool:
 
 def _multiple_of(rest: sp.Expr, n: sp.Expr):
     """c with rest = c*n + (what does not mention n's symbol), c free of that symbol and plain;
+    else c = rest/n when that is plain (it may mention n's nat: T*<u, x[T]> is T terms
+    <u, x[T]>, a constant of the sum); None when there is neither."""
+    c = _linear_multiple_of(rest, n)
+    if c is not None or n.is_number:
+        return c
+    whole = sp.cancel(rest / n)
+    if whole == 0 or not sp.denom(whole).is_Number or BOUND in whole.free_symbols:
+        return None
+    whole = sp.expand(whole)
+    return whole if _plain(whole) else None
+
+
+def _linear_multiple_of(rest: sp.Expr, n: sp.Expr):
+    """c with rest = c*n + (what does not mention n's symbol), c free of that symbol and plain;
     None when n is not a number times a nat plus a number, or rest is not linear in it."""
     symbols = n.free_symbols
     if len(symbols) != 1:
