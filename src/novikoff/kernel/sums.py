@@ -39,7 +39,7 @@ import itertools
 
 import sympy as sp
 
-from .formulas import Implication, Relation, VectorEq, sides
+from .formulas import Implication, Relation, VectorEq, sides, visible_obligations
 from .terms import BOUND, Vec, VectorSum, count, exact_subs, make_sum, too_large
 
 __all__ = ["sums_in", "sum_facts", "vector_sum_steps"]
@@ -164,7 +164,29 @@ def _starts_later(terms: sp.Expr) -> bool:
         if not (offset.is_Integer and offset >= 1):
             return False
     rest = terms.xreplace({e: sp.Dummy() for e in elements})
-    return BOUND not in rest.free_symbols or rest.is_polynomial(BOUND)
+    if BOUND not in rest.free_symbols or rest.is_polynomial(BOUND):
+        return True
+    # Roots and quotients of the index (sqrt(i+1)*a[i+1]) when the shifted term still means
+    # something at every index i >= 0 (sqrt(i), not sqrt(i-1); 1/(i+1), not 1/i).
+    return all(_met_at_every_index(o) for o in visible_obligations(
+        terms.xreplace({BOUND: BOUND - 1})))
+
+
+def _met_at_every_index(obligation: Relation) -> bool:
+    """Whether an obligation on the index alone holds at every i >= 0: p >= 0, or p != 0 with
+    p - 1 >= 0, for a polynomial p in i with non-negative coefficients."""
+    p = sp.expand(obligation.lhs - obligation.rhs)
+    if p.free_symbols != {BOUND} and not p.is_number:
+        return False
+    if obligation.rel == "!=":
+        p = p - 1
+    elif obligation.rel != ">=":
+        return False
+    try:
+        poly = sp.Poly(p, BOUND)
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
 
 
 def _termwise_facts(goal: Relation, nonnegative) -> list:
