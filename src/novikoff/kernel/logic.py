@@ -31,7 +31,7 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        visible_obligations)
 from .certified import entails, identity
 from .solver import Verdict
-from .sums import sum_facts, sums_in, vector_sum_steps
+from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
 from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
                     same_term)
 from .written import KINDS, integer_polynomial, symbol
@@ -795,6 +795,8 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
     a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
     concls = [t.concl for t in premises]
+    if summed:  # an update summed over the rounds, for the elements the goal reads
+        concls += _unrolled(s, premises, goal)
     defs, _ = _vector_definitions(concls, goal)
     if isinstance(goal, VectorEq):  # substituted as vectors, then squared
         difference = _substitute(Vec.atom(goal.atom) - goal.rhs, defs)
@@ -805,6 +807,20 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
                        [t.concl for t in _movable(s, premises)], summed=summed)
     return tuple(hyps), target
+
+
+def _unrolled(s: Setting, premises, goal) -> list:
+    """w[T] = w[0] + sum(t < T, D(t)) from a cited update w[k+1] = w[k] + D(k) that rests on the
+    setting alone and mentions no per-update symbol (sums.unrolled_updates), for the elements
+    of w that the goal reads."""
+    updates = [t.concl for t in _movable(s, premises) if isinstance(t.concl, VectorEq)
+               and not free_symbols(t.concl) & s.per_update_symbols]
+    if not updates:
+        return []
+    elements = {e for e in free_symbols(goal) if isinstance(e, sp.core.function.AppliedUndef)}
+    defined = [t.concl for t in premises if isinstance(t.concl, VectorEq)]
+    return [f for f in unrolled_updates(updates, elements, s.nats)
+            if all(f.atom != d.atom for d in defined)]
 
 
 def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
@@ -854,13 +870,19 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
             return Decision("verified", "goal", _make(s, all_hyps, goal), None, target, hyps)
         return Decision("unknown", "goal", None, verdict, target, hyps, verdict.reason)
     verdict = entails(hyps, target, timeout_ms, s.nats)
-    if verdict.answer != "valid" and sums_in(hyps):
-        # Only then the facts of shifted and termwise sums (they cost 16% of checking the
-        # library when told at every step, measured in solver checks and CPU time).
-        summed, _ = _step_told(s, premises, goal, facts, summed=True)
-        if len(summed) > len(hyps):
-            hyps = summed
+    if verdict.answer != "valid" and (sums_in(hyps) or _unrolled(s, premises, goal)):
+        # Only then the facts of shifted and termwise sums, and the updates summed over the
+        # rounds (they cost 16% of checking the library when told at every step, measured in
+        # solver checks and CPU time).
+        summed, summed_target = _step_told(s, premises, goal, facts, summed=True)
+        # (a goal that reads an unrolled update is rewritten: it must still mean something)
+        meaningful = summed_target == target or not _meaningful(
+            s, summed, summed_target.obligations(), timeout_ms)
+        if meaningful and (len(summed) > len(hyps) or summed_target != target):
+            hyps, target = summed, summed_target
             verdict = entails(hyps, target, timeout_ms, s.nats)
+            # read at every index, or summed over the rounds: they hold at every k
+            all_hyps |= {_at_every_k(h) for t in movable for h in t.hyps}
     if verdict.answer == "valid":
         return Decision("verified", "goal", _make(s, all_hyps, goal), verdict, target, hyps)
     status = "failed" if verdict.answer == "invalid" else "unknown"
