@@ -183,8 +183,10 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # Once per setting, over every meeting point of its indices: more time than a step
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
-        verdict = entails(_with_gram(_hypotheses(s, _instances(s, values), None,
-                                                 tuple(s.assumptions.values())), triples=True),
+        instances = _instances(s, values)
+        verdict = entails(_with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances),
+                                                 None, tuple(s.assumptions.values())),
+                                     triples=True),
                           None, 4 * timeout_ms, s.nats)
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
@@ -196,6 +198,32 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                                               f"; if they contradict each other, every lemma of "
                                               f"this setting would hold vacuously"))
     return problems
+
+
+# At most this many Cauchy-Schwarz facts about vectors defined by a formula, per setting.
+_DEFINED_PAIRS = 24
+
+
+def _defined_vector_facts(s: Setting, formulas) -> list:
+    """Cauchy-Schwarz between each vector that a definition gives as a combination of others
+    (`z = sum(t < 3, x[t])`, `z0 = x - c*w_star`; one that no nat moves) and every other vector
+    the formulas mention.  Substituted, the definition leaves only its terms' inner products, of
+    which the Gram facts of atoms (two and three at a time) do not show what real vectors
+    satisfy: ||z|| = 0 with <u, x[t]> >= 1 for each t is a contradiction only through
+    <u, z>^2 <= ||u||^2*||z||^2.  True of real vectors, so the setting may only be found
+    vacuous the more often."""
+    defined = [f.atom for f in formulas if isinstance(f, VectorEq) and len(f.rhs.terms) >= 2
+               and not f.atom.free_symbols & s.nats]
+    if not defined:
+        return []
+    others = set(_vector_atoms([f for f in formulas if not isinstance(f, VectorEq)]))
+    for f in formulas:
+        if isinstance(f, VectorEq):
+            others |= {f.atom, *f.rhs.atoms()}
+    ordered = sorted(others, key=sp.default_sort_key)
+    pairs = [(a, b) for a in dict.fromkeys(defined) for b in ordered if b != a]
+    return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
+            for a, b in pairs[:_DEFINED_PAIRS]]
 
 
 def _constrains_nat_alone(s: Setting, f) -> tuple:
