@@ -205,15 +205,17 @@ _DEFINED_PAIRS = 24
 
 
 def _defined_vector_facts(s: Setting, formulas) -> list:
-    """Cauchy-Schwarz between each vector that a definition gives as a combination of others
+    """Cauchy-Schwarz between each vector that an assumption defines as a combination of others
     (`z = sum(t < 3, x[t])`, `z0 = x - c*w_star`; one that no nat moves) and every other vector
-    the formulas mention.  Substituted, the definition leaves only its terms' inner products, of
+    the formulas (the setting's instances) mention.  Substituted, the definition leaves only its terms' inner products, of
     which the Gram facts of atoms (two and three at a time) do not show what real vectors
     satisfy: ||z|| = 0 with <u, x[t]> >= 1 for each t is a contradiction only through
     <u, z>^2 <= ||u||^2*||z||^2.  True of real vectors, so the setting may only be found
     vacuous the more often."""
-    defined = [f.atom for f in formulas if isinstance(f, VectorEq) and len(f.rhs.terms) >= 2
-               and not f.atom.free_symbols & s.nats]
+    # (as the setting writes it: its instances at k = 0, 1, ... define w[1], w[2], ... by the
+    # update, which would bring many more facts and leave the check undecided)
+    defined = [f.atom for f in s.assumptions.values() if isinstance(f, VectorEq)
+               and len(f.rhs.terms) >= 2 and not f.atom.free_symbols & s.nats]
     if not defined:
         return []
     others = set(_vector_atoms([f for f in formulas if not isinstance(f, VectorEq)]))
