@@ -821,11 +821,13 @@ def _movable(s: Setting, premises) -> list:
     return [t for t in premises if all(s.allows(h) for h in t.hyps)]
 
 
-def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
+def _step_told(s: Setting, premises, goal, facts, summed: bool, unrolled: bool | None = None
+               ) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
-    a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
+    a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts; unrolled (by
+    default with summed): the cited updates summed over the rounds."""
     concls = [t.concl for t in premises]
-    if summed:  # an update summed over the rounds, for the elements the goal reads
+    if summed if unrolled is None else unrolled:  # for the elements the goal reads
         concls += _unrolled(s, premises, goal)
     defs, _ = _vector_definitions(concls, goal)
     if isinstance(goal, VectorEq):  # substituted as vectors, then squared
@@ -908,6 +910,15 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
         # (a goal that reads an unrolled update is rewritten: it must still mean something)
         meaningful = summed_target == target or not _meaningful(
             s, summed, summed_target.obligations(), timeout_ms)
+        if summed_target != target and not any(isinstance(h, Supposition) for h in all_hyps):
+            # The updates summed over the rounds are seen by the vacuity check too (a given
+            # <v, w[T]> <= -1 against w[T]'s progress proves nothing).
+            unrolled, _ = _step_told(s, premises, goal, facts, summed=False, unrolled=True)
+            vacuity = _contradictory(unrolled, s.nats, timeout_ms, goal=summed_target)
+            if vacuity.answer == "valid":
+                return Decision("failed", "vacuous", None, vacuity, None, unrolled,
+                                "the hypotheses in force contradict each other, so the step "
+                                "is vacuous")
         if meaningful and (len(summed) > len(hyps) or summed_target != target):
             hyps, target = summed, summed_target
             verdict = entails(hyps, target, timeout_ms, s.nats)
