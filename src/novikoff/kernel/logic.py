@@ -207,11 +207,11 @@ _DEFINED_PAIRS = 24
 def _defined_vector_facts(s: Setting, formulas) -> list:
     """Cauchy-Schwarz between each vector that an assumption defines as a combination of others
     (`z = sum(t < 3, x[t])`, `z0 = x - c*w_star`; one that no nat moves) and every other vector
-    the formulas (the setting's instances) mention.  Substituted, the definition leaves only its terms' inner products, of
-    which the Gram facts of atoms (two and three at a time) do not show what real vectors
-    satisfy: ||z|| = 0 with <u, x[t]> >= 1 for each t is a contradiction only through
-    <u, z>^2 <= ||u||^2*||z||^2.  True of real vectors, so the setting may only be found
-    vacuous the more often."""
+    the formulas (the setting's instances) mention.  Substituted, the definition leaves only
+    its terms' inner products, of which the Gram facts of atoms (two and three at a time) do
+    not show what real vectors satisfy: ||z|| = 0 with <u, x[t]> >= 1 for each t is a
+    contradiction only through <u, z>^2 <= ||u||^2*||z||^2.  True of real vectors, so the
+    setting may only be found vacuous the more often."""
     # (as the setting writes it: its instances at k = 0, 1, ... define w[1], w[2], ... by the
     # update, which would bring many more facts and leave the check undecided)
     defined = [f.atom for f in s.assumptions.values() if isinstance(f, VectorEq)
@@ -759,10 +759,13 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                 at_index.append(f.subs(k, v))
                 if len(nats) > 1:  # the others first: v may mention them (d[i + T])
                     alone = f
-                    for other in nats:
-                        if other != k:
-                            alone = alone.subs(other, sp.Integer(0))
-                    at_index.append(alone.subs(k, v))
+                    try:
+                        for other in nats:
+                            if other != k:
+                                alone = alone.subs(other, sp.Integer(0))
+                        at_index.append(alone.subs(k, v))
+                    except ValueError:  # not exactly at that value (terms.exact_subs)
+                        continue
         # the update rule at i, substituted in the terms
         told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
         verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),

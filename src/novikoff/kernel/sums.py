@@ -177,7 +177,7 @@ def _met_at_every_index(obligation: Relation) -> bool:
     """Whether an obligation on the index alone holds at every i >= 0: p >= 0, or p != 0 with
     p - 1 >= 0, for a polynomial p in i with non-negative coefficients."""
     p = sp.expand(obligation.lhs - obligation.rhs)
-    if p.free_symbols != {BOUND} and not p.is_number:
+    if p.atoms(sp.Function) or not (p.free_symbols <= {BOUND}):  # a[i], abs(i - 3): not read
         return False
     if obligation.rel == "!=":
         p = p - 1
