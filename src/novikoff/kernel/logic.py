@@ -31,7 +31,7 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
                        visible_obligations)
 from .certified import entails, identity
 from .solver import Verdict
-from .sums import sum_facts, sums_in, vector_sum_steps
+from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
 from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
                     same_term)
 from .written import KINDS, integer_polynomial, symbol
@@ -183,8 +183,10 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # Once per setting, over every meeting point of its indices: more time than a step
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
-        verdict = entails(_with_gram(_hypotheses(s, _instances(s, values), None,
-                                                 tuple(s.assumptions.values())), triples=True),
+        instances = _instances(s, values)
+        verdict = entails(_with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances),
+                                                 None, tuple(s.assumptions.values())),
+                                     triples=True),
                           None, 4 * timeout_ms, s.nats)
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
@@ -196,6 +198,34 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                                               f"; if they contradict each other, every lemma of "
                                               f"this setting would hold vacuously"))
     return problems
+
+
+# At most this many Cauchy-Schwarz facts about vectors defined by a formula, per setting.
+_DEFINED_PAIRS = 24
+
+
+def _defined_vector_facts(s: Setting, formulas) -> list:
+    """Cauchy-Schwarz between each vector that an assumption defines as a combination of others
+    (`z = sum(t < 3, x[t])`, `z0 = x - c*w_star`; one that no nat moves) and every other vector
+    the formulas (the setting's instances) mention.  Substituted, the definition leaves only
+    its terms' inner products, of which the Gram facts of atoms (two and three at a time) do
+    not show what real vectors satisfy: ||z|| = 0 with <u, x[t]> >= 1 for each t is a
+    contradiction only through <u, z>^2 <= ||u||^2*||z||^2.  True of real vectors, so the
+    setting may only be found vacuous the more often."""
+    # (as the setting writes it: its instances at k = 0, 1, ... define w[1], w[2], ... by the
+    # update, which would bring many more facts and leave the check undecided)
+    defined = [f.atom for f in s.assumptions.values() if isinstance(f, VectorEq)
+               and len(f.rhs.terms) >= 2 and not f.atom.free_symbols & s.nats]
+    if not defined:
+        return []
+    others = set(_vector_atoms([f for f in formulas if not isinstance(f, VectorEq)]))
+    for f in formulas:
+        if isinstance(f, VectorEq):
+            others |= {f.atom, *f.rhs.atoms()}
+    ordered = sorted(others, key=sp.default_sort_key)
+    pairs = [(a, b) for a in dict.fromkeys(defined) for b in ordered if b != a]
+    return [Relation("<=", Inner(a, b) ** 2, Inner(a, a) * Inner(b, b))
+            for a, b in pairs[:_DEFINED_PAIRS]]
 
 
 def _constrains_nat_alone(s: Setting, f) -> tuple:
@@ -720,8 +750,22 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
         indices = {i} | {e.args[0] for e in free_symbols(Relation("=", at_i, 0))
                          if isinstance(e, sp.core.function.AppliedUndef)
                          and i in e.args[0].free_symbols}
-        at_index = [f.subs(k, v) for f in everywhere for k in s.nats for v in indices
-                    if k in free_symbols(f)]
+        # Each nat of a fact at each index, the fact's other nats left as they are or put at
+        # 0 (it holds at every value of every nat: d[k + T] >= 0 at T = 0 is d[k] >= 0).
+        at_index = []
+        for f in everywhere:
+            nats = sorted(free_symbols(f) & s.nats, key=str)
+            for k, v in itertools.product(nats, indices):
+                at_index.append(f.subs(k, v))
+                if len(nats) > 1:  # the others first: v may mention them (d[i + T])
+                    alone = f
+                    try:
+                        for other in nats:
+                            if other != k:
+                                alone = alone.subs(other, sp.Integer(0))
+                        at_index.append(alone.subs(k, v))
+                    except ValueError:  # not exactly at that value (terms.exact_subs)
+                        continue
         # the update rule at i, substituted in the terms
         told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
         verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),
@@ -780,10 +824,14 @@ def _movable(s: Setting, premises) -> list:
     return [t for t in premises if all(s.allows(h) for h in t.hyps)]
 
 
-def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
+def _step_told(s: Setting, premises, goal, facts, summed: bool, unrolled: bool | None = None
+               ) -> tuple:
     """(hypotheses, goal) of a step as the solver is told them: vector definitions substituted,
-    a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts."""
+    a vector equation u = v as ||u - v||^2 = 0 (real vectors), the sums' facts; unrolled (by
+    default with summed): the cited updates summed over the rounds."""
     concls = [t.concl for t in premises]
+    if summed if unrolled is None else unrolled:  # for the elements the goal reads
+        concls += _unrolled(s, premises, goal)
     defs, _ = _vector_definitions(concls, goal)
     if isinstance(goal, VectorEq):  # substituted as vectors, then squared
         difference = _substitute(Vec.atom(goal.atom) - goal.rhs, defs)
@@ -794,6 +842,20 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool) -> tuple:
     hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
                        [t.concl for t in _movable(s, premises)], summed=summed)
     return tuple(hyps), target
+
+
+def _unrolled(s: Setting, premises, goal) -> list:
+    """w[T] = w[0] + sum(t < T, D(t)) from a cited update w[k+1] = w[k] + D(k) that rests on the
+    setting alone and mentions no per-update symbol (sums.unrolled_updates), for the elements
+    of w that the goal reads."""
+    updates = [t.concl for t in _movable(s, premises) if isinstance(t.concl, VectorEq)
+               and not free_symbols(t.concl) & s.per_update_symbols]
+    if not updates:
+        return []
+    elements = {e for e in free_symbols(goal) if isinstance(e, sp.core.function.AppliedUndef)}
+    defined = [t.concl for t in premises if isinstance(t.concl, VectorEq)]
+    return [f for f in unrolled_updates(updates, elements, s.nats)
+            if all(f.atom != d.atom for d in defined)]
 
 
 def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:
@@ -840,18 +902,33 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
             return Decision("verified", "goal", _make(s, all_hyps, goal), None, target, hyps)
         return Decision("unknown", "goal", None, verdict, target, hyps, verdict.reason)
     verdict = entails(hyps, target, timeout_ms, s.nats)
-    if verdict.answer != "valid" and sums_in(hyps):
-        # Only then the facts of shifted and termwise sums (they cost 16% of checking the
-        # library when told at every step, measured in solver checks and CPU time).
-        summed, _ = _step_told(s, premises, goal, facts, summed=True)
-        if len(summed) > len(hyps):
-            hyps = summed
+    if verdict.answer != "valid" and (sums_in(hyps) or _unrolled(s, premises, goal)):
+        # Only then the facts of shifted and termwise sums, and the updates summed over the
+        # rounds (they cost 16% of checking the library when told at every step, measured in
+        # solver checks and CPU time).
+        summed, summed_target = _step_told(s, premises, goal, facts, summed=True)
+        # (a goal that reads an unrolled update is rewritten: it must still mean something)
+        meaningful = summed_target == target or not _meaningful(
+            s, summed, summed_target.obligations(), timeout_ms)
+        if summed_target != target and not supposed:
+            # The updates summed over the rounds are seen by the vacuity check too (a given
+            # <v, w[T]> <= -1 against w[T]'s progress proves nothing).
+            unrolled, _ = _step_told(s, premises, goal, facts, summed=False, unrolled=True)
+            vacuity = _contradictory(unrolled, s.nats, timeout_ms, goal=summed_target)
+            if vacuity.answer == "valid":
+                return Decision("failed", "vacuous", None, vacuity, None, unrolled,
+                                "the hypotheses in force contradict each other, so the step "
+                                "is vacuous")
+        if meaningful and (len(summed) > len(hyps) or summed_target != target):
             # The facts told now can contradict a given or a case too (a given against
             # Cauchy-Schwarz for sums): the step would hold vacuously.
-            vacuous = None if supposed else _vacuous(s, hyps, target, timeout_ms)
+            vacuous = None if supposed else _vacuous(s, summed, summed_target, timeout_ms)
             if vacuous is not None:
                 return vacuous
+            hyps, target = summed, summed_target
             verdict = entails(hyps, target, timeout_ms, s.nats)
+            # read at every index, or summed over the rounds: they hold at every k
+            all_hyps |= {_at_every_k(h) for t in movable for h in t.hyps}
     if verdict.answer == "valid":
         return Decision("verified", "goal", _make(s, all_hyps, goal), verdict, target, hyps)
     status = "failed" if verdict.answer == "invalid" else "unknown"

@@ -39,10 +39,11 @@ import itertools
 
 import sympy as sp
 
-from .formulas import Implication, Relation, VectorEq, sides
-from .terms import BOUND, Vec, VectorSum, count, exact_subs, make_sum, too_large
+from .formulas import Implication, Relation, VectorEq, sides, visible_obligations
+from .terms import (BOUND, Vec, VectorSum, count, exact_subs, make_sum, too_large,
+                    vector_sum)
 
-__all__ = ["sums_in", "sum_facts", "vector_sum_steps"]
+__all__ = ["sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
 
 def sums_in(formulas) -> list:
     """The sums the formulas mention, in a fixed order."""
@@ -60,7 +61,9 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
 
     nonnegative(terms) -> bool says whether every term is >= 0 (for every i >= 0).
     """
-    formulas = list(formulas) + ([goal] if goal is not None else [])
+    # The goal's conditions of meaning too: a sum may be left only there (the quotient of a sum
+    # by itself is 1 where the sum is != 0, which its facts show).
+    formulas = list(formulas) + ([goal, *goal.obligations()] if goal is not None else [])
     facts = (_shift_facts(sums_in(formulas)) + _cauchy_schwarz_facts(sums_in(formulas))
              if summed else [])
     done, pending = set(), sums_in(formulas + facts)
@@ -162,7 +165,29 @@ def _starts_later(terms: sp.Expr) -> bool:
         if not (offset.is_Integer and offset >= 1):
             return False
     rest = terms.xreplace({e: sp.Dummy() for e in elements})
-    return BOUND not in rest.free_symbols or rest.is_polynomial(BOUND)
+    if BOUND not in rest.free_symbols or rest.is_polynomial(BOUND):
+        return True
+    # Roots and quotients of the index (sqrt(i+1)*a[i+1]) when the shifted term still means
+    # something at every index i >= 0 (sqrt(i), not sqrt(i-1); 1/(i+1), not 1/i).
+    return all(_met_at_every_index(o) for o in visible_obligations(
+        terms.xreplace({BOUND: BOUND - 1})))
+
+
+def _met_at_every_index(obligation: Relation) -> bool:
+    """Whether an obligation on the index alone holds at every i >= 0: p >= 0, or p != 0 with
+    p - 1 >= 0, for a polynomial p in i with non-negative coefficients."""
+    p = sp.expand(obligation.lhs - obligation.rhs)
+    if p.atoms(sp.Function) or not (p.free_symbols <= {BOUND}):  # a[i], abs(i - 3): not read
+        return False
+    if obligation.rel == "!=":
+        p = p - 1
+    elif obligation.rel != ">=":
+        return False
+    try:
+        poly = sp.Poly(p, BOUND)
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
 
 
 def _termwise_facts(goal: Relation, nonnegative) -> list:
@@ -203,6 +228,20 @@ def _plain(c: sp.Expr) -> bool:
 
 
 def _multiple_of(rest: sp.Expr, n: sp.Expr):
+    """c with rest = c*n + (what does not mention n's symbol), c free of that symbol and plain;
+    else c = rest/n when that is plain (it may mention n's nat: T*<u, x[T]> is T terms
+    <u, x[T]>, a constant of the sum); None when there is neither."""
+    c = _linear_multiple_of(rest, n)
+    if c is not None or n.is_number:
+        return c
+    whole = sp.cancel(rest / n)
+    if whole == 0 or not sp.denom(whole).is_Number or BOUND in whole.free_symbols:
+        return None
+    whole = sp.expand(whole)
+    return whole if _plain(whole) else None
+
+
+def _linear_multiple_of(rest: sp.Expr, n: sp.Expr):
     """c with rest = c*n + (what does not mention n's symbol), c free of that symbol and plain;
     None when n is not a number times a nat plus a number, or rest is not linear in it."""
     symbols = n.free_symbols
@@ -258,6 +297,86 @@ def _at_least_one(n: sp.Expr) -> bool:
         return bool(rest.is_Rational and rest >= 0)
     try:
         poly = sp.Poly(rest, *sorted(rest.free_symbols, key=str))
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
+
+
+def unrolled_updates(updates, elements, nats) -> list:
+    """w[n] = w[c-1] + sum(i < n-c+1, D(i)) for each vector recurrence w[k+c] = w[k+c-1] + D(k)
+    among updates (k a nat, c >= 1) and each element w[n] of elements that it does not define,
+    with n - c + 1 a polynomial with non-negative coefficients in nats (so >= 0): the update
+    summed over the rounds ("w_T is the sum of the updates").
+
+    True by induction on n when the recurrence holds at every k with the other symbols fixed:
+    the caller gives only updates that rest on the setting's assumptions and mention no
+    per-update symbol.  D(i) is D with k := i, which must read no element of w and mean
+    something at every i >= 0 (indices polynomials with non-negative coefficients, no
+    condition on its coefficients but on the index alone: 1/(i+1) is one)."""
+    facts, defined = [], {f.atom for f in updates}
+    for f in updates:
+        summed = _summed_update(f, nats)
+        if summed is None:
+            continue
+        sequence, k, c, terms = summed
+        for e in sorted(elements, key=sp.default_sort_key):
+            if e.func != sequence or e in defined:
+                continue
+            n = sp.expand(e.args[0] - c + 1)
+            if n == 0 or not _at_least_zero(n, nats):
+                continue
+            try:
+                total = vector_sum(terms, n)
+            except ValueError:  # a sum inside the terms
+                continue
+            facts.append(VectorEq(e, Vec.atom(sequence(sp.Integer(c - 1))) + total))
+    return facts
+
+
+def _summed_update(f, nats):
+    """(w, k, c, D(i)) for a vector definition w[k+c] = w[k+c-1] + D(k) that can be summed
+    (unrolled_updates), else None."""
+    if not isinstance(f, VectorEq) or not isinstance(f.atom, sp.core.function.AppliedUndef) \
+            or len(f.atom.args) != 1:
+        return None
+    sequence, index = f.atom.func, f.atom.args[0]
+    ks = [k for k in nats if sp.expand(index - k).is_Integer]
+    if len(ks) != 1:
+        return None
+    (k,) = ks
+    c = int(sp.expand(index - k))
+    previous = sequence(sp.expand(index - 1))
+    if c < 1 or dict(f.rhs.terms).get(previous) != 1:
+        return None
+    rest = f.rhs - Vec.atom(previous)
+    parts = list(rest.atoms()) + [coefficient for _, coefficient in rest.terms]
+    if any(p.has(sp.Sum, VectorSum, BOUND, sequence) for p in parts):
+        return None
+    terms = rest.xreplace({k: BOUND})
+    for a in terms.atoms():
+        for e in [a, *a.atoms(sp.core.function.AppliedUndef)]:
+            if isinstance(e, sp.core.function.AppliedUndef) and not _at_least_zero(
+                    e.args[0], nats | {BOUND}):
+                return None
+    for _, coefficient in terms.terms:
+        for e in coefficient.atoms(sp.core.function.AppliedUndef):
+            if not _at_least_zero(e.args[0], nats | {BOUND}):
+                return None
+        if not all(_met_at_every_index(o) for o in visible_obligations(coefficient)):
+            return None
+    return sequence, k, c, terms
+
+
+def _at_least_zero(n: sp.Expr, symbols) -> bool:
+    """Whether n is a polynomial with non-negative rational coefficients in the given symbols
+    (whole numbers >= 0), so n >= 0 wherever they are."""
+    n = sp.expand(n)
+    if n.is_number:
+        return bool(n.is_Rational and n >= 0)
+    if not n.free_symbols <= set(symbols):
+        return False
+    try:
+        poly = sp.Poly(n, *sorted(n.free_symbols, key=str))
     except sp.PolynomialError:
         return False
     return all(c.is_Rational and c >= 0 for c in poly.coeffs())
