@@ -279,7 +279,7 @@ class Checker:
         # by two files was certified or not by the order a pool of workers took the files in.
         outer = LEDGER.store
         try:
-            LEDGER.store = load_certificates(Path(path))
+            LEDGER.store = {**LEDGER.shared, **load_certificates(Path(path))}
         except CertificateFileError as exc:
             report.error = ProofSyntaxError(str(exc), display, 1, 1)
             self.reports[key] = report

@@ -59,8 +59,10 @@ def _stop_message(outcome, job: HostJob) -> str:
 def check_reference(job: HostJob):
     """The Assignment of the reference, checked in its own directory under the grading budget
     (the limits students get); raises AssignmentError when it does not check cleanly."""
+    from ..certify.store import CertificateFileError, load_certificates
     from ..checker import Checker
     from ..errors import ProofSyntaxError
+    from ..kernel.certified import LEDGER
     from ..language.lexer import read_source
     from .assignment import AssignmentError, load_assignment
 
@@ -74,6 +76,12 @@ def check_reference(job: HostJob):
     except ProofSyntaxError as exc:
         raise AssignmentError(str(exc)) from None
     report = Checker(timeout_ms=job.query_timeout_ms).check_file(reference.name)
+    # The students' workers are forked from here: their decisions may replay the reference's
+    # certificates (grade --require-certificates).
+    try:
+        LEDGER.shared = load_certificates(Path(reference.name))
+    except CertificateFileError:
+        pass  # the reference's report says why (load_assignment refuses it)
     return load_assignment(Path(reference.name), report, source)
 
 

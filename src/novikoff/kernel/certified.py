@@ -30,6 +30,9 @@ class Ledger:
     on a solver or on SymPy (the checker compares it before and after a step)."""
 
     store: dict = field(default_factory=dict)
+    # Certificates every file may replay besides its own (`novikoff grade`: the reference's,
+    # for the students' decisions that are the reference's).
+    shared: dict = field(default_factory=dict)
     recording: bool = False
     pending: dict = field(default_factory=dict)  # key -> statement text
     labels: dict = field(default_factory=dict)  # key -> where it was met (file:line:col)
