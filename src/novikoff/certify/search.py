@@ -398,6 +398,18 @@ def _deg(p: dict) -> int:
     return max((sum(e for _, e in m) for m in p), default=0)
 
 
+
+def _add_square_columns(columns: list, m: dict, literals, inequalities, size: int) -> None:
+    """A column m^2 * (product of `size` inequality literals) for each choice of them, while
+    the columns are under half their bound."""
+    for combo in itertools.combinations_with_replacement(inequalities, size):
+        if len(columns) > _MAX_COLUMNS // 2:
+            break
+        p = poly_mul(m, m)
+        for i in combo:
+            p = poly_mul(p, literals[i][1])
+        columns.append(("square", (m, list(combo)), p, True, False))
+
 def _leaf(literals, chosen, degree: int):
     """A psatz node over the chosen literals, or None."""
     inequalities = [i for i in chosen if literals[i][0] in ("ge", "gt")]
@@ -424,24 +436,10 @@ def _leaf(literals, chosen, degree: int):
     # times up to two inequalities: k*(n - k)*beta^2 >= 0 is no product of literals alone.
     halves = {tuple((a, e // 2) for a, e in m if e >= 2) for i in chosen for m in literals[i][1]}
     for half in sorted(h for h in halves if h and (len(h) > 1 or h[0][1] > 1)):
-        m = {half: Fraction(1)}
         for size in range(0, 3):
-            for combo in itertools.combinations_with_replacement(inequalities, size):
-                if len(columns) > _MAX_COLUMNS // 2:
-                    break
-                p = poly_mul(m, m)
-                for i in combo:
-                    p = poly_mul(p, literals[i][1])
-                columns.append(("square", (m, list(combo)), p, True, False))
+            _add_square_columns(columns, {half: Fraction(1)}, literals, inequalities, size)
     for a in atoms if degree > 2 else ():
-        m = {((a, 1),): Fraction(1)}
-        for combo in itertools.combinations_with_replacement(inequalities, 2):
-            if len(columns) > _MAX_COLUMNS // 2:
-                break
-            p = poly_mul(m, m)
-            for i in combo:
-                p = poly_mul(p, literals[i][1])
-            columns.append(("square", (m, list(combo)), p, True, False))
+        _add_square_columns(columns, {((a, 1),): Fraction(1)}, literals, inequalities, 2)
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
