@@ -82,6 +82,23 @@ class _Rescale(Exception):
     """The margins over- or underflow, or are not finite: solve on a normalised copy."""
 
 
+
+def _measured_pass(X, y, v, say, best: tuple, upper: float) -> tuple:
+    """One pass over the data with direction v: (its margins, the smallest, the best (margin,
+    direction) so far), with progress against the upper bound; raises _Rescale when the margins
+    are out of the safe range (or NaN)."""
+    m = _margins(X, y, v, say)
+    with np.errstate(all="ignore"):
+        top = max(float(m.max()), -float(m.min()))
+    if not 1 / _SAFE < top < _SAFE:  # also NaN (max and min propagate it)
+        raise _Rescale
+    lower = float(m.min())
+    if lower > best[0]:
+        best = (lower, v)
+    if np.isfinite(upper):
+        say(max(0.0, min(1.0, lower / upper)))
+    return m, lower, best
+
 def _normalised(X: np.ndarray, y: np.ndarray):
     """(Z, e): Z = y*X / 2^e, e chosen for max |entry| and then max ||row|| in [1/2, 1),
     checking that every entry is finite and no row is zero."""
@@ -316,17 +333,8 @@ def _level_cd(X, y, say, rng, ids=None):
     keep = 2 * (d + 1)  # the examples nearest the margin in each round's working set
     sweep = _sweeper()
     while sweeps < _CD_SWEEPS:
-        m = _margins(X, y, v, say)
+        m, lower, best = _measured_pass(X, y, v, say, best, upper)
         passes += 1
-        with np.errstate(all="ignore"):
-            top = max(float(m.max()), -float(m.min()))
-        if not 1 / _SAFE < top < _SAFE:  # also NaN (max and min propagate it)
-            raise _Rescale
-        lower = float(m.min())
-        if lower > best[0]:
-            best = (lower, v)
-        if np.isfinite(upper):
-            say(max(0.0, min(1.0, lower / upper)))
         if lower >= upper * (1 - _CD_GAP):
             break
         if lower <= 0 and sweeps >= _CD_UNSURE:  # perhaps not separable: the exact solve says
@@ -388,17 +396,8 @@ def _level_exact(X, y, say, rng, ids=None):
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
     support = S.size
     for _ in range(_ROUNDS + 1):
-        m = _margins(X, y, v, say)
-        with np.errstate(all="ignore"):
-            top = max(float(m.max()), -float(m.min()))
+        m, lower, best = _measured_pass(X, y, v, say, best, upper)
         passes += 1
-        if not 1 / _SAFE < top < _SAFE:  # also NaN (max and min propagate it)
-            raise _Rescale
-        lower = float(m.min())
-        if lower > best[0]:
-            best = (lower, v)
-        if np.isfinite(upper):
-            say(max(0.0, min(1.0, lower / upper)))
         if lower >= upper * (1 - tol):
             break
         cand = np.flatnonzero(m < upper * (1 - tol))
