@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -339,20 +340,64 @@ def test_consistency_learned_for_a_real_is_not_reused_for_a_nat():
     assert K.decide(as_nat, [half_nat], K.Relation(">=", k, 0)).kind == "vacuous"
 
 
-def test_a_checks_budget_is_counted_in_solver_units_not_time():
-    # The same budget gives the same verdict on a fast or a slow machine: a budget of T ms is
-    # T * UNITS_PER_MS of Z3's own steps.  This obligation needs about 1,400 of them.
-    from novikoff.kernel.formulas import Relation
-    from novikoff.kernel.solver import UNITS_PER_MS, _context_units, entails
+def _counting_limits(monkeypatch):
+    """Limits that count every check's units (a lemma budget too large to bind)."""
+    from novikoff.kernel import solver
 
-    x, y, z = sp.symbols("x y z")
-    hypotheses = [Relation(">", x * y, 1), Relation(">", x, 0), Relation(">", y, 0),
-                  Relation(">", z ** 2, x ** 3 * y)]
-    goal = Relation(">=", x + y + z ** 2, 2)
-    before = _context_units()
-    starved = entails(hypotheses, goal, timeout_ms=1)
-    used = _context_units() - before
+    limits = solver.Limits(lemma_units=10 ** 12)
+    limits.start_file()
+    monkeypatch.setattr(solver, "LIMITS", limits)
+    return limits
+
+
+_X, _Y, _Z = sp.symbols("x y z")
+# An obligation that needs about 1,400 of Z3's units.
+_COSTLY_HYPOTHESES = [K.Relation(">", _X * _Y, 1), K.Relation(">", _X, 0), K.Relation(">", _Y, 0),
+                      K.Relation(">", _Z ** 2, _X ** 3 * _Y)]
+_COSTLY_GOAL = K.Relation(">=", _X + _Y + _Z ** 2, 2)
+
+
+def test_a_checks_budget_is_counted_in_solver_units_not_time(monkeypatch):
+    # The same budget gives the same verdict on a fast or a slow machine: a budget of T ms is
+    # T * UNITS_PER_MS of Z3's own steps.
+    from novikoff.kernel.solver import UNITS_PER_MS, entails
+
+    limits = _counting_limits(monkeypatch)
+    starved = entails(_COSTLY_HYPOTHESES, _COSTLY_GOAL, timeout_ms=1)
     assert starved.answer == "unknown"
     assert "timeout" not in starved.reason  # out of units, not of time
-    assert UNITS_PER_MS <= used < 2 * UNITS_PER_MS
-    assert entails(hypotheses, goal, timeout_ms=5000).answer == "valid"
+    assert UNITS_PER_MS <= limits.spent_lemma < 2 * UNITS_PER_MS
+    assert entails(_COSTLY_HYPOTHESES, _COSTLY_GOAL, timeout_ms=5000).answer == "valid"
+
+
+def test_a_files_checks_cost_the_same_whatever_was_checked_before(monkeypatch):
+    # Z3's search depends on the terms its context made before: this file's setting check once
+    # cost twice the units (and ran past its budget in a long-lived process) after another file
+    # was checked in the same process.  Each check has a context of its own, so a file costs the
+    # same units, and gets the same verdicts, fresh or after other files.
+    from novikoff.checker import Checker, bundled_proofs_dir
+    from novikoff.kernel import logic, solver
+
+    units = []
+    check = solver.Limits.check
+
+    def counting_check(self, z3_solver, timeout_ms):
+        before = solver._context_units(z3_solver.ctx)
+        answer = check(self, z3_solver, timeout_ms)
+        units[-1] += solver._context_units(z3_solver.ctx) - before
+        return answer
+
+    monkeypatch.setattr(solver.Limits, "check", counting_check)
+    target = (Path(__file__).parent / "soundness" / "cases" / "redteam_attack2"
+              / "m14_norm_growth_unit_ok.proof")
+
+    def cost_and_verdicts():
+        units.append(0)
+        logic._CONSISTENT.clear()  # the hypotheses known consistent: checked again
+        report = Checker().check_file(target)  # a new checker: nothing cached
+        return units[-1], [lemma.status for lemma in report.lemmas]
+
+    first = cost_and_verdicts()
+    Checker().check_file(bundled_proofs_dir() / "averaged.proof")
+    assert cost_and_verdicts() == first
+    assert first[0] > 0 and set(first[1]) == {"verified"}

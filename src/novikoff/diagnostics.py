@@ -22,7 +22,8 @@ from .kernel import (Conjunction, Disjunction, Equivalence, Implication, Inner, 
 from .kernel.formulas import free_symbols, sides
 from .kernel.terms import BOUND, VectorSum, count, exact_subs, expand_norms
 from .display import display_name
-from .kernel.solver import LIMITS, Translator, TranslationError, atom_name, model_number
+from .kernel.solver import (LIMITS, Translator, TranslationError, atom_name, isolated_solver,
+                            model_number)
 
 __all__ = ["Explanation", "explain_failure"]
 
@@ -150,8 +151,8 @@ def _search(hypotheses, negated_goal, gram: bool, timeout_ms: int, nats=()):
         max_order = len(atoms) if len(atoms) <= 4 else 2
         for minor in _principal_minors(matrix, len(atoms), max_order):
             constraints.append(_det(minor) >= 0)
-    solver = z3.SolverFor("QF_NRA", ctx=z3.main_ctx())
-    solver.add(*tr.definitions, *constraints)
+    solver = isolated_solver(lambda ctx: z3.SolverFor("QF_NRA", ctx=ctx),
+                             [*tr.definitions, *constraints])
     answer = LIMITS.check(solver, timeout_ms)  # under `novikoff grade`, charged to the lemma's budget
     if answer == z3.sat:
         return "sat", (_rational_model(solver, tr, timeout_ms), tr), atoms
@@ -165,6 +166,7 @@ def _rational_model(solver: z3.Solver, tr: Translator, timeout_ms: int) -> z3.Mo
     """
     model = solver.model()
     for name, (_, var) in sorted(tr.atoms.items()):
+        var = var.translate(solver.ctx)
         value = model.eval(var, model_completion=True)
         if not z3.is_algebraic_value(value):
             continue
@@ -173,12 +175,12 @@ def _rational_model(solver: z3.Solver, tr: Translator, timeout_ms: int) -> z3.Mo
             candidate = approx.limit_denominator(denominator)
             solver.push()
             solver.add(var == z3.RealVal(f"{candidate.numerator}/{candidate.denominator}",
-                                         z3.main_ctx()))
+                                         solver.ctx))
             if LIMITS.check(solver, timeout_ms) == z3.sat:
                 model = solver.model()
                 break
             solver.pop()
-    return model
+    return model.translate(z3.main_ctx())
 
 
 def _sequence_elements(tr: Translator, vector_atoms) -> list:

@@ -378,9 +378,9 @@ class Limits:
         solver.set("rlimit", int(limit))
         if not self.lemma_units:
             return solver.check()
-        before = _context_units()
+        before = _context_units(solver.ctx)
         answer = solver.check()
-        used = max(0, _context_units() - before)
+        used = max(0, _context_units(solver.ctx) - before)
         self.spent_lemma += used
         self.spent_file += used
         return answer
@@ -389,10 +389,31 @@ class Limits:
 BUDGET_SPENT = "the lemma's budget of solver steps is spent"
 
 
-def _context_units() -> int:
-    """Z3's resource count so far in the main context (what rlimit bounds, relative to it).  A
-    new solver reports it (one made by SolverFor("QF_NIRA") may list it only after a check)."""
-    return int(z3.SolverFor("QF_NRA").statistics().get_key_value("rlimit count"))
+def _context_units(ctx: z3.Context) -> int:
+    """Z3's resource count so far in a context (what rlimit bounds, relative to it).  A new
+    solver reports it (one made by SolverFor("QF_NIRA") may list it only after a check)."""
+    return int(z3.SolverFor("QF_NRA", ctx=ctx).statistics().get_key_value("rlimit count"))
+
+
+def isolated_solver(make, constraints) -> z3.Solver:
+    """make(ctx)'s solver holding the constraints, in a Z3 context of its own.
+
+    Why: Z3's search depends on the context's history (the ids of the terms made before), so
+    the same check took 0.1 s in a fresh process and ran past its budget after other files in
+    a long-lived one, and verdicts changed with what was checked before.  Translated into a new
+    context, a check sees the same terms in the same order every time (measured: about 2 ms
+    more per check, 1.5 s over the 669 checks of `novikoff check proofs/`).  Its models belong
+    to that context: `main_model` brings them back."""
+    ctx = z3.Context()
+    solver = make(ctx)
+    solver.add(*(c.translate(ctx) for c in constraints))
+    return solver
+
+
+def main_model(solver: z3.Solver) -> z3.ModelRef:
+    """The model of an isolated solver, in the main context (where the translators' variables
+    live)."""
+    return solver.model().translate(z3.main_ctx())
 
 
 LIMITS = Limits()
@@ -487,15 +508,14 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
     makers = ((_integer_solver,) if int_nats or tr.has_integers
               else (_nlsat_solver, _combined_solver))
     for make in makers:
-        solver = make(z3.main_ctx())
-        solver.add(*constraints)
+        solver = isolated_solver(make, constraints)
         answer = LIMITS.check(solver, timeout_ms)
         if answer is None:
             return Verdict("unknown", translator=tr, reason=f"timed out: {BUDGET_SPENT}")
         if answer == z3.unsat:
             return Verdict("valid", translator=tr, basis="solver")
         if answer == z3.sat:
-            return Verdict("invalid", model=solver.model(), translator=tr)
+            return Verdict("invalid", model=main_model(solver), translator=tr)
         if any(why in solver.reason_unknown() for why in ("timeout", "canceled",
                                                            "resource limit")):
             break  # out of its budget (or of the wall-clock backstop): unknown
@@ -503,13 +523,8 @@ def _decide(hypotheses, goal, timeout_ms: int, int_nats: frozenset) -> Verdict:
                    reason=f"the solver could not decide ({solver.reason_unknown()})")
 
 
-@functools.lru_cache(maxsize=None)  # making the tactic anew for every query: measured 2% of checking
-def _nlsat_tactic(ctx: z3.Context) -> z3.Tactic:
-    return z3.Then(z3.Tactic("simplify", ctx), z3.Tactic("qfnra-nlsat", ctx), ctx=ctx)
-
-
 def _nlsat_solver(ctx: z3.Context) -> z3.Solver:
-    return _nlsat_tactic(ctx).solver()
+    return z3.Then(z3.Tactic("simplify", ctx), z3.Tactic("qfnra-nlsat", ctx), ctx=ctx).solver()
 
 
 def _integer_solver(ctx: z3.Context) -> z3.Solver:
