@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -144,20 +145,11 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
     (docs/teaching.md); require_certificates: a check counts as verified only if every
     decision it rests on is backed by a stored certificate (docs/certificates.md).
     """
+    jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
+    _positive_int("memory_mb", memory_mb)
     if not isinstance(require_certificates, bool):
         raise InvalidArgument(f"require_certificates={require_certificates!r} must be True or "
                               f"False")
-    # Every path absolute before anything changes directory: the grading host works in the
-    # reference's directory and each worker in a student's private copy.
-    folder = Path(os.path.abspath(submissions_dir))
-    if not folder.is_dir():
-        raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} is not a directory")
-    reference_path = Path(os.path.abspath(reference))
-    if reference_path.suffix not in SUBMISSION_SUFFIXES or not reference_path.is_file():
-        raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file (nor a "
-                              f"Markdown or LaTeX document, .md or .tex)")
-    jobs = _cores() if jobs is None else _positive_int("jobs", jobs)
-    _positive_int("memory_mb", memory_mb)
     budget = Budget(_positive_int("rlimit", rlimit), _positive_int("lemma_budget", lemma_budget),
                     _positive_int("file_budget", file_budget), require_certificates)
     _positive_int("max_file_kb", max_file_kb)
@@ -165,62 +157,30 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
             or not 0 < wall_timeout_s < float("inf"):
         raise InvalidArgument(f"wall_timeout_s={wall_timeout_s!r} must be a number of seconds "
                               f"> 0")
-    out = Path(os.path.abspath(out_dir))
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidArgument(f"out_dir={str(out_dir)!r} cannot be made "
-                              f"({exc.strerror or exc})") from None
-    support_files = _support_files(reference_path, support)
-    skip = [reference_path, reference_path.with_suffix(".toml"), out] + \
-        [Path(os.path.abspath(s)) for s in support]
-    try:
-        submissions = find_submissions(folder, skip)
-    except OSError as exc:
-        raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} cannot be read "
-                              f"({exc.strerror or exc})") from None
-    if not submissions:
-        raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} has no submissions "
-                              f"(no .proof file or student directory in it)")
-    plan = Instructions(submissions, out, students=students, late=late, roster=roster,
-                        overrides=overrides, partial_credit=partial_credit, junit=junit)
+    setup = _ClassSetup.of(submissions_dir, reference, out_dir, support)
+    plan = Instructions(setup.submissions, setup.out, students=students, late=late,
+                        roster=roster, overrides=overrides, partial_credit=partial_credit,
+                        junit=junit)
     submissions = plan.submissions
     # The students' private copies: made here and removed here, even if the host is killed.
     root = tempfile.mkdtemp(prefix="novikoff-grade-")
-    job = HostJob(str(reference_path.resolve()), root, submissions, support_files, jobs,
+    job = HostJob(str(setup.reference.resolve()), root, submissions, setup.support_files, jobs,
                   memory_mb, budget, float(wall_timeout_s), QUERY_TIMEOUT_MS, max_file_kb << 10)
     results_dir = Path(gradescope_results_dir) if gradescope_results_dir is not None else None
     autograder = (gradescope and len(submissions) == 1 and results_dir is not None
                   and results_dir.is_dir())
+    writers = [write_documents]
+    if gradescope:
+        writers.append(lambda out, student: write_gradescope(
+            out, student, results_dir if autograder else None))
     try:
         host = _start_host(job)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
     bar = ProgressBar(len(submissions), progress)
-    result = None
     try:
-        for message in _messages(host):
-            if message[0] == "reference-error":
-                raise InvalidArgument(f"reference={str(reference)!r}: {message[1]}")
-            if message[0] == "assignment":
-                result = ClassResult(message[1], message[2], [], out)
-                plan.start(result)
-            elif message[0] == "student":
-                student = message[1]
-                plan.adjust(result, student)
-                result.students.append(student)
-                try:  # one student's files that cannot be written do not stop the class
-                    result.files += write_documents(out, student)
-                    if gradescope:
-                        result.files += write_gradescope(out, student,
-                                                         results_dir if autograder else None)
-                except (OSError, ValueError) as exc:
-                    print(f"novikoff grade: the reports of {printable(student.name)} could not "
-                          f"be written ({exc})", file=sys.stderr)
-                bar.advance(printable(student.name))
-            elif message[0] == "done":
-                break
+        result = _receive(host, plan, setup.out, writers, bar, reference)
     except BaseException:  # a bad reference, an output that cannot be written, Ctrl-C
         _stop_host(host)
         raise
@@ -233,9 +193,75 @@ def grade_class(submissions_dir, reference, out_dir, *, jobs: int | None = None,
                            f"(exit status {host.returncode})")
     _fill_missing(result, submissions, host.returncode, plan)
     result.students.sort(key=lambda s: s.name)
-    result.files.append(write_summary_csv(out, result, plan.previous_summary))
+    result.files.append(write_summary_csv(setup.out, result, plan.previous_summary))
     if junit:
-        result.files.append(write_junit(out, result, plan.previous_junit))
+        result.files.append(write_junit(setup.out, result, plan.previous_junit))
+    return result
+
+
+@dataclass(frozen=True)
+class _ClassSetup:
+    """The paths of a class to grade, every one absolute (before anything changes directory:
+    the grading host works in the reference's directory and each worker in a student's private
+    copy), checked, with the submissions found."""
+
+    reference: Path
+    out: Path
+    support_files: list
+    submissions: list
+
+    @classmethod
+    def of(cls, submissions_dir, reference, out_dir, support) -> "_ClassSetup":
+        folder = Path(os.path.abspath(submissions_dir))
+        if not folder.is_dir():
+            raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} is not a directory")
+        reference_path = Path(os.path.abspath(reference))
+        if reference_path.suffix not in SUBMISSION_SUFFIXES or not reference_path.is_file():
+            raise InvalidArgument(f"reference={str(reference)!r} is not a .proof file (nor a "
+                                  f"Markdown or LaTeX document, .md or .tex)")
+        out = Path(os.path.abspath(out_dir))
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidArgument(f"out_dir={str(out_dir)!r} cannot be made "
+                                  f"({exc.strerror or exc})") from None
+        support_files = _support_files(reference_path, support)
+        skip = [reference_path, reference_path.with_suffix(".toml"), out] + \
+            [Path(os.path.abspath(s)) for s in support]
+        try:
+            submissions = find_submissions(folder, skip)
+        except OSError as exc:
+            raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} cannot be read "
+                                  f"({exc.strerror or exc})") from None
+        if not submissions:
+            raise InvalidArgument(f"submissions_dir={str(submissions_dir)!r} has no submissions "
+                                  f"(no .proof file or student directory in it)")
+        return cls(reference_path, out, support_files, submissions)
+
+
+def _receive(host, plan, out: Path, writers: list, bar, reference) -> ClassResult | None:
+    """The class's result from the host's messages, each student's files written as they come;
+    None if the host stopped before checking the reference."""
+    result = None
+    for message in _messages(host):
+        if message[0] == "reference-error":
+            raise InvalidArgument(f"reference={str(reference)!r}: {message[1]}")
+        if message[0] == "assignment":
+            result = ClassResult(message[1], message[2], [], out)
+            plan.start(result)
+        elif message[0] == "student":
+            student = message[1]
+            plan.adjust(result, student)
+            result.students.append(student)
+            try:  # one student's files that cannot be written do not stop the class
+                for write in writers:
+                    result.files += write(out, student)
+            except (OSError, ValueError) as exc:
+                print(f"novikoff grade: the reports of {printable(student.name)} could not "
+                      f"be written ({exc})", file=sys.stderr)
+            bar.advance(printable(student.name))
+        elif message[0] == "done":
+            break
     return result
 
 
