@@ -519,3 +519,28 @@ def test_a_verified_status_set_outside_the_kernel_is_refused(tmp_path, monkeypat
     path = tmp_path / "t.proof"
     lemmas = {info.name: info for info in load_lemmas([path])}
     assert lemmas["good"].verified and not lemmas["bad"].verified
+
+
+SUM_SLIPS = ["s02_average_lower_from_upper_false", "s03_average_over_T_plus_1_unsigned_false",
+             "s06_weighted_unsigned_weight_false", "s13_sum_over_mistakes_every_round_false"]
+
+
+@pytest.mark.parametrize("name", SUM_SLIPS)
+def test_a_false_step_with_a_sum_is_a_slip_with_a_counterexample_in_its_setting(name):
+    # The counterexample's sums read elements at indices < 0 (a[T - 3] at T = 2): the
+    # assumptions say nothing there, so they neither refute it nor are shown.
+    from pathlib import Path
+
+    from novikoff.checker import Checker
+
+    path = (Path(__file__).parent / "soundness" / "cases" / "redteam4_sums" / f"{name}.proof")
+    report = Checker().check_file(path)
+    (step,) = [s for s in report.steps if s.status != "verified"]
+    assert step.judgement == "slip", step.reason
+    assert step.counterexample
+    values = {k: Fraction(v) for k, v in step.counterexample.items()}
+    for shown in step.counterexample:
+        for nat in ("T", "k"):
+            if nat in values and f"[{nat} - " in shown:
+                offset = int(shown.split(f"[{nat} - ")[1].split("]")[0])
+                assert values[nat] - offset >= 0, (shown, values)

@@ -430,6 +430,7 @@ class _LemmaCheck:
         self.parts = self._earlier_parts()  # name -> statement: citable unproved
         self.parts_cited: dict = {}  # name -> statement, in the order first cited
         self.part_theorems: set = set()  # their hypothetical theorems
+        self.supposed: list = []  # the theorems of the givens and of the cases' conditions
         # The kernel's count of uncertified decisions when the last check was recorded.
         self.ledger_mark = LEDGER.uncertified
 
@@ -482,6 +483,7 @@ class _LemmaCheck:
             self._check_meaningful(g, list(facts.values()), gpos, f"given {gname}")
             givens.append(g)
             facts[gname] = K.assume(setting, g)
+            self.supposed.append(facts[gname])
         consistency = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
                                             self.checker.timeout_ms) if givens else "invalid")
         if consistency != "invalid":  # the kernel then refuses the lemma: say why here
@@ -631,6 +633,12 @@ class _LemmaCheck:
             # The last line in another form (gamma^2*k <= R^2 for k <= R^2/gamma^2): the goal
             # follows from it and the declarations, as a textbook's closing "hence".
             closing = K.decide(self.setting, [last], goal, timeout_ms=self.checker.timeout_ms)
+            # and with the givens and the case's condition in scope (a = b*c closes a/c = b
+            # given c != 0), tried second so that what closes alone rests on nothing more
+            in_scope = [t for t in facts.values() if any(t is p for p in self.supposed)]
+            if closing.status != "verified" and in_scope:
+                closing = K.decide(self.setting, [last, *in_scope], goal,
+                                   timeout_ms=self.checker.timeout_ms)
             if closing.status == "verified":
                 self._record(last_pos, f"goal: {_show(goal)}", "verified",
                              "follows from the line above")
@@ -774,7 +782,9 @@ class _LemmaCheck:
         for case in item.branches:
             condition = self.scope.statement(case.condition)
             sub = dict(facts)
-            self._bind(sub, case.name, K.assume(self.setting, condition), case.pos)
+            supposed = K.assume(self.setting, condition)
+            self.supposed.append(supposed)
+            self._bind(sub, case.name, supposed, case.pos)
             branches.append((condition, self._items(case.items, goal, sub, case.pos)))
         conditions = " or ".join(_show(c) for c, _ in branches)
         try:

@@ -235,7 +235,27 @@ def _values(model: z3.ModelRef, tr: Translator):
             return None, None
         subs[atom] = sp.Rational(value.numerator, value.denominator)
         shown[display_name(atom)] = str(subs[atom])
+    for atom in subs:
+        if _outside_its_range(atom, subs):
+            del shown[display_name(atom)]
     return subs, shown
+
+
+def _outside_its_range(atom, subs: dict) -> bool:
+    """Whether, at these values, the atom reads an element at an index < 0 or is a sum of
+    fewer than 0 terms (a[T - 3] at T = 2): it means nothing there, and is not shown."""
+    if isinstance(atom, sp.Sum):
+        n = count(atom).xreplace(subs)
+        if n.is_Integer and n < 0:
+            return True
+    elements = atom.atoms(sp.core.function.AppliedUndef) | (
+        {atom} if isinstance(atom, sp.core.function.AppliedUndef) else set())
+    for element in elements:
+        if element.args and not element.args[0].has(BOUND):
+            index = element.args[0].xreplace(subs)
+            if index.is_Integer and index < 0:
+                return True
+    return False
 
 
 def _gram_psd(atoms, subs) -> bool | None:
@@ -340,8 +360,9 @@ def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
     """Whether the formulas that hold at every value of the nats hold at every index the
     counterexample shows (a[1] when it gives a[T - 1] with T = 2); an instance whose atoms have
     no value there is not asked (the counterexample says nothing of them)."""
+    # (an index < 0, a[T - 3] at T = 2, is no value of a nat: the formulas say nothing there)
     indices = {c.args[0] for c in known if isinstance(c, sp.core.function.AppliedUndef)
-               and c.args[0].is_Integer}
+               and c.args[0].is_Integer and c.args[0] >= 0}
     for f in everywhere:
         for k in set(nats) & free_symbols(f):
             for v in indices:
@@ -358,7 +379,8 @@ def _written_out(subs: dict, everywhere, nats) -> list:
     # the nats kept at their values, so every index below is a number
     facts = [Relation("=", k, subs[k]) for k in nats if k in subs]
     indices = {c.args[0] for c in _by_denotation(subs)
-               if isinstance(c, sp.core.function.AppliedUndef) and c.args[0].is_Integer}
+               if isinstance(c, sp.core.function.AppliedUndef) and c.args[0].is_Integer
+               and c.args[0] >= 0}
     for atom in subs:
         if not isinstance(atom, sp.Sum):
             continue

@@ -767,9 +767,11 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
                     except ValueError:  # not exactly at that value (terms.exact_subs)
                         continue
         # the update rule at i, substituted in the terms
-        told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))])
-        verdict = entails(told, rewrite_vectors(Relation(">=", at_i, sp.Integer(0)), defs),
-                          timeout_ms, s.nats | {i})
+        goal = Relation(">=", at_i, sp.Integer(0))
+        # (with the goal: the labels of the terms, y[i]^2 = 1)
+        told, defs = _told_with_definitions(s, at_index + [Relation(">=", i, sp.Integer(0))],
+                                            goal)
+        verdict = entails(told, rewrite_vectors(goal, defs), timeout_ms, s.nats | {i})
         known[key] = verdict.answer == "valid"
     return known[key]
 

@@ -17,7 +17,7 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
-from .terms import (BOUND, LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Vec, VectorSum, capped_monomials,
+from .terms import (BOUND, LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Inner, Norm, Vec, VectorSum, capped_monomials,
                     decimal_digits, has_irrational_number, ip, make_sum, norm, power_monomials,
                     vector_sum)
 
@@ -410,9 +410,10 @@ def _sum(term: SumOf) -> Meaning:
         raise KernelError("a sum inside the terms of a sum is not supported")
     nats = {BOUND} | {symbol(p.name, "nat") for p in parts
                       if isinstance(p, Sym) and p.kind == "nat"}
+    finite = _finite_kinds(parts)
     outer = tuple(o for o in t.obligations if BOUND not in o.lhs.free_symbols)  # a[i]/2
     for o in t.obligations:
-        if o not in outer and not _holds_for_every_index(o, nats):
+        if o not in outer and not _holds_for_every_index(o, nats, finite):
             shown = o.lhs.subs(BOUND, sp.Symbol("i"))
             raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
                               f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
@@ -432,29 +433,92 @@ def _written_parts(term):
             yield from _written_parts(value)
 
 
-def _holds_for_every_index(obligation: Relation, nats: set) -> bool:
-    """p >= 0, or p != 0 with a positive constant term, for p a polynomial with non-negative
-    coefficients in the index, nats and other reals, each real (a sequence element a[i] among
-    them) only at even powers: every monomial is >= 0, so this is true at every i >= 0 and for
-    every value of the reals (an index i+1 or i+k, a division by i+1 or by 1 + a[i]^2)."""
+# The values a label can take, by kind (the setting asserts them: y^2 = 1, y(y - 1) = 0).
+_LABEL_VALUES = {"label": (-1, 1), "label01": (0, 1), "label_sequence": (-1, 1)}
+MAX_LABEL_CASES = 64  # labels in one obligation tried at each of their values: at most 6
+
+
+def _finite_kinds(parts) -> dict:
+    """The labels written in a term: SymPy symbol or sequence -> the values it can take."""
+    finite = {}
+    for p in parts:
+        if isinstance(p, (Sym, Elem)) and p.kind in _LABEL_VALUES:
+            finite[symbol(p.name, p.kind)] = _LABEL_VALUES[p.kind]
+    return finite
+
+
+def _holds_for_every_index(obligation: Relation, nats: set, finite: dict) -> bool:
+    """Whether a sum's term's condition of meaning holds at every index i >= 0, for every value
+    of the nats, labels and reals: `p >= 0`, or `p != 0` with p >= c for a constant c > 0.
+
+    Each label is tried at each of its values (finite); then p must be a polynomial with
+    non-negative coefficients in atoms of known lower bound, shifted to it (nats, abs, norms,
+    square roots, <v, v> are >= 0; max(i, 1) >= 1), and in other reals (a sequence element
+    a[i] among them) at even powers only: every monomial is then >= 0 at every index (an index
+    i+1 or i+k, a division by i+1, by 1 + a[i]^2, by 1 + ||x[i]||, by 2 + y[i])."""
     lhs = obligation.lhs
     if obligation.rhs != 0 or BOUND not in lhs.free_symbols:
         return False
-    reals = sorted(lhs.atoms(sp.core.function.AppliedUndef), key=str)
-    others = lhs.free_symbols - nats - {s for e in reals for s in e.free_symbols}
-    if any(not isinstance(s, sp.Symbol) for s in others):
-        return False
-    generators = sorted(lhs.free_symbols & nats, key=str) + reals + sorted(others, key=str)
+    labels = sorted((e for e in lhs.atoms(sp.Symbol, sp.core.function.AppliedUndef)
+                     if e in finite or getattr(e, "func", None) in finite), key=str)
+    cases = [{}]
+    for label in labels:
+        values = finite.get(label) or finite[label.func]
+        cases = [{**case, label: sp.Integer(v)} for case in cases for v in values]
+        if len(cases) > MAX_LABEL_CASES:
+            cases = [{}]  # too many: the labels are read as reals
+            break
+    return all(_bounded_below(obligation.rel, lhs.xreplace(case), nats) for case in cases)
+
+
+def _bounded_below(rel: str, lhs: sp.Expr, nats: set) -> bool:
+    atoms = _polynomial_atoms(lhs)
+    shifted, naturals, reals = {}, [], []
+    for atom in sorted(atoms, key=str):
+        bound = _lower_bound(atom, nats)
+        if bound is None:
+            reals.append(atom)
+        else:  # atom = bound + a natural >= 0
+            naturals.append(sp.Dummy(nonnegative=True))
+            shifted[atom] = bound + naturals[-1]
+    if not atoms:  # a number (the labels' values put in)
+        return lhs.is_Rational and (lhs >= 0 if rel == ">=" else rel == "!=" and lhs > 0)
     try:
-        poly = sp.Poly(lhs, *generators)
+        poly = sp.Poly(lhs.xreplace(shifted), *naturals, *reals)
     except sp.PolynomialError:
         return False
     if not all(c.is_Rational and c >= 0 for c in poly.coeffs()):
         return False
-    natural = len(lhs.free_symbols & nats)  # the first generators: >= 0 at any power
-    if any(e % 2 for monomial in poly.monoms() for e in monomial[natural:]):
+    if any(e % 2 for monomial in poly.monoms() for e in monomial[len(naturals):]):
         return False
-    return obligation.rel == ">=" or (obligation.rel == "!=" and poly.coeff_monomial(1) > 0)
+    return rel == ">=" or (rel == "!=" and poly.coeff_monomial(1) > 0)
+
+
+def _polynomial_atoms(e: sp.Expr) -> set:
+    """The largest subterms of e that are not sums, products or natural powers of others."""
+    if e.is_Rational:
+        return set()
+    if e.is_Add or e.is_Mul:
+        return set().union(*(_polynomial_atoms(a) for a in e.args))
+    if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+        return _polynomial_atoms(e.base)
+    return {e}
+
+
+def _lower_bound(e: sp.Expr, nats: set):
+    """A rational that every value of the atom e is >= (by what e is), or None."""
+    if e.is_Rational:
+        return e
+    if e in nats or isinstance(e, (sp.Abs, Norm)) or (e.is_Pow and e.exp == sp.S.Half) \
+            or (isinstance(e, Inner) and e.args[0] == e.args[1]):
+        return sp.Integer(0)
+    if isinstance(e, (sp.Max, sp.Min)):  # max >= each argument; min >= the least bound
+        bounds = [_lower_bound(a, nats) for a in e.args]
+        known = [b for b in bounds if b is not None]
+        if isinstance(e, sp.Max):
+            return max(known) if known else None
+        return min(known) if len(known) == len(bounds) else None
+    return None
 
 
 def _natural_polynomial(term) -> bool:
