@@ -40,7 +40,7 @@ import itertools
 import sympy as sp
 
 from .formulas import Implication, Relation, VectorEq, sides, visible_obligations
-from .terms import (BOUND, Vec, VectorSum, count, exact_subs, make_sum, too_large,
+from .terms import (BOUND, Norm, Vec, VectorSum, count, exact_subs, make_sum, norm, too_large,
                     vector_sum)
 
 __all__ = ["sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
@@ -65,7 +65,7 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
     # by itself is 1 where the sum is != 0, which its facts show).
     formulas = list(formulas) + ([goal, *goal.obligations()] if goal is not None else [])
     facts = (_shift_facts(sums_in(formulas)) + _cauchy_schwarz_facts(sums_in(formulas))
-             if summed else [])
+             + _triangle_facts(sums_in(formulas), formulas) if summed else [])
     done, pending = set(), sums_in(formulas + facts)
     # With summed, the shorter sums' facts too, a few terms deep (k = 2 => sum(i < k, a[i]) =
     # a[0] + a[1]).
@@ -150,6 +150,26 @@ def _cauchy_schwarz_facts(sums) -> list:
             if too_large(a * b) or not set(sums_in([Relation("<=", a, b)])) <= given:
                 continue
             facts.append(Implication((Relation(">=", n, 0),), Relation("<=", s ** 2, a * b)))
+    return facts
+
+
+def _triangle_facts(sums, formulas) -> list:
+    """||sum(i < n, v(i))|| <= sum(i < n, ||v(i)||): the triangle inequality n - 1 times, true
+    for real vectors (and 0 <= 0 for the empty sum).  Only for a sum of norms whose sum of
+    vectors has its norm in the formulas: another fact would bring in a term nothing else
+    constrains."""
+    norms = set().union(*(side.atoms(Norm) for f in formulas for side in sides(f)))
+    facts = []
+    for s in sums:
+        terms, n = s.function, count(s)
+        if not isinstance(terms, Norm):
+            continue
+        try:
+            whole = norm(vector_sum(terms.vector(), n))
+        except ValueError:  # a sum inside the terms
+            continue
+        if whole in norms:
+            facts.append(Implication((Relation(">=", n, 0),), Relation("<=", whole, s)))
     return facts
 
 
