@@ -988,9 +988,16 @@ def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     if verdict.answer != "valid" and sums_in(hyps):
         # As in decide: only then the facts of shifted and termwise sums and Cauchy-Schwarz for
         # sums, provided the setting's facts cited stay consistent with them.
-        summed = tuple(_hypotheses(s, [t.concl for t in premises] + instances, None,
+        # The termwise facts are those of the opposite of a supposition with sums (the case
+        # `sum a > sum b` is contradicted by summing a[k] <= b[k]): they hold whatever formula
+        # chooses their coefficients.
+        opposite = next((Relation(_OPPOSITE[t.concl.rel], t.concl.lhs, t.concl.rhs,
+                                  t.concl.domain)
+                         for t in premises if t not in settled and isinstance(t.concl, Relation)
+                         and sums_in([t.concl])), None)
+        summed = tuple(_hypotheses(s, [t.concl for t in premises] + instances, opposite,
                                    [t.concl for t in settled], summed=True))
-        base = tuple(_hypotheses(s, [t.concl for t in settled] + instances, None,
+        base = tuple(_hypotheses(s, [t.concl for t in settled] + instances, opposite,
                                  [t.concl for t in settled], summed=True))
         if (len(summed) > len(hyps)
                 and _contradictory(base, s.nats, timeout_ms, triples=True).answer == "invalid"):
@@ -1005,6 +1012,9 @@ def absurd(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
     status = "failed" if verdict.answer == "invalid" else "unknown"
     return Decision(status, "contradiction", None, verdict, None, hyps,
                     verdict.reason or "the facts cited do not contradict each other")
+
+
+_OPPOSITE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "=": "!=", "!=": "="}
 
 
 # Constraint sets found satisfiable, with the symbols that were nats (whole numbers) there: a
