@@ -20,6 +20,7 @@ import sympy as sp
 from . import kernel as K
 from .diagnostics import explain_failure
 from .errors import CheckingStopped, KernelError, ProofSyntaxError
+from .library_path import bundled_proofs_dir  # noqa: F401  (novikoff.checker.bundled_proofs_dir)
 from .certify.store import CertificateFileError, load_certificates
 from .kernel.certified import LEDGER
 from .display import display_name
@@ -202,17 +203,6 @@ class FileReport:
     @property
     def steps(self) -> list:
         return [s for lemma in self.lemmas for s in lemma.steps]
-
-
-def bundled_proofs_dir() -> Path:
-    """The proofs/ directory: $NOVIKOFF_PROOFS, else the repository's, else ./proofs."""
-    env = os.environ.get("NOVIKOFF_PROOFS")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2] / "proofs"
-    if repo.is_dir():
-        return repo
-    return Path.cwd() / "proofs"
 
 
 def proof_files(paths, notes: bool = False) -> list:

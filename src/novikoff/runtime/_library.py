@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, lemma_cache
+from ..library_path import bundled_proofs_dir
 from ._checks import MonitoredLemma, SameObjects, decode_lemma, encode_lemma
 
 __all__ = ["bundled_proofs_dir", "declared_rule_breaks", "default_proof_paths", "library",
@@ -44,16 +45,6 @@ _SOURCES = ("kernel", "language", "checker.py", "diagnostics.py", "quantities.py
             "lemmas.py", "lemma_cache.py", "runtime/_compile.py", "runtime/_checks.py",
             "runtime/_library.py", "runtime/_lemmas.py")
 _RACY_SECONDS = lemma_cache.RACY_SECONDS  # a file modified this recently is not stored
-
-
-def bundled_proofs_dir() -> Path:
-    """The proofs/ directory: $NOVIKOFF_PROOFS, else the repository's, else ./proofs (the rule
-    of novikoff.checker.bundled_proofs_dir, which imports the kernel)."""
-    env = os.environ.get("NOVIKOFF_PROOFS")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[3] / "proofs"
-    return repo if repo.is_dir() else Path.cwd() / "proofs"
 
 
 def default_proof_paths() -> list:
