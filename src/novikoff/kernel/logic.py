@@ -238,7 +238,8 @@ def _constrains_nat_alone(s: Setting, f) -> tuple:
     nats at a symbolic point, 0 and k + 1 only, so it cannot see these.  Hence a nat n may occur
     outside every index (a sum's number of terms is outside) only where the assumption gives one
     element E = a[p] of a real sequence at n a value or a bound: lhs - rhs is c*E + r with c a
-    polynomial in n alone, a absent from r, p a polynomial in n that grows with n (no two values
+    polynomial in n alone, a in r only at indices p - 1, p - 2, ... (a recurrence
+    `a[k+1] = a[k] + k`), p a polynomial in n that grows with n (no two values
     of n share E), and n the only nat it mentions (`eta[k] = 1/(k+1)`, `k*w[k] = k/2`).  At
     every n where c != 0 some value of E satisfies it; the natural roots of c are returned, to
     be checked with the other assumptions.  A vector definition w[p] = ... is the same with c = 1,
@@ -279,7 +280,8 @@ def _constrains_nat_alone(s: Setting, f) -> tuple:
             continue
         c = expr.coeff(e)
         rest = sp.expand(expr - c * e)
-        if any(a.func == e.func for a in rest.atoms(sp.core.function.AppliedUndef)) \
+        if not all(_earlier(a, e) for a in rest.atoms(sp.core.function.AppliedUndef)
+                   if a.func == e.func) \
                 or c.atoms(sp.core.function.AppliedUndef) or not c.free_symbols <= {n} or c == 0:
             continue
         try:
@@ -291,6 +293,13 @@ def _constrains_nat_alone(s: Setting, f) -> tuple:
         roots = {r for r in poly.real_roots() if r.is_Integer and r > 0}
         return None, ({n: roots} if roots else {})
     return str(n), {}
+
+
+def _earlier(element, than) -> bool:
+    """Whether a sequence element is read at a fixed number of indices before another (a[k] is
+    before a[k+1]): a recurrence a[k+1] = a[k] + k gives a[k+1] a value from the earlier ones."""
+    lag = sp.expand(than.args[0] - element.args[0])
+    return bool(lag.is_Integer and lag > 0)
 
 
 def _grows_with(index: sp.Expr, n: sp.Symbol) -> bool:
