@@ -873,9 +873,9 @@ def _unrolled(s: Setting, premises, goal) -> list:
     if not updates:
         return []
     elements = {e for e in free_symbols(goal) if isinstance(e, sp.core.function.AppliedUndef)}
-    defined = [t.concl for t in premises if isinstance(t.concl, VectorEq)]
+    defined = {t.concl.atom for t in premises if isinstance(t.concl, VectorEq)}
     return [f for f in unrolled_updates(updates, elements, s.nats)
-            if all(f.atom != d.atom for d in defined)]
+            if (f.conclusion if isinstance(f, Implication) else f).atom not in defined]
 
 
 def told_for(s: Setting, premises, goal, *, facts=()) -> tuple:

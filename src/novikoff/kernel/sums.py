@@ -324,9 +324,10 @@ def _at_least_one(n: sp.Expr) -> bool:
 
 def unrolled_updates(updates, elements, nats) -> list:
     """w[n] = w[c-1] + sum(i < n-c+1, D(i)) for each vector recurrence w[k+c] = w[k+c-1] + D(k)
-    among updates (k a nat, c >= 1) and each element w[n] of elements that it does not define,
-    with n - c + 1 a polynomial with non-negative coefficients in nats (so >= 0): the update
-    summed over the rounds ("w_T is the sum of the updates").
+    among updates (k a nat, c >= 1) and each element w[n] of elements that it does not define:
+    the update summed over the rounds ("w_T is the sum of the updates").  Where n - c + 1 is not
+    a polynomial with non-negative coefficients in nats (so >= 0), the fact is stated under
+    n - c + 1 >= 0 (w[T-1] for T >= 1).
 
     True by induction on n when the recurrence holds at every k with the other symbols fixed:
     the caller gives only updates that rest on the setting's assumptions and mention no
@@ -343,13 +344,16 @@ def unrolled_updates(updates, elements, nats) -> list:
             if e.func != sequence or e in defined:
                 continue
             n = sp.expand(e.args[0] - c + 1)
-            if n == 0 or not _at_least_zero(n, nats):
+            if n == 0:
                 continue
             try:
                 total = vector_sum(terms, n)
             except ValueError:  # a sum inside the terms
                 continue
-            facts.append(VectorEq(e, Vec.atom(sequence(sp.Integer(c - 1))) + total))
+            fact = VectorEq(e, Vec.atom(sequence(sp.Integer(c - 1))) + total)
+            # w[T-1] is unrolled where T - 1 >= 0 only (a given T >= 1 says where)
+            facts.append(fact if _at_least_zero(n, nats)
+                         else Implication((Relation(">=", n, sp.Integer(0)),), fact))
     return facts
 
 
