@@ -228,17 +228,15 @@ def _consistent_indices(subs: dict, vector_atoms) -> bool:
 
 
 def _values(model: z3.ModelRef, tr: Translator):
-    subs, shown = {}, {}
-    for name, (atom, var) in sorted(tr.atoms.items()):
+    subs = {}
+    for _, (atom, var) in sorted(tr.atoms.items()):
         value = _fraction(model.eval(var, model_completion=True))
         if value is None:
             return None, None
         subs[atom] = sp.Rational(value.numerator, value.denominator)
-        shown[display_name(atom)] = str(subs[atom])
-    for atom in subs:
-        if _outside_its_range(atom, subs):
-            del shown[display_name(atom)]
-    return subs, shown
+    # (values read at indices < 0 mean nothing there: not shown)
+    return subs, {display_name(atom): str(value) for atom, value in subs.items()
+                  if not _outside_its_range(atom, subs)}
 
 
 def _outside_its_range(atom, subs: dict) -> bool:
@@ -360,15 +358,20 @@ def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
     """Whether the formulas that hold at every value of the nats hold at every index the
     counterexample shows (a[1] when it gives a[T - 1] with T = 2); an instance whose atoms have
     no value there is not asked (the counterexample says nothing of them)."""
-    # (an index < 0, a[T - 3] at T = 2, is no value of a nat: the formulas say nothing there)
-    indices = {c.args[0] for c in known if isinstance(c, sp.core.function.AppliedUndef)
-               and c.args[0].is_Integer and c.args[0] >= 0}
+    indices = _natural_indices(known)
     for f in everywhere:
         for k in set(nats) & free_symbols(f):
             for v in indices:
                 if _truth(f.subs(k, v), known) is False:
                     return False
     return True
+
+
+def _natural_indices(atoms) -> set:
+    """The whole indices >= 0 at which the atoms read sequence elements (an index < 0, a[T - 3]
+    at T = 2, is no value of a nat: the formulas that hold at every value say nothing there)."""
+    return {c.args[0] for c in atoms if isinstance(c, sp.core.function.AppliedUndef)
+            and c.args[0].is_Integer and c.args[0] >= 0}
 
 
 def _written_out(subs: dict, everywhere, nats) -> list:
@@ -378,9 +381,7 @@ def _written_out(subs: dict, everywhere, nats) -> list:
     Values found so still pass the whole re-check, or are not shown."""
     # the nats kept at their values, so every index below is a number
     facts = [Relation("=", k, subs[k]) for k in nats if k in subs]
-    indices = {c.args[0] for c in _by_denotation(subs)
-               if isinstance(c, sp.core.function.AppliedUndef) and c.args[0].is_Integer
-               and c.args[0] >= 0}
+    indices = _natural_indices(_by_denotation(subs))
     for atom in subs:
         if not isinstance(atom, sp.Sum):
             continue

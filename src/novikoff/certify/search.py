@@ -398,7 +398,6 @@ def _deg(p: dict) -> int:
     return max((sum(e for _, e in m) for m in p), default=0)
 
 
-
 def _add_square_columns(columns: list, m: dict, literals, inequalities, size: int) -> None:
     """A column m^2 * (product of `size` inequality literals) for each choice of them, while
     the columns are under half their bound."""
@@ -409,6 +408,7 @@ def _add_square_columns(columns: list, m: dict, literals, inequalities, size: in
         for i in combo:
             p = poly_mul(p, literals[i][1])
         columns.append(("square", (m, list(combo)), p, True, False))
+
 
 def _leaf(literals, chosen, degree: int):
     """A psatz node over the chosen literals, or None."""

@@ -674,13 +674,14 @@ def _vector_definitions(formulas, goal=None) -> tuple:
     scalar = [f for f in formulas if not isinstance(f, VectorEq)]
     # A vector equation under premises (a cited lemma's, its givens discharged by facts in
     # scope): where the premises hold, lhs - rhs is the zero vector, so its inner products too.
-    for f in scalar:
-        if isinstance(f, Implication) and isinstance(f.conclusion, VectorEq):
-            eq = f.conclusion
-            d = _substitute(Vec.atom(eq.atom) - eq.rhs, defs)
-            mentioned = _vector_atoms(scalar + ([goal] if goal is not None else []))
-            facts += [Implication(f.premises, Relation("=", ip(d, Vec.atom(v)), sp.Integer(0),
-                                                       eq.domain)) for v in mentioned]
+    premised = [f for f in scalar
+                if isinstance(f, Implication) and isinstance(f.conclusion, VectorEq)]
+    mentioned = _vector_atoms(scalar + ([goal] if goal is not None else [])) if premised else []
+    for f in premised:
+        eq = f.conclusion
+        d = _substitute(Vec.atom(eq.atom) - eq.rhs, defs)
+        facts += [Implication(f.premises, Relation("=", ip(d, Vec.atom(v)), sp.Integer(0),
+                                                   eq.domain)) for v in mentioned]
     for d in equations:
         d = _substitute(d, defs)
         facts.append(Relation("=", ip(d, d), sp.Integer(0)))

@@ -197,17 +197,13 @@ def _met_at_every_index(obligation: Relation) -> bool:
     """Whether an obligation on the index alone holds at every i >= 0: p >= 0, or p != 0 with
     p - 1 >= 0, for a polynomial p in i with non-negative coefficients."""
     p = sp.expand(obligation.lhs - obligation.rhs)
-    if p.atoms(sp.Function) or not (p.free_symbols <= {BOUND}):  # a[i], abs(i - 3): not read
+    if p.atoms(sp.Function):  # a[i], abs(i - 3): not read
         return False
     if obligation.rel == "!=":
         p = p - 1
     elif obligation.rel != ">=":
         return False
-    try:
-        poly = sp.Poly(p, BOUND)
-    except sp.PolynomialError:
-        return False
-    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
+    return _at_least_zero(p, {BOUND})
 
 
 def _termwise_facts(goal: Relation, nonnegative) -> list:
@@ -313,13 +309,7 @@ def _at_least_one(n: sp.Expr) -> bool:
     """Whether n - 1 is a polynomial with non-negative coefficients in its symbols (a number of
     terms is a polynomial in nats), so n >= 1 wherever it means something."""
     rest = sp.expand(n - 1)
-    if rest.is_number:
-        return bool(rest.is_Rational and rest >= 0)
-    try:
-        poly = sp.Poly(rest, *sorted(rest.free_symbols, key=str))
-    except sp.PolynomialError:
-        return False
-    return all(c.is_Rational and c >= 0 for c in poly.coeffs())
+    return _at_least_zero(rest, rest.free_symbols)
 
 
 def unrolled_updates(updates, elements, nats) -> list:

@@ -17,9 +17,9 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import Relation, VectorEq
-from .terms import (BOUND, LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Inner, Norm, Vec, VectorSum, capped_monomials,
-                    decimal_digits, has_irrational_number, ip, make_sum, norm, power_monomials,
-                    vector_sum)
+from .terms import (BOUND, LIMITS_TEXT, MAX_DIGITS, MAX_MONOMIALS, Inner, Norm, Vec, VectorSum,
+                    capped_monomials, decimal_digits, has_irrational_number, ip, make_sum, norm,
+                    power_monomials, vector_sum)
 
 __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
            "Abs", "Max", "Min", "Floor", "Ceil", "InnerOf", "NormOf", "SumOf", "Meaning", "interpret", "formula_of",

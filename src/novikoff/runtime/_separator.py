@@ -82,7 +82,6 @@ class _Rescale(Exception):
     """The margins over- or underflow, or are not finite: solve on a normalised copy."""
 
 
-
 def _measured_pass(X, y, v, say, best: tuple, upper: float) -> tuple:
     """One pass over the data with direction v: (its margins, the smallest, the best (margin,
     direction) so far), with progress against the upper bound; raises _Rescale when the margins
@@ -98,6 +97,7 @@ def _measured_pass(X, y, v, say, best: tuple, upper: float) -> tuple:
     if np.isfinite(upper):
         say(max(0.0, min(1.0, lower / upper)))
     return m, lower, best
+
 
 def _normalised(X: np.ndarray, y: np.ndarray):
     """(Z, e): Z = y*X / 2^e, e chosen for max |entry| and then max ||row|| in [1/2, 1),
