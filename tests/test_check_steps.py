@@ -157,6 +157,34 @@ def test_sqrt_of_a_possibly_negative_quantity(tmp_path):
     assert _values(step.counterexample)["R"] < 1
 
 
+SEQUENCES = """
+setting s:
+  real sequence a
+  sequence x
+  nat T
+"""
+
+
+@pytest.mark.parametrize("term, shown", [
+    ("1/abs(a[i])", "abs(a[i]) != 0"),
+    ("sqrt(||x[i]|| - 1)", "||x[i]|| - 1 >= 0"),
+    ("sqrt(||2*x[i] - x[i+1]|| - 1)", "||2*x[i] - x[i + 1]|| - 1 >= 0"),
+    ("1/<x[i], x[i]>", "<x[i], x[i]> != 0"),
+    ("1/max(a[i], 0)", "max(0, a[i]) != 0"),
+])
+def test_a_sum_whose_terms_mean_nothing_somewhere_names_them_as_written(tmp_path, term, shown):
+    """The kernel's refusal shows the failing condition in the notation of .proof files, not in
+    SymPy's (Abs(a(i)), Norm(((x(i), 1),)), Inner(x(i), x(i)))."""
+    report = check_text(tmp_path, f"""
+        lemma t: sum(i < T, {term}) >= 0
+        proof:
+          sum(i < T, {term}) >= 0
+        """, setting=SEQUENCES)
+    reason = lemma_of(report, "t").reason + " ".join(s.reason for s in steps_of(report, "t"))
+    assert f"but {shown} does not hold for every i" in reason, reason
+    assert not any(internal in reason for internal in ("Abs(", "Norm(", "Inner(", "(i)"))
+
+
 def test_vacuous_hypotheses_are_reported(tmp_path):
     setting = """\
 setting s:

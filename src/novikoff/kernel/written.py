@@ -10,6 +10,7 @@ obligations come from the term as written, SymPy's automatic simplification (``k
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
@@ -414,7 +415,7 @@ def _sum(term: SumOf) -> Meaning:
     outer = tuple(o for o in t.obligations if BOUND not in o.lhs.free_symbols)  # a[i]/2
     for o in t.obligations:
         if o not in outer and not _holds_for_every_index(o, nats, finite):
-            shown = o.lhs.subs(BOUND, sp.Symbol("i"))
+            shown = _readable(o.lhs.subs(BOUND, sp.Symbol("i")))
             raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
                               f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
                               f"is defined for all i, e.g. a[i] or 1/(i+1))")
@@ -422,6 +423,26 @@ def _sum(term: SumOf) -> Meaning:
     if t.kind == "vector":
         return Meaning("vector", vector_sum(t.value, n), obligations)
     return Meaning("scalar", check_real(make_sum(t.value, n)), obligations)
+
+
+def _readable(e: sp.Expr) -> str:
+    """e in the notation of .proof files, for a message (SymPy's own would read Norm(((x(i),
+    1),)) and Abs(a(i)))."""
+    def name(a) -> str:
+        if isinstance(a, Inner):
+            return f"<{name(a.args[0])}, {name(a.args[1])}>"
+        return f"{a.func.__name__}[{a.args[0]}]"
+
+    def vector(v: Vec) -> str:
+        text = " + ".join(name(a) if c == 1 else f"-{name(a)}" if c == -1 else
+                          f"{_readable(c)}*{name(a)}" if c.is_Atom else f"({_readable(c)})*{name(a)}"
+                          for a, c in v.terms) or "0"
+        return text.replace("+ -", "- ")
+
+    names = {a: sp.Symbol(name(a)) for a in e.atoms(Inner, sp.core.function.AppliedUndef)}
+    names.update({n: sp.Symbol(f"||{vector(n.vector())}||") for n in e.atoms(Norm)})
+    text = str(e.xreplace(names)).replace("**", "^")
+    return re.sub(r"\b(Abs|Max|Min)\(", lambda m: m.group(1).lower() + "(", text)
 
 
 def _written_parts(term):
