@@ -101,8 +101,28 @@ def test_wrong_constant_is_rejected(tmp_path):
         """)
     step = _single_failure(report)
     v = _values(step.counterexample)
-    assert v["<w_star, w[k]>"] >= v["k"] * v["gamma"]
-    assert v["<w_star, w[k]>"] + v["y"] * v["<w_star, x>"] < v["k"] * v["gamma"] + 2 * v["gamma"]
+    progress = v[f"<w_star, w[{v['k']}]>"]  # shown at the index it denotes
+    assert progress >= v["k"] * v["gamma"]
+    assert progress + v["y"] * v["<w_star, x>"] < v["k"] * v["gamma"] + 2 * v["gamma"]
+
+
+def test_a_counterexample_shows_each_element_once_at_the_index_it_denotes(tmp_path):
+    """At T = 0, a[T] is a[0]: shown once, as a[0], and a[T + 1] as a[1]."""
+    report = check_text(tmp_path, """
+        lemma t: a[T] >= 2
+        proof:
+          a[T] >= 2     by start, grow
+        """, setting="""
+setting s:
+  real sequence a
+  nat T
+  assume start: a[0] = 1
+  assume grow: a[T+1] = a[T] + 1
+""")
+    step = _single_failure(report)
+    v = _values(step.counterexample)
+    assert v["T"] == 0 and v["a[0]"] == 1 and v["a[1]"] == 2
+    assert not any("T" in name for name in v if name != "T"), v
 
 
 def test_uncited_hypothesis_is_named(tmp_path):

@@ -234,9 +234,15 @@ def _values(model: z3.ModelRef, tr: Translator):
         if value is None:
             return None, None
         subs[atom] = sp.Rational(value.numerator, value.denominator)
-    # (values read at indices < 0 mean nothing there: not shown)
-    return subs, {display_name(atom): str(value) for atom, value in subs.items()
-                  if not _outside_its_range(atom, subs)}
+    # Each value under what it denotes at these values (a[T] at T = 0 is a[0], shown once);
+    # values read at indices < 0 mean nothing there, and empty sums are 0: not shown.
+    shown = {}
+    for atom, value in subs.items():
+        concrete = _concrete(atom, subs)
+        empty = isinstance(concrete, sp.Sum) and count(concrete) == 0  # 0, as every empty sum
+        if not _outside_its_range(atom, subs) and not empty:
+            shown.setdefault(display_name(atom if concrete is None else concrete), str(value))
+    return subs, shown
 
 
 def _outside_its_range(atom, subs: dict) -> bool:
