@@ -1,7 +1,7 @@
 """Certificates of the bundled proofs: replay time, sizes, check time with them, search time.
 
-Prints, for the certificates stored in proofs/ (its .proof files and notes):
-- their number and sizes (bytes of compact JSON: median, total);
+Prints, for the certificates and models stored in proofs/ (its .proof files and notes):
+- their number and sizes (bytes of compact JSON: median, total), certificates and models apart;
 - the time the kernel's checker takes to replay all of them (statements built once), against
   the 1 s target;
 - `novikoff check` on the proofs (interpreter start included) with the certificates replayed,
@@ -42,7 +42,7 @@ def replay_times():
     from novikoff.certify.store import certificate_path
     from novikoff.checker import Checker, proof_files
     from novikoff.kernel import certified
-    from novikoff.kernel.certificates import check_facts
+    from novikoff.kernel.certificates import check_facts, check_model
 
     files = [p for p in proof_files([PROOFS], notes=True) if certificate_path(Path(p)).is_file()]
     built = certified._statement
@@ -67,12 +67,14 @@ def replay_times():
     pairs = [((statements[k].facts, statements[k].nats), c)
              for k, c in certified.LEDGER.used.items()]
     certified.LEDGER.store = {}
-    seconds = []
+    seconds = {"certificate": [], "model": []}
+    sizes = {"certificate": [], "model": []}
     for (facts, nats), certificate in pairs:
+        kind = "model" if certificate["by"] == "model" else "certificate"
         start = time.process_time()
-        check_facts(facts, nats, certificate)
-        seconds.append(time.process_time() - start)
-    sizes = [len(json.dumps(c, separators=(",", ":"))) for _, c in pairs]
+        (check_model if kind == "model" else check_facts)(facts, nats, certificate)
+        seconds[kind].append(time.process_time() - start)
+        sizes[kind].append(len(json.dumps(certificate, separators=(",", ":"))))
     return sizes, seconds, building
 
 
@@ -92,12 +94,17 @@ def main() -> None:
     args = parser.parse_args()
 
     sizes, seconds, building = replay_times()
-    total = sum(seconds) + sum(building)
-    print(f"certificates: {len(sizes)}; size median {statistics.median(sizes)} B, "
-          f"total {sum(sizes) / 1000:.1f} kB, largest {max(sizes)} B")
+    checking = sum(map(sum, seconds.values()))
+    total = checking + sum(building)
+    for kind in ("certificate", "model"):
+        if sizes[kind]:
+            print(f"{kind}s: {len(sizes[kind])}; size median {statistics.median(sizes[kind])} B, "
+                  f"total {sum(sizes[kind]) / 1000:.1f} kB, largest {max(sizes[kind])} B; "
+                  f"checked in {sum(seconds[kind]):.3f} s (median "
+                  f"{statistics.median(seconds[kind]) * 1000:.2f} ms each)")
     print(f"replay all (CPU): {total:.3f} s ({total / 1.0:.2f} x the 1 s target): checking "
-          f"{sum(seconds):.3f} s (median {statistics.median(seconds) * 1000:.2f} ms each), "
-          f"building the {len(building)} statements of the check {sum(building):.3f} s")
+          f"{checking:.3f} s, building the {len(building)} statements of the check "
+          f"{sum(building):.3f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
         bare = without_certificates(Path(tmp))

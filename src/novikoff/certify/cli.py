@@ -22,20 +22,24 @@ def register(sub) -> None:
 
 def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
     """Check one file with every decision recorded, search certificates for those the stored
-    ones do not cover, and write the file's certificates.  Returns counts."""
+    ones do not cover (and models for the consistency checks), and write the file's
+    certificates.  Returns counts."""
     from ..checker import Checker
     from ..kernel.certified import LEDGER
+    from .models import find_model
     from .search import find_certificate
     from .store import load_certificates, write_certificates
 
     LEDGER.store = dict(load_certificates(path))
     LEDGER.recording, LEDGER.pending, LEDGER.used, LEDGER.labels = True, {}, {}, {}
+    LEDGER.unmodelled = {}
     try:
         report = Checker(timeout_ms=timeout_ms).check_file(path)
         pending, used, labels = dict(LEDGER.pending), dict(LEDGER.used), dict(LEDGER.labels)
+        unmodelled = dict(LEDGER.unmodelled)
     finally:
         LEDGER.store, LEDGER.recording, LEDGER.pending, LEDGER.used = {}, False, {}, {}
-        LEDGER.labels = {}
+        LEDGER.labels, LEDGER.unmodelled = {}, {}
     found, left = {}, []
     for key, statement in pending.items():
         certificate = find_certificate(statement, timeout_ms)
@@ -43,11 +47,17 @@ def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
             found[key] = certificate
         else:
             left.append(labels.get(key, ""))
-    kept = {**used, **found}
+    models = {}
+    for key, statement in unmodelled.items():
+        model = find_model(statement, timeout_ms)
+        if model is not None:
+            models[key] = model
+    kept = {**used, **found, **models}
     if kept or load_certificates(path):
         write_certificates(path, kept)
     return {"error": report.error, "replayed": len(used), "found": len(found),
-            "left": len(pending) - len(found), "where": left}
+            "left": len(pending) - len(found), "where": left, "models": len(models),
+            "unmodelled": len(unmodelled) - len(models)}
 
 
 def _certify(args) -> int:
@@ -66,7 +76,7 @@ def _certify(args) -> int:
               file=sys.stderr)
         return 2
     code = 0
-    totals = {"replayed": 0, "found": 0, "left": 0}
+    totals = {"replayed": 0, "found": 0, "left": 0, "models": 0, "unmodelled": 0}
     start = time.perf_counter()
     for path in files:
         try:
@@ -80,10 +90,14 @@ def _certify(args) -> int:
             code = 2
         for k in totals:
             totals[k] += counts[k]
-        print(f"{path}: {counts['replayed']} certificates replayed, {counts['found']} found, "
-              f"{counts['left']} decisions left to the solver")
+        print(f"{path}: {counts['replayed']} certificates and models replayed, "
+              f"{counts['found']} certificates and {counts['models']} models found, "
+              f"{counts['left']} decisions and {counts['unmodelled']} consistency checks left "
+              f"to the solver")
         for where in counts["where"]:
             print(f"    left to the solver: a decision at {where}")
-    print(f"certify: {totals['replayed'] + totals['found']} certified, {totals['left']} left to "
-          f"the solver, in {time.perf_counter() - start:.1f} s")
+    print(f"certify: {totals['replayed'] + totals['found'] + totals['models']} certificates "
+          f"and models kept, {totals['found']} certificates and {totals['models']} models new; "
+          f"{totals['left']} decisions and {totals['unmodelled']} consistency checks left to the "
+          f"solver, in {time.perf_counter() - start:.1f} s")
     return code

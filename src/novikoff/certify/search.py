@@ -27,7 +27,7 @@ from scipy.optimize import linprog
 from ..kernel.certificates import (Branch, CertificateError, check, parse_statement, poly_add,
                                    poly_from_json, poly_mul, poly_to_json)
 
-__all__ = ["find_certificate"]
+__all__ = ["find_certificate", "z3_fact"]
 
 _MAX_DEPTH = 10
 _MAX_COLUMNS = 4000
@@ -65,6 +65,17 @@ def _z3_poly(p: dict, variables) -> z3.ArithRef:
     return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
+def z3_fact(fact, variable) -> z3.BoolRef:
+    """A statement's fact for Z3; variable(name) gives an atom's Z3 term."""
+    kind, body = fact
+    if kind == "and":
+        return z3.And([z3_fact(f, variable) for f in body])
+    if kind == "or":
+        return z3.Or([z3_fact(f, variable) for f in body])
+    p = _z3_poly(body, {a: variable(a) for m in body for a, _ in m})
+    return {"ge": p >= 0, "gt": p > 0, "eq": p == 0, "ne": p != 0}[kind]
+
+
 class _OutOfTime(Exception):
     pass
 
@@ -83,16 +94,7 @@ class _Search:
         return self.variables[name]
 
     def _z3(self, fact):
-        kind, body = fact
-        if kind == "and":
-            return z3.And([self._z3(f) for f in body])
-        if kind == "or":
-            return z3.Or([self._z3(f) for f in body])
-        for m in body:
-            for a, _ in m:
-                self._var(a)
-        p = _z3_poly(body, self.variables)
-        return {"ge": p >= 0, "gt": p > 0, "eq": p == 0, "ne": p != 0}[kind]
+        return z3_fact(fact, self._var)
 
     def core(self, branch: Branch, spent: frozenset):
         """(literal indices, compound indices) of an unsat core, or None if not shown unsat.

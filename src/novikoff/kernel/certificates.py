@@ -34,6 +34,11 @@ A *certificate* is a tree; each node closes the branch it is checked in.  A bran
 
 ``check`` accepts only a certificate that is exactly right and fails closed on anything else
 (an unknown key, a float, an index out of range, a polynomial over the size limits).
+
+The other side, a statement whose facts are *consistent* (a setting that is not vacuous), is
+shown by a *model*, ``{"by": "model", "values": {atom: "p/q", ...}}``: ``check_model`` accepts
+it only if it gives every atom of the facts an exact rational value (a nat a whole number >= 0)
+at which every fact holds.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ import json
 import re
 from fractions import Fraction
 
-__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "statement_key",
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "check_model", "statement_key",
            "canonical_statement", "canonical_text", "parse_statement", "read_statement",
            "poly_add", "poly_mul", "poly_to_json", "poly_from_json"]
 
@@ -372,3 +377,58 @@ def check_facts(facts, nats, certificate) -> None:
         raise CertificateError("the certificate is nested too deeply") from None
     except Exception as exc:  # fail closed: whatever went wrong, nothing is accepted
         raise CertificateError(f"the certificate could not be checked ({exc!r})") from None
+
+
+# ---------------------------------------------------------------------------- models
+
+def check_model(facts, nats, model) -> None:
+    """Accept (return None) only if the model satisfies every fact exactly, so the facts are
+    consistent; raise CertificateError otherwise.  model: {"by": "model", "values": {atom:
+    "p/q"}} with a value for each atom of the facts and for no other, a nat's whole and >= 0."""
+    try:
+        if not (isinstance(model, dict) and set(model) == {"by", "values"}
+                and model["by"] == "model" and isinstance(model["values"], dict)):
+            raise CertificateError("a model is {\"by\": \"model\", \"values\": {atom: \"p/q\"}}")
+        values = {atom: _rational(text) for atom, text in model["values"].items()}
+        atoms = set()
+        for fact in facts:
+            _fact_atoms(fact, atoms)
+        if set(values) != atoms:
+            raise CertificateError("a model gives a value to every atom of the statement and "
+                                   "to no other")
+        for n in atoms & set(nats):
+            if values[n].denominator != 1 or values[n] < 0:
+                raise CertificateError(f"the nat {n} is not a whole number >= 0 in the model")
+        for fact in facts:
+            if not _holds(fact, values):
+                raise CertificateError("a fact of the statement is false in the model")
+    except CertificateError:
+        raise
+    except RecursionError:
+        raise CertificateError("the statement is nested too deeply") from None
+    except Exception as exc:  # fail closed: whatever went wrong, nothing is accepted
+        raise CertificateError(f"the model could not be checked ({exc!r})") from None
+
+
+def _fact_atoms(fact, out: set) -> None:
+    kind, body = fact
+    if kind in ("and", "or"):
+        for part in body:
+            _fact_atoms(part, out)
+    else:
+        out.update(atom for monomial in body for atom, _ in monomial)
+
+
+def _holds(fact, values: dict) -> bool:
+    kind, body = fact
+    if kind == "and":
+        return all(_holds(part, values) for part in body)
+    if kind == "or":
+        return any(_holds(part, values) for part in body)
+    value = Fraction(0)
+    for monomial, c in body.items():
+        term = c
+        for atom, exponent in monomial:
+            term *= values[atom] ** exponent
+        value += term
+    return {"ge": value >= 0, "gt": value > 0, "eq": value == 0, "ne": value != 0}[kind]

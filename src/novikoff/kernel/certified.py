@@ -6,6 +6,9 @@ verdict is 'valid' on the certificate alone (basis 'certified') and no solver is
 other 'valid' verdict rests on Z3 (basis 'solver') or on SymPy's normal form ('sympy'), and the
 ledger counts it, so that the checker can say what each verified step rests on.  Certificates in
 the ledger come from files anyone can edit: each is checked every time it is used.
+
+A consistency check (no goal: are the facts satisfiable?) is answered 'invalid' (consistent) by a
+stored model that ``certificates.check_model`` accepts, with no solver asked (basis 'model').
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import solver
-from .certificates import CertificateError, check_facts
+from .certificates import CertificateError, check_facts, check_model
 from .solver import Verdict
 from .statements import NoStatement, statement_of
 
@@ -42,8 +45,12 @@ class Ledger:
     satisfiable: dict = field(default_factory=dict)
     used: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)  # key -> why its certificate was refused
+    # Recording: key -> statement text of every consistency check that a solver found
+    # consistent and no stored model backs, for `novikoff certify` to find a model.
+    unmodelled: dict = field(default_factory=dict)
     uncertified: int = 0
     certified: int = 0
+    modelled: int = 0  # consistency checks answered by a stored model
     # A 'valid' verdict that no certificate backs is 'unknown' (check --require-certificates).
     required: bool = False
     # Untrusted: statement text -> certificate or None, asked when none is stored (tests search
@@ -67,12 +74,16 @@ def _statement(hypotheses, goal, nats):
     return statement.key, statement
 
 
+def _is_model(entry) -> bool:
+    return isinstance(entry, dict) and entry.get("by") == "model"
+
+
 def _replay(obligation) -> Verdict | None:
     if obligation is None:
         return None
     key, statement = obligation
     certificate = LEDGER.store.get(key)
-    if certificate is None:
+    if certificate is None or _is_model(certificate):
         return None
     try:
         check_facts(statement.facts, statement.nats, certificate)
@@ -84,6 +95,26 @@ def _replay(obligation) -> Verdict | None:
         LEDGER.statements[key] = statement.text
     LEDGER.certified += 1
     return Verdict("valid", reason="certified", basis="certified")
+
+
+def _replay_model(obligation) -> Verdict | None:
+    """'invalid' (the facts are consistent) by a stored model that the checker accepts."""
+    if obligation is None:
+        return None
+    key, statement = obligation
+    model = LEDGER.store.get(key)
+    if not _is_model(model):
+        return None
+    try:
+        check_model(statement.facts, statement.nats, model)
+    except CertificateError as exc:
+        LEDGER.refused[key] = str(exc)
+        return None
+    LEDGER.used[key] = model
+    if LEDGER.recording:
+        LEDGER.statements[key] = statement.text
+    LEDGER.modelled += 1
+    return Verdict("invalid", reason="model", basis="model")
 
 
 NO_CERTIFICATE = ("rests on a solver alone: no stored certificate backs it, and certificates "
@@ -117,22 +148,20 @@ def _uncertified(verdict: Verdict, obligation) -> Verdict:
 
 
 def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
-    """solver.entails, or 'valid' by a stored certificate that the checker accepts."""
-    verdict = None
-    if goal is None and LEDGER.store and not LEDGER.recording and LEDGER.searcher is None \
-            and solver.z3 is not None:
-        # A consistency check: nearly always a model, which no certificate can give; its
-        # statement is built only when the solver finds no model (measured: a third of the
-        # statements built by `novikoff check proofs/`).
-        verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
-        if verdict.answer == "invalid":
-            return verdict
+    """solver.entails, or 'valid' by a stored certificate that the checker accepts; for a
+    consistency check (goal None), 'invalid' by a stored model that the checker accepts."""
     obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
+    if goal is None:
+        modelled = _replay_model(obligation)
+        if modelled is not None:
+            return modelled
     replayed = _replay(obligation)
     if replayed is not None:
         return replayed
-    if verdict is None:
-        verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
+    verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
+    if goal is None and verdict.answer == "invalid" and LEDGER.recording \
+            and obligation is not None:
+        LEDGER.unmodelled[obligation[0]] = obligation[1].text
     return _uncertified(_searched(verdict, obligation), obligation)
 
 

@@ -29,7 +29,7 @@ from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
                        compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
-from .certified import entails, identity
+from .certified import LEDGER, entails, identity
 from .solver import Verdict
 from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
 from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
@@ -185,7 +185,8 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # library's settings, quiet).
         instances = _instances(s, values)
         verdict = entails(_with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances),
-                                                 None, tuple(s.assumptions.values())),
+                                                 None, tuple(s.assumptions.values()),
+                                                 summed=True),
                                      triples=True),
                           None, 4 * timeout_ms, s.nats)
         if verdict.answer == "valid":
@@ -340,8 +341,10 @@ def _instances(s: Setting, values=None) -> list:
     return out
 
 
-# At most this many more values per nat at which the assumptions are checked together.
-_MEETING_POINTS = 8
+# At most this many more values per nat at which the assumptions are checked together, and the
+# largest gap between offsets that is walked one step at a time.
+_MEETING_POINTS = 16
+_CHAIN = 12
 
 
 def _offsets(formulas, k) -> set:
@@ -356,31 +359,58 @@ def _offsets(formulas, k) -> set:
     return found
 
 
+def _scaled_indices(formulas, k) -> set:
+    """The indices p(k) other than k + c at which the formulas read sequences (d[3*k + 3])."""
+    found = set()
+    for f in formulas:
+        for e in free_symbols(f):
+            if isinstance(e, sp.core.function.AppliedUndef) and k in e.args[0].free_symbols \
+                    and not sp.expand(e.args[0] - k).is_Integer:
+                found.add(sp.expand(e.args[0]))
+    return found
+
+
 def _meeting_points(s: Setting, k) -> set:
-    """Values of the nat k where the assumptions' indices meet one another: k + c1 - c2 for the
-    offsets they use (d[k] and d[k+2] meet at k + 2), the small numbers up to the largest offset
-    and one more (d[2*k] meets d[k+1] at k = 1), and every other nat plus those differences
-    (d[T+1] meets d[k+2] at T = k + 1).  Every assumption holds at each of them; a contradiction
-    elsewhere is not looked for (no finite check finds every one: docs/trust.md)."""
+    """Values of the nat k where the assumptions' indices meet one another: k + 1, k + 2, ...
+    up to the largest gap between the offsets they use (d[k] and d[k+2] meet at k + 2, and
+    a[k+1] = a[k] chained ten times meets a[k+10]; only the gaps themselves past _CHAIN), the
+    index p(k) - c of every other index p(k) that an index k + c meets (d[k] meets d[3*k + 3]
+    at k = 3*k + 3), the small numbers up to the largest offset and one more (d[2*k] meets
+    d[k+1] at k = 1), and every other nat plus those gaps (d[T+1] meets d[k+2] at T = k + 1).
+    Every assumption holds at each of them; a contradiction elsewhere is not looked for (no
+    finite check finds every one: docs/trust.md)."""
     formulas = list(s.assumptions.values())
     offsets = _offsets(formulas, k)
     gaps = sorted({a - b for a in offsets for b in offsets if a > b})
+    if gaps and gaps[-1] <= _CHAIN:
+        gaps = list(range(1, gaps[-1] + 1))
     points = [k + g for g in gaps]
+    for p in sorted(_scaled_indices(formulas, k), key=sp.default_sort_key):
+        for c in sorted(offsets):
+            # a nat at every k: a polynomial in k alone with coefficients >= 0
+            if p.free_symbols == {k} and all(a >= 0 for a in sp.Poly(p - c, k).coeffs()):
+                points.append(p - c)
     points += [sp.Integer(n) for n in range(1, max(offsets, key=abs, default=0).__abs__() + 3)]
     for other in sorted(s.nats - {k}, key=str):
-        if any(other in free_symbols(f) and k in free_symbols(f) for f in formulas) or any(
-                other in free_symbols(f) for f in formulas):
+        if any(other in free_symbols(f) for f in formulas):
             points += [other + g for g in [0] + gaps]
     return set(points[:_MEETING_POINTS])
 
 
 def _at_indices_of(s: Setting, formulas) -> list:
     """The assumptions at the indices the formulas read (a given about d[T + 5] meets
-    `d[k] <= a` at k := T + 5): for each nat k, offset c of the assumptions' indices and index
-    e of the formulas, the assumption at k := e - c where that is >= 0.  Assumptions with a
+    `d[k] <= a` at k := T + 5) and those between two of them: for each nat k, offset c of the
+    assumptions' indices and index e, the assumption at k := e - c where that is >= 0.  Assumptions with a
     per-update symbol are left out (at another k it denotes another example)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
+    # and every index between two of them up to _CHAIN apart (d[0] and d[10]), so that an
+    # assumption chained (d[k] <= d[k+1] ten times) meets both
+    for low in list(indices):
+        for high in list(indices):
+            gap = sp.expand(high - low)
+            if gap.is_Integer and 1 < gap <= _CHAIN:
+                indices |= {sp.expand(low + j) for j in range(1, int(gap))}
     assumptions = [f for f in s.assumptions.values()
                    if not free_symbols(f) & s.per_update_symbols]
     out = []
@@ -1037,7 +1067,10 @@ def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False
     for the vectors they and the goal mention (_gram_facts)."""
     told = _with_gram(hyps, goal, triples)
     key, nats = frozenset(told), frozenset(nats)
-    if any(nats == known_nats and key <= known for known_nats, known in _CONSISTENT):
+    # (not where stored models answer: each check then replays its own, so that what a file's
+    # check rests on does not depend on which files the process checked before)
+    if not LEDGER.active and any(nats == known_nats and key <= known
+                                 for known_nats, known in _CONSISTENT):
         return Verdict("invalid")
     verdict = entails(told, None, timeout_ms, nats)
     if verdict.answer == "invalid":

@@ -1,0 +1,85 @@
+"""Search a model of a consistency check's statement (untrusted: the kernel replays it).
+
+Z3, with the nats as integers, finds values that satisfy the statement's facts.  They are often
+algebraic (a square root's helper atom at sqrt(2)), which no exact rational replay can take, so
+an irrational value is pinned to a simple rational near it (a whole number, a half, a tenth, a
+denominator up to 100), helper atoms first, and the facts are solved again, until every value is
+rational.  What is found is checked by the kernel's checker before it is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import z3
+
+from ..kernel.certificates import CertificateError, check_model, read_statement
+from .search import z3_fact
+
+__all__ = ["find_model"]
+
+# At most this many values pinned per statement (measured on the library: at most 3 needed).
+_MAX_PINS = 8
+
+
+def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20.0) -> dict | None:
+    """A model that the kernel's checker accepts for the statement, or None (also when the
+    search takes more than budget_s seconds)."""
+    facts, nats = read_statement(statement_text)
+    variables: dict = {}
+
+    def variable(name: str) -> z3.ArithRef:
+        if name not in variables:
+            variables[name] = z3.ToReal(z3.Int(name)) if name in nats else z3.Real(name)
+        return variables[name]
+
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add([z3_fact(f, variable) for f in facts])
+    deadline = time.monotonic() + budget_s
+    for _ in range(_MAX_PINS + 1):
+        if time.monotonic() > deadline or solver.check() != z3.sat:
+            return None
+        model = solver.model()
+        values = {name: _fraction(model.eval(v, model_completion=True))
+                  for name, v in variables.items()}
+        irrational = sorted((not name.startswith("!"), name)
+                            for name, value in values.items() if value is None)
+        if not irrational:
+            return _checked(facts, nats, values)
+        name = irrational[0][1]
+        if not _pin(solver, variables[name], model.eval(variables[name], model_completion=True)):
+            return None
+    return None
+
+
+def _pin(solver: z3.Solver, var: z3.ArithRef, value: z3.ExprRef) -> bool:
+    """Add var = a simple rational near its algebraic value, the first that keeps the facts
+    satisfiable; False when none does."""
+    approx = Fraction(value.approx(20).as_fraction())
+    for near in dict.fromkeys([Fraction(round(approx)), Fraction(round(2 * approx), 2),
+                               Fraction(round(10 * approx), 10), approx.limit_denominator(100)]):
+        solver.push()
+        solver.add(var == z3.RealVal(f"{near.numerator}/{near.denominator}"))
+        if solver.check() == z3.sat:
+            return True
+        solver.pop()
+    return False
+
+
+def _fraction(value: z3.ExprRef) -> Fraction | None:
+    if isinstance(value, z3.IntNumRef):
+        return Fraction(value.as_long())
+    if isinstance(value, z3.RatNumRef):
+        return Fraction(value.numerator_as_long(), value.denominator_as_long())
+    return None
+
+
+def _checked(facts, nats, values: dict) -> dict | None:
+    model = {"by": "model", "values": {name: str(value) for name, value in sorted(values.items())}}
+    try:
+        check_model(facts, nats, model)
+    except CertificateError:
+        return None
+    return model
