@@ -15,7 +15,6 @@ from ..errors import InvalidArgument
 from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
-from ._io import read_array, read_npz
 from ._library import declared_rule_breaks, library, monitored
 from ._likely_bugs import constant_trace, likely_bugs
 from ._checks import SameObjects
@@ -25,7 +24,7 @@ from ._trace_lemmas import data_gated
 from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
                         check_vector, check_w_star)
 
-__all__ = ["AuditReport", "audit", "audit_files"]
+__all__ = ["AuditReport", "audit"]
 
 
 @dataclass
@@ -824,12 +823,3 @@ def _declared_rule_reasons(lemmas, nonzero_start: bool, eta: float) -> tuple:
         _REASONS[key] = out
     return out
 
-
-def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
-    w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "w"))
-    kwargs.setdefault("td", t.get("td"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit(f["X"], f["y"], t["order"], t["w"], w_star=ws, **kwargs)

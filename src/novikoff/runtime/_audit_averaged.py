@@ -15,7 +15,6 @@ from ._audit import AuditReport, _lemma_findings, audit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._library import library
 from ._monitor import Monitor
 from ._separator import max_margin_separator
@@ -23,7 +22,7 @@ from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
 
-__all__ = ["AveragedAuditReport", "audit_averaged", "audit_averaged_files", "CONVENTIONS",
+__all__ = ["AveragedAuditReport", "audit_averaged", "CONVENTIONS",
            "AVERAGE_ROUNDINGS"]
 
 CONVENTIONS = ("after", "in-use")
@@ -213,13 +212,3 @@ def _merged(classic: AuditReport, visits: Monitor) -> dict:
          "not_monitorable": classic.monitor.get("not_monitorable", []),
          "checks": classic.checks, "violations": []}
     return merged_summary(_Summary(a), visits)
-
-
-def audit_averaged_files(data, trace, *, w_star=None, **kwargs) -> AveragedAuditReport:
-    """audit_averaged() on files: data .npz (X, y), trace .npz (order, w, average), optional
-    w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "w", "average"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_averaged(f["X"], f["y"], t["order"], t["w"], t["average"], w_star=ws,
-                          **kwargs)

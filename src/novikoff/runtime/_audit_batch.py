@@ -17,7 +17,6 @@ from ._batch_run import _dot_err, _exact_slot, run_batch, step_slots
 from ._bounds import (SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, norm_up,
                       start_slots)
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._library import library
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
@@ -25,7 +24,7 @@ from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
     numeric_array
 
-__all__ = ["audit_batch", "audit_batch_files", "batch_trace"]
+__all__ = ["audit_batch", "batch_trace"]
 
 _FLEXIBLE = 10  # examples within rounding of 0 in one step: every set of them is tried
 _EXACT_TIE_BUDGET = 200_000  # |Y|*d Fraction products for an exact <u, w[k]> at a tie
@@ -338,7 +337,7 @@ def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
     return int(C)
 
 
-# -------------------------------------------------------------------- files and engine runs
+# -------------------------------------------------------------------- engine runs
 
 
 def batch_trace(result) -> dict:
@@ -349,21 +348,3 @@ def batch_trace(result) -> dict:
         raise InvalidArgument("result: no step weights recorded (run_batch(..., "
                               "keep_trace=True))")
     return {"w": np.asarray(steps, dtype=np.float64), "converged": np.array(result.converged)}
-
-
-def audit_batch_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit_batch() on files: data .npz (X, y), trace .npz (w, optionally converged),
-    optional w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("w",))
-    if "converged" in t and "converged" not in kwargs:
-        kwargs["converged"] = _flag(t["converged"], "converged")
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_batch(f["X"], f["y"], t["w"], w_star=ws, **kwargs)
-
-
-def _flag(value, name: str) -> bool:
-    arr = np.asarray(value)
-    if arr.shape != () or arr.dtype.kind not in "biu" or int(arr) not in (0, 1):
-        raise InvalidArgument(f"{name}={arr.tolist()!r} is not a boolean (0/1 or True/False)")
-    return bool(arr)

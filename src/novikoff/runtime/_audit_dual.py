@@ -14,7 +14,6 @@ from ..errors import InvalidArgument
 from ._audit import AuditReport, _lemma_findings, _show
 from ._bounds import SAFETY, TINY, U, exact_dot, gam
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._library import library
@@ -22,7 +21,7 @@ from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
 from ._validate import check_finite, check_gamma, check_order, numeric_array
 
-__all__ = ["audit_kernel", "audit_kernel_files", "kernel_trace", "ALPHA_CONVENTION"]
+__all__ = ["audit_kernel", "kernel_trace", "ALPHA_CONVENTION"]
 
 ALPHA_CONVENTION = ("alpha_i counts the updates on example i (integers >= 0; the prediction is "
                     "f(x) = sum_i alpha_i*y_i*K(x_i, x)); signed coefficients alpha_i*y_i: pass "
@@ -297,7 +296,7 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
                               visit=int(up[-1]) if L else None)
 
 
-# -------------------------------------------------------------------- files and engine runs
+# -------------------------------------------------------------------- engine runs
 
 
 def kernel_trace(result, order=None) -> dict:
@@ -314,12 +313,3 @@ def kernel_trace(result, order=None) -> dict:
     alpha = np.zeros((T, n))
     np.add.at(alpha, (np.asarray(result.update_visits), np.asarray(result.updates)), 1.0)
     return {"order": visits, "alpha": np.cumsum(alpha, axis=0)}
-
-
-def audit_kernel_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit_kernel() on files: data .npz (X, y), trace .npz (order, alpha), optional w_star
-    (dual coefficients beta) .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "alpha"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_kernel(f["X"], f["y"], t["order"], t["alpha"], w_star=ws, **kwargs)

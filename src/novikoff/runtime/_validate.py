@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InvalidArgument
 
 __all__ = ["check_data", "check_vector", "check_order", "check_gamma", "check_positive",
-           "check_choice", "check_positive_int", "numeric_array", "check_finite"]
+           "check_choice", "check_flag", "check_positive_int", "numeric_array", "check_finite"]
 
 
 def numeric_array(name: str, value, meaning: str = "") -> np.ndarray:
@@ -142,3 +142,11 @@ def check_positive_int(name: str, value) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidArgument(f"{name}={value!r} is not a positive integer")
     return int(value)
+
+
+def check_flag(value, name: str) -> bool:
+    """A boolean read from a file: a 0-d array holding 0/1 or True/False."""
+    arr = np.asarray(value)
+    if arr.shape != () or arr.dtype.kind not in "biu" or int(arr) not in (0, 1):
+        raise InvalidArgument(f"{name}={arr.tolist()!r} is not a boolean (0/1 or True/False)")
+    return bool(arr)
