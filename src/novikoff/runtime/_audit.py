@@ -66,6 +66,11 @@ class AuditReport:
                 "not_monitorable": (self.monitor or {}).get("not_monitorable", [])}
 
 
+def by_visit(findings) -> list:
+    """Findings in visit order, those at no visit (the run's constants) first."""
+    return sorted(findings, key=lambda f: f["visit"] if f["visit"] is not None else -1)
+
+
 def _rowdot(A, B):
     return np.einsum("ij,ij->i", A, B)
 
@@ -162,8 +167,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K, need_td)
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = _lemma_findings(monitor.violations)
-    findings = sorted(findings + lemma_found + td_found[:1],
-                      key=lambda f: (f["visit"] if f["visit"] is not None else -1))
+    findings = by_visit(findings + lemma_found + td_found[:1])
     summary = monitor.summary()
     summary["monitored"] = summary["monitored"] + skipped
     return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit
+from ._audit import AuditReport, _lemma_findings, audit, by_visit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
 from ._library import library
-from ._monitor import Monitor
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
@@ -186,9 +185,10 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     as_visit_violations(visits)
     lemma_found = _lemma_findings(visits.violations)
     # the classic audit's report, with the averages' and the visits' findings
-    summary = _merged(classic, visits)
-    findings = sorted(classic.violations + avg_found + lemma_found,
-                      key=lambda f: f["visit"] if f["visit"] is not None else -1)
+    summary = merged_summary({"monitored": classic.monitor.get("monitored", []),
+                              "not_monitorable": classic.monitor.get("not_monitorable", []),
+                              "checks": classic.checks, "violations": []}, visits.summary())
+    findings = by_visit(classic.violations + avg_found + lemma_found)
     return AveragedAuditReport(
         visits=T, updates=classic.updates, gamma=classic.gamma, R=classic.R,
         checks=classic.checks + visits.checks, rule_violations=classic.rule_violations,
@@ -198,17 +198,3 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
         patterns=classic.patterns + patterns, notes=classic.notes,
         rule=dict(classic.rule, average_convention=convention),
         average_violations=avg_count, convention=convention)
-
-
-def _merged(classic: AuditReport, visits: Monitor) -> dict:
-    """The classic audit's monitored/not monitorable lists with the visits monitor's."""
-    class _Summary:  # merged_summary reads .summary() of both
-        def __init__(self, s):
-            self.s = s
-
-        def summary(self):
-            return self.s
-    a = {"monitored": classic.monitor.get("monitored", []),
-         "not_monitorable": classic.monitor.get("not_monitorable", []),
-         "checks": classic.checks, "violations": []}
-    return merged_summary(_Summary(a), visits)

@@ -12,7 +12,7 @@ from itertools import product
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _exact_rows, _lemma_findings, _show
+from ._audit import AuditReport, _exact_rows, _lemma_findings, _show, by_visit
 from ._batch_run import _dot_err, _exact_slot, _Watch, run_batch
 from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam
 from ._engine import make_monitor
@@ -72,8 +72,7 @@ def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
     lemma_found = _lemma_findings(monitor.violations)
     for f in lemma_found:  # a batch monitor counts steps, not visits
         f["visit"] = f["k"]
-    violations = sorted(findings + lemma_found,
-                        key=lambda f: f["visit"] if f["visit"] is not None else -1)
+    violations = by_visit(findings + lemma_found)
     return AuditReport(visits=K, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
                        rule_violations=rule_count, lemma_violations=len(lemma_found),
                        violations=violations, monitor=monitor.summary(),

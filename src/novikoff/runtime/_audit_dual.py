@@ -11,8 +11,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _show
-from ._bounds import SAFETY, TINY, U, exact_dot, gam
+from ._audit import AuditReport, _lemma_findings, _show, by_visit
+from ._bounds import SAFETY, TINY, U, constant_slots, exact_dot, final_slots, gam
 from ._engine import make_monitor
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
@@ -80,8 +80,7 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     monitor.example_scope = "updates"
     _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep)
     lemma_found = _lemma_findings(monitor.violations)
-    violations = sorted(findings + lemma_found,
-                        key=lambda v: v["visit"] if v["visit"] is not None else -1)
+    violations = by_visit(findings + lemma_found)
     return AuditReport(visits=T, updates=int(changed.sum()), gamma=sep.gamma, R=sep.R,
                        checks=monitor.checks, rule_violations=len(rule),
                        lemma_violations=len(lemma_found), violations=violations,
@@ -229,8 +228,7 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
     """Feed the monitor the slots of every update, from the trace's dual counts: w[k] and w[k+1]
     are exact (integers alpha), every inner product a sum of Gram entries within their bounds."""
     n = K.shape[0]
-    const = {"gamma": (np.array([sep.gamma]), None), "R": (np.array([sep.R]), None),
-             "<w_star, w_star>": (np.array([sep.s]), np.array([sep.e_s]))}
+    const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
     start = _start_slots(monitor)
     monitor.check_constants({**const, **start})
     up = np.flatnonzero(changed)
@@ -288,11 +286,8 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
         monitor.check_chunk(env, 0, L, examples=idx, visits=up)
     last = A[-1] if A.shape[0] else np.zeros(n)
     a, e_a = dot_m(last)
-    kk = np.array([float(L)])
-    monitor.check_final_state({"k": (kk, None), "M": (kk, None),
-                               "<w_star, w[k]>": (np.array([a]), np.array([e_a * SAFETY])),
-                               "<w[k], w[k]>": (np.array([q]), np.array([e_q * SAFETY])),
-                               "TD[k]": (np.zeros(1), None), **const, **start}, L,
+    monitor.check_final_state({**final_slots(L, a, e_a, q, e_q), "TD[k]": (np.zeros(1), None),
+                               **const, **start}, L,
                               visit=int(up[-1]) if L else None)
 
 

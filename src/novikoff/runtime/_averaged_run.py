@@ -13,8 +13,8 @@ from dataclasses import fields
 import numpy as np
 
 from ..errors import NovikoffError
-from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, norm_up,
-                      start_slots)
+from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, constant_slots, data_stats,
+                      gam, norm_up, one_slot, start_slots)
 from ._engine import make_monitor, visits_allowed
 from ._checks import AVERAGED_ONLY
 from ._monitor import LemmaViolation, Violation
@@ -69,9 +69,8 @@ class VisitSlots:
 
     def __init__(self, monitor, d: int, w_star, stats, gamma: float):
         self.monitor, self.d, self.ws = monitor, d, w_star
-        self.const = {"gamma": (np.array([gamma]), None), "R": (np.array([stats.R]), None),
-                      "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
-                      "<s[0], s[0]>": (np.array([0.0]), None),
+        self.const = {**constant_slots(gamma, stats.R, stats.s, stats.e_s),
+                      "<s[0], s[0]>": one_slot(0.0),
                       **start_slots(None, None, 1.0)}
         self.ws_up = stats.ws_up
         known = {"t", "kt[t]", "KT[t]", "KT[t+1]", "RT[t]", "RT[t+1]"} | set(self.const)
@@ -135,9 +134,9 @@ class VisitSlots:
         return env
 
 
-def merged_summary(classic, visits) -> dict:
-    """One summary of the two monitors: every lemma monitored by either is listed once."""
-    a, b = classic.summary(), visits.summary()
+def merged_summary(a: dict, b: dict) -> dict:
+    """One summary of the two monitors' summaries (a: the classic lemmas', b: the visits'):
+    every lemma monitored by either is listed once."""
     at_visits = {m["lemma"] for m in b["monitored"]}
     b_reasons = {}
     for e in b["not_monitorable"]:
@@ -196,7 +195,7 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
     if watch is not None:
         watch.finish(state)
         bounds = watch.classic.bounds()
-        summary = merged_summary(watch.classic, watch.visits)
+        summary = merged_summary(watch.classic.summary(), watch.visits.summary())
         summary["weights"] = state.w.tolist()
     T, L_order = state.T, order.shape[0]
     return RunResult(

@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, norm_up, start_slots
+from ._bounds import (SAFETY, TINY, U, certify_margin, constant_slots, data_stats, final_slots,
+                      gam, norm_up, one_slot, start_slots)
 from ._engine import make_monitor
 from ._result import RunResult
 from ._separator import max_margin_separator
@@ -120,9 +121,7 @@ class _Watch:
 
     def __init__(self, monitor, n, d, w_star, gamma, R, eta, stats):
         self.monitor, self.n, self.d, self.eta = monitor, n, d, eta
-        self.const = {"gamma": (np.array([gamma]), None), "R": (np.array([R]), None),
-                      "n": (np.array([float(n)]), None),
-                      "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
+        self.const = {**constant_slots(gamma, R, stats.s, stats.e_s), "n": one_slot(n),
                       **start_slots(None, None, eta)}
         missing = monitor.slots - set(self.NAMES) - set(self.const)
         if missing:
@@ -194,11 +193,7 @@ class _Watch:
 
     def finish(self, a, C, Q) -> None:
         self.flush()
-        kk = np.array([float(self.k)])
-        env = {"k": (kk, None), "M": (kk, None), **self.const,
-               "<w_star, w[k]>": (np.array([a[0]]), np.array([a[1] * SAFETY])),
-               "<w[k], w[k]>": (np.array([a[2]]), np.array([a[3] * SAFETY])),
-               "C[k]": (np.array([C]), None), "Q[k]": (np.array([Q]), None)}
+        env = {**final_slots(self.k, *a), **self.const, "C[k]": one_slot(C), "Q[k]": one_slot(Q)}
         self.monitor.check_final_state(env, self.k)
 
 

@@ -626,7 +626,7 @@ def _audit_batch_or_kernel(args) -> int:
         trace = read_npz(args.trace, "trace", ("w",))
         with _in_file("trace", args.trace):  # the trace's own errors name its file
             W = _check_steps(trace["w"], X.shape[1])
-            converged = check_flag(trace["converged"], "converged") if "converged" in trace else False
+            converged = "converged" in trace and check_flag(trace["converged"], "converged")
         w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
                   if args.w_star else None)
         report = audit_batch(X, y, W, eta=eta, w_star=w_star, converged=converged, **common)
