@@ -12,7 +12,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
+from ._bounds import (SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, final_slots,
+                      gam, start_slots)
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._library import declared_rule_breaks, library, monitored
@@ -21,8 +22,8 @@ from ._checks import SameObjects
 from ._separator import max_margin_separator, soft_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import data_gated
-from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
-                        check_vector, check_w_star)
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
+                        check_vector, check_w_star, finite_float64)
 
 __all__ = ["AuditReport", "audit"]
 
@@ -104,9 +105,7 @@ def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
                 and W.shape == (T, d + 1) else "")
         raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {(T,)} and X: "
                               f"shape {(n, d)} (expected ({T}, {dims})){hint}")
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    check_finite("w", W)
-    return W
+    return finite_float64("w", W)
 
 
 @one_blas_thread
@@ -315,12 +314,8 @@ def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) 
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
     nf = float(np.sqrt(wf @ wf))
     final = dict(keeper.constants())
-    kk = np.array([float(K)])
-    final.update({"k": (kk, None), "M": (kk, None),
-                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
-                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
-                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
-                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    final.update(final_slots(K, wf @ ws, g * np.abs(wf) @ np.abs(ws) + ws_n * Df,
+                             wf @ wf, g * wf @ wf + Df * (2 * nf + Df)))
     if need_td:
         final["TD[k]"] = (np.array([keeper.P[-1]]), np.array([keeper.eP[-1]]))
     return final
@@ -743,11 +738,7 @@ def _check_td(td, T: int) -> np.ndarray:
     if arr.ndim != 1 or arr.shape[0] != T or arr.dtype.kind not in "biuf":
         raise InvalidArgument(f"td: shape {arr.shape} does not match order: expected ({T},) "
                               f"numbers, the implementation's TD after each visit")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise InvalidArgument(f"td[{int(bad[0])}]={arr[bad[0]].item()!r} is not finite")
-    return arr
+    return finite_float64("td", arr)
 
 
 def _td_findings(td, P, eP, order, ks) -> list:

@@ -19,7 +19,7 @@ from ._library import library
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
+from ._validate import check_choice, check_data, check_order, check_w_star, finite_float64
 
 __all__ = ["AveragedAuditReport", "audit_averaged", "CONVENTIONS",
            "AVERAGE_ROUNDINGS"]
@@ -53,9 +53,7 @@ def _check_average(average, T: int, d: int) -> np.ndarray:
     if A.ndim != 2 or A.shape != (T, d) or A.dtype.kind not in "biuf":
         raise InvalidArgument(f"average: shape {A.shape} (dtype {A.dtype}) does not match the "
                               f"trace's w: expected ({T}, {d}), the average after each visit")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    check_finite("average", A)
-    return A
+    return finite_float64("average", A)
 
 
 def _convention_rows(W, convention: str):

@@ -20,7 +20,7 @@ from ._library import library
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
+from ._validate import check_data, check_gamma, check_positive, check_w_star, finite_float64, \
     numeric_array
 
 __all__ = ["audit_batch", "batch_trace"]
@@ -86,9 +86,7 @@ def _check_steps(w, d: int) -> np.ndarray:
     if W.ndim != 2 or W.shape[1] != d:
         raise InvalidArgument(f"w: shape {W.shape} does not match X: expected (K, {d}), the "
                               f"weights after each of the K batch steps")
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    check_finite("w", W)
-    return W
+    return finite_float64("w", W)
 
 
 # -------------------------------------------------------------------- the rule

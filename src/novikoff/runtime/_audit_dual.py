@@ -19,7 +19,7 @@ from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta,
 from ._library import library
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_finite, check_gamma, check_order, numeric_array
+from ._validate import check_gamma, check_order, finite_float64, numeric_array
 
 __all__ = ["audit_kernel", "kernel_trace", "ALPHA_CONVENTION"]
 
@@ -96,8 +96,7 @@ def _check_alpha(alpha, T: int, n: int, y) -> np.ndarray:
         raise InvalidArgument(f"alpha: shape {A.shape} does not match order: shape ({T},) and "
                               f"X: {n} examples (expected ({T}, {n}): the dual coefficients "
                               f"after each visit)")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    check_finite("alpha", A)
+    A = finite_float64("alpha", A)
     frac = np.argwhere(A != np.floor(A))
     if frac.size:
         t, i = (int(v) for v in frac[0])

@@ -20,7 +20,7 @@ from ._monitor import monitor_of
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
+from ._validate import check_choice, check_data, check_order, check_w_star, finite_float64
 from ._voted_run import run_voted
 
 __all__ = ["VotedAuditReport", "audit_voted", "COUNTS"]
@@ -58,8 +58,7 @@ def _check_vote(vectors, counts, d: int):
     if c.shape != (V.shape[0],) or c.dtype.kind not in "biuf":
         raise InvalidArgument(f"counts: shape {c.shape} (dtype {c.dtype}) does not match "
                               f"vectors: shape {V.shape} (one count per vector)")
-    V = np.ascontiguousarray(V, dtype=np.float64)
-    check_finite("vectors", V)
+    V = finite_float64("vectors", V)
     cf = c.astype(np.float64)
     bad = ~np.isfinite(cf) | (cf != np.round(cf)) | (cf < 0) | (cf >= 2.0 ** 53)
     if bad.any():

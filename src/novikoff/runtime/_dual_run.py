@@ -17,7 +17,7 @@ from ..errors import InvalidArgument, NovikoffError
 from ._bounds import SAFETY, SMALLEST_NORMAL, U, constant_slots, final_slots, gam, start_slots
 from ._engine import make_monitor
 from ._result import RunResult
-from ._validate import check_data, check_finite, check_gamma, check_order, \
+from ._validate import check_data, check_gamma, check_order, finite_float64, \
     check_positive_int, numeric_array
 
 __all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS"]
@@ -242,8 +242,7 @@ def _check_beta(beta, n: int) -> np.ndarray:
         raise InvalidArgument(
             f"w_star: shape {b.shape} does not match the number of examples n={n} (the kernel "
             f"variant takes w_star as dual coefficients beta, w_star = sum_j beta_j*phi(x_j))")
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    check_finite("w_star", b)
+    b = finite_float64("w_star", b)
     if not b.any():
         raise InvalidArgument("w_star is the zero vector")
     return b
