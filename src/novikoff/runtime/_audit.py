@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import (SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, final_slots,
-                      gam, start_slots)
+                      gam, rowdot, start_slots)
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
 from ._library import declared_rule_breaks, library, monitored
@@ -70,10 +70,6 @@ class AuditReport:
 def by_visit(findings) -> list:
     """Findings in visit order, those at no visit (the run's constants) first."""
     return sorted(findings, key=lambda f: f["visit"] if f["visit"] is not None else -1)
-
-
-def _rowdot(A, B):
-    return np.einsum("ij,ij->i", A, B)
 
 
 @dataclass(frozen=True)
@@ -258,7 +254,7 @@ class _Drift:
 
     def __init__(self, A, B, nx, start, w0, eta, ar, d):
         self.A, self.B, self.nx = A, B, nx
-        self.nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+        self.nB = np.sqrt(rowdot(B, B)) * (1 + 4 * U)
         inc = ar.u * self.nB
         if eta != 1.0 or ar is not _F64:
             inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
@@ -277,8 +273,8 @@ def _update_env(keeper, stats, ws, drift, x, yy, idx, d) -> dict:
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
 
     def slot(U_, V_, extra):
-        v = _rowdot(U_, V_)
-        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
+        v = rowdot(U_, V_)
+        return v, (g * rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
 
     ks_u = np.arange(A.shape[0], dtype=float)
     env_u = dict(keeper.constants())
@@ -488,7 +484,7 @@ def _rate_guess(Wb, W, Xv, yv, changed, eta: float):
         return None, float("nan"), 0
     V = yv[up, None] * Xv[up]
     S = W[up] - Wb[up]
-    r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
+    r = float(np.median(rowdot(S, V) / rowdot(V, V)))
     if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
         for digits in range(1, 18):
             c = float(f"{r:.{digits}g}")
@@ -633,17 +629,17 @@ def _decision_bound(Wb, Xv, variant: str, gamma, ar: _Arith):
     s = y<w, x> - thr and any correct float evaluation of it, and the margin rule's threshold
     thr = (gamma/2)||w|| (0 for classic; ||w|| None then)."""
     T, d = Wb.shape
-    p = _rowdot(Wb, Xv)
+    p = rowdot(Wb, Xv)
     if ar is _F64:
         g = gam(d) * SAFETY
-        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
+        E = g * rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
     else:  # x cast to the implementation's format, then d products and sums in it
         g = ar.gam(d + 1) * SAFETY
-        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
+        E = ((g * rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
              * (1 + 4 * U))
     if variant == "classic":
         return p, E, np.zeros(T), None
-    nb2 = _rowdot(Wb, Wb)
+    nb2 = rowdot(Wb, Wb)
     nb = np.sqrt(nb2)
     thr = gamma / 2 * nb
     E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
@@ -704,7 +700,7 @@ def _exact_rows(A, B, ar: _Arith = None) -> np.ndarray:
     lb, _ = _bit_range(B)
     nz = (A != 0) & (B != 0)
     lo = np.where(nz, la + lb, 1 << 20).min(axis=1)
-    S = (_rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
+    S = (rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
     ok = (lo >= ar.lo_min) & (lo <= ar.hi_max - ar.bits)
     if ar is not _F64:  # and the implementation holds A and B exactly (no cast rounds them)
         with np.errstate(over="ignore", under="ignore"):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import NovikoffError
 from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, constant_slots, data_stats,
-                      gam, norm_up, one_slot, start_slots)
+                      gam, norm_up, one_slot, rowdot, start_slots)
 from ._engine import make_monitor, visits_allowed
 from ._checks import AVERAGED_ONLY
 from ._monitor import LemmaViolation, Violation
@@ -28,14 +28,10 @@ __all__ = ["run_averaged", "VisitSlots"]
 _CHUNK = 1 << 13  # visits judged at once
 
 
-def _rowdot(A, B):
-    return np.einsum("ij,ij->i", A, B)
-
-
 def norms_up(rows, d: int) -> np.ndarray:
     """Certified upper bounds of the rows' norms."""
     with np.errstate(under="ignore", over="ignore"):  # an overflow is inf: undetermined
-        q = _rowdot(rows, rows)
+        q = rowdot(rows, rows)
         return np.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)
 
 
@@ -84,19 +80,18 @@ class VisitSlots:
             self.pairs[slot] = parts
         monitor.check_constants(self.const)
 
-    def _inner(self, rows: dict, L: int) -> dict:
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            return self._inner_products(rows, L)  # inf or nan: undetermined, never decided
-
-    def _inner_products(self, rows: dict, L: int) -> dict:
+    def _inner(self, rows: dict, L: int, pairs: dict) -> dict:
+        """The slots of `pairs` at L points, from `rows`: an inf or nan is undetermined, never
+        decided."""
         out = {}
-        for slot, (p, q) in self.pairs.items():
-            P, nP, eP = rows[p]
-            Q, nQ, eQ = rows[q]
-            P = np.broadcast_to(P, (L, self.d))
-            Q = np.broadcast_to(Q, (L, self.d))
-            out[slot] = (_rowdot(P, Q), (gam(self.d) * nP * nQ + self.d * TINY + eP * nQ +
-                                         eQ * nP + eP * eQ) * SAFETY)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            for slot, (p, q) in pairs.items():
+                P, nP, eP = rows[p]
+                Q, nQ, eQ = rows[q]
+                P = np.broadcast_to(P, (L, self.d))
+                Q = np.broadcast_to(Q, (L, self.d))
+                out[slot] = (rowdot(P, Q), (gam(self.d) * nP * nQ + self.d * TINY + eP * nQ +
+                                             eQ * nP + eP * eQ) * SAFETY)
         return out
 
     def env(self, t0: int, V, Dv, S, ES, A, EA, kt, KT, RT, eRT) -> dict:
@@ -114,7 +109,7 @@ class VisitSlots:
         env = {"t": (ts, None), "kt[t]": (kt.astype(float), None), "KT[t]": (KT[:-1], None),
                "KT[t+1]": (KT[1:], None), "RT[t]": (RT[:-1], eRT[:-1] * SAFETY),
                "RT[t+1]": (RT[1:], eRT[1:] * SAFETY), **self.const}
-        env.update(self._inner(rows, L))
+        env.update(self._inner(rows, L, self.pairs))
         return env
 
     def final(self, T: int, w, Dw, K: int, s, Es, KT: float, RT: float, eRT: float) -> dict:
@@ -125,12 +120,9 @@ class VisitSlots:
                 "s[t]": (s[None, :], norms_up(s[None, :], self.d), one(Es))}
         env = {"t": (one(T), None), "kt[t]": (one(K), None), "KT[t]": (one(KT), None),
                "RT[t]": (one(RT), one(eRT * SAFETY)), **self.const}
-        state_pairs = {k: v for k, v in self.pairs.items() if set(v) <= set(rows)}
-        saved, self.pairs = self.pairs, state_pairs
-        try:
-            env.update(self._inner(rows, 1))
-        finally:
-            self.pairs = saved
+        # the state's slots: the pairs of vectors known after the last visit
+        env.update(self._inner(rows, 1, {slot: pair for slot, pair in self.pairs.items()
+                                         if set(pair) <= set(rows)}))
         return env
 
 

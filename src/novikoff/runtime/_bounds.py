@@ -236,6 +236,11 @@ def _hinge_err(hv, e_m):
 TINY = 2.0 ** -1074
 
 
+def rowdot(A, B) -> np.ndarray:
+    """<A[i], B[i]> for every row i."""
+    return np.einsum("ij,ij->i", A, B)
+
+
 def one_slot(value, error=None) -> tuple:
     """The slot of one value (a constant, or the final state): (array([value]), array([error])
     or None when the value is exact)."""
