@@ -490,7 +490,7 @@ def audit_command(args) -> int:
                      "are judged on separable data)")
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
-    trace = read_npz(args.trace, "trace", ("order", "w"))
+    trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
     with _in_file("trace", args.trace):  # the trace's own errors name its file
         order = check_order(trace["order"], X.shape[0])
         check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1], args.bias)
@@ -586,7 +586,7 @@ def _audit_averaged(args) -> int:
         return _fail(f"--eta {args.eta}: not available for --variant averaged (its updates add "
                      f"y*x)")
     X, y, _ = load_dataset(args.data)
-    trace = read_npz(args.trace, "trace", ("order", "w", "average"))
+    trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
     with _in_file("trace", args.trace):
         order = check_order(trace["order"], X.shape[0])
         check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1])
@@ -623,7 +623,7 @@ def _audit_batch_or_kernel(args) -> int:
     common = dict(gamma=args.gamma, proofs=args.proofs,
                   include_unverified=args.include_unverified)
     if args.variant == "batch":
-        trace = read_npz(args.trace, "trace", ("w",))
+        trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
         with _in_file("trace", args.trace):  # the trace's own errors name its file
             W = _check_steps(trace["w"], X.shape[1])
             converged = "converged" in trace and check_flag(trace["converged"], "converged")
@@ -640,7 +640,7 @@ def _audit_batch_or_kernel(args) -> int:
             return _fail("--kernel: required with --variant kernel (linear, poly:DEGREE[:C] or "
                          "rbf:G)")
         kern = parse_kernel(args.kernel)
-        trace = read_npz(args.trace, "trace", ("order", "alpha"))
+        trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
         with _in_file("trace", args.trace):
             order = check_order(trace["order"], X.shape[0])
             alpha = _check_alpha(trace["alpha"], order.shape[0], X.shape[0], y)
