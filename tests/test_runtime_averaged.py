@@ -17,8 +17,8 @@ from novikoff.fuzz._averaged_learners import (AVERAGED_LEARNERS, AVERAGED_MUTANT
                                               average_of_updates, average_off_by_one,
                                               average_undivided, averaged_after,
                                               averaged_in_use, averaged_trace)
-from novikoff.runtime import run
-from novikoff.runtime._audit_averaged import _means, audit_averaged, audit_averaged_files
+from novikoff.runtime import audit_averaged, audit_averaged_files, run
+from novikoff.runtime._audit_averaged import _means
 from novikoff.runtime._averaged_run import run_averaged
 from novikoff.runtime._io import load_dataset
 from novikoff.strategies import orderings, separable_datasets

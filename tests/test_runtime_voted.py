@@ -272,6 +272,23 @@ def test_a_trace_without_a_vote_gets_the_classic_audit():
     assert not audit_voted(X, y, tr["order"], bad).ok
 
 
+def test_audit_files_reads_a_voted_trace_as_the_table_row_says(tmp_path):
+    """variant='voted': order and w, and the vote's vectors and counts when the file has them."""
+    from novikoff.runtime import audit_files
+    X, y = iris()
+    tr = voted_trace(voted, X, y, cyclic_order(150, 4))
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.savez(tmp_path / "t.npz", **tr)
+    rep = audit_files(tmp_path / "d.npz", tmp_path / "t.npz", variant="voted")
+    assert rep.as_dict() == _audit(X, y, tr).as_dict()
+    bad = dict(tr, counts=tr["counts"] + 1)
+    np.savez(tmp_path / "bad.npz", **bad)
+    assert audit_files(tmp_path / "d.npz", tmp_path / "bad.npz", variant="voted").vote_violations
+    np.savez(tmp_path / "plain.npz", order=tr["order"], w=tr["w"])
+    plain = audit_files(tmp_path / "d.npz", tmp_path / "plain.npz", variant="voted")
+    assert plain.ok and "vectors" not in plain.vote
+
+
 @pytest.mark.parametrize("vote, match", [
     ({"vectors": np.zeros((2, 4))}, "counts: missing"),
     ({"counts": np.ones(2)}, "vectors: missing"),

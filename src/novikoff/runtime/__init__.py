@@ -9,10 +9,10 @@ batch, averaged and voted perceptrons), ``audit`` and ``audit_batch``, ``audit_k
 
 import importlib
 
-from ._audit import AuditReport, audit, audit_files
-from ._audit_averaged import audit_averaged, audit_averaged_files
-from ._audit_batch import audit_batch, audit_batch_files, batch_trace
-from ._audit_dual import audit_kernel, audit_kernel_files, kernel_trace
+from ._audit import AuditReport, audit
+from ._audit_averaged import audit_averaged
+from ._audit_batch import audit_batch, batch_trace
+from ._audit_dual import audit_kernel, kernel_trace
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._bounds import certify_margin, data_stats
@@ -25,7 +25,8 @@ from ._monitor import LemmaViolation, Monitor, Violation
 from ._replay import replay
 from ._result import RunResult
 from ._separator import max_margin_separator, soft_margin_separator
-from ._variants import VARIANTS, RunConfig, Variant, run
+from ._variants import (VARIANTS, RunConfig, Variant, audit_averaged_files, audit_batch_files,
+                        audit_files, audit_kernel_files, run)
 from ._voted_run import run_voted
 
 __all__ = [

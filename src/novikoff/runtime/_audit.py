@@ -12,20 +12,20 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._bounds import SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, gam, start_slots
+from ._bounds import (SAFETY, U, Bookkeeper, certify_margin, data_stats, exact_dot, final_slots,
+                      gam, rowdot, start_slots)
 from ._config import RunConfig
 from ._engine import make_monitor, run_online
-from ._io import read_array, read_npz
 from ._library import declared_rule_breaks, library, monitored
 from ._likely_bugs import constant_trace, likely_bugs
 from ._checks import SameObjects
 from ._separator import max_margin_separator, soft_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import data_gated
-from ._validate import (check_choice, check_data, check_finite, check_gamma, check_order, check_positive,
-                        check_vector, check_w_star)
+from ._validate import (check_choice, check_data, check_gamma, check_order, check_positive,
+                        check_vector, check_w_star, finite_float64)
 
-__all__ = ["AuditReport", "audit", "audit_files"]
+__all__ = ["AuditReport", "audit"]
 
 
 @dataclass
@@ -67,8 +67,9 @@ class AuditReport:
                 "not_monitorable": (self.monitor or {}).get("not_monitorable", [])}
 
 
-def _rowdot(A, B):
-    return np.einsum("ij,ij->i", A, B)
+def by_visit(findings) -> list:
+    """Findings in visit order, those at no visit (the run's constants) first."""
+    return sorted(findings, key=lambda f: f["visit"] if f["visit"] is not None else -1)
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,7 @@ def check_weights(w, T: int, n: int, d: int, bias: bool = False) -> np.ndarray:
                 and W.shape == (T, d + 1) else "")
         raise InvalidArgument(f"w: shape {W.shape} does not match order: shape {(T,)} and X: "
                               f"shape {(n, d)} (expected ({T}, {dims})){hint}")
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    check_finite("w", W)
-    return W
+    return finite_float64("w", W)
 
 
 @one_blas_thread
@@ -163,8 +162,7 @@ def audit(X, y, order, w, *, w_star=None, gamma=None, variant: str = "classic",
     final = _final_env(keeper, stats, ws, W[-1], drift.final, d, K, need_td)
     monitor.check_final_state(final, K, visit=int(up[-1]) if K else None)
     lemma_found = _lemma_findings(monitor.violations)
-    findings = sorted(findings + lemma_found + td_found[:1],
-                      key=lambda f: (f["visit"] if f["visit"] is not None else -1))
+    findings = by_visit(findings + lemma_found + td_found[:1])
     summary = monitor.summary()
     summary["monitored"] = summary["monitored"] + skipped
     return AuditReport(visits=T, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
@@ -256,7 +254,7 @@ class _Drift:
 
     def __init__(self, A, B, nx, start, w0, eta, ar, d):
         self.A, self.B, self.nx = A, B, nx
-        self.nB = np.sqrt(_rowdot(B, B)) * (1 + 4 * U)
+        self.nB = np.sqrt(rowdot(B, B)) * (1 + 4 * U)
         inc = ar.u * self.nB
         if eta != 1.0 or ar is not _F64:
             inc = inc + (2 * ar.u * eta * nx + 2 * d * ar.tiny) * (1 + 4 * ar.u)
@@ -275,8 +273,8 @@ def _update_env(keeper, stats, ws, drift, x, yy, idx, d) -> dict:
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
 
     def slot(U_, V_, extra):
-        v = _rowdot(U_, V_)
-        return v, (g * _rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
+        v = rowdot(U_, V_)
+        return v, (g * rowdot(np.abs(U_), np.abs(V_)) + extra) * SAFETY + U * np.abs(v)
 
     ks_u = np.arange(A.shape[0], dtype=float)
     env_u = dict(keeper.constants())
@@ -312,12 +310,8 @@ def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) 
     ws_n = np.sqrt(stats.s + stats.e_s) * (1 + 4 * U)
     nf = float(np.sqrt(wf @ wf))
     final = dict(keeper.constants())
-    kk = np.array([float(K)])
-    final.update({"k": (kk, None), "M": (kk, None),
-                  "<w_star, w[k]>": (np.array([wf @ ws]), np.array(
-                      [(g * np.abs(wf) @ np.abs(ws) + ws_n * Df) * SAFETY])),
-                  "<w[k], w[k]>": (np.array([wf @ wf]), np.array(
-                      [(g * wf @ wf + Df * (2 * nf + Df)) * SAFETY]))})
+    final.update(final_slots(K, wf @ ws, g * np.abs(wf) @ np.abs(ws) + ws_n * Df,
+                             wf @ wf, g * wf @ wf + Df * (2 * nf + Df)))
     if need_td:
         final["TD[k]"] = (np.array([keeper.P[-1]]), np.array([keeper.eP[-1]]))
     return final
@@ -490,7 +484,7 @@ def _rate_guess(Wb, W, Xv, yv, changed, eta: float):
         return None, float("nan"), 0
     V = yv[up, None] * Xv[up]
     S = W[up] - Wb[up]
-    r = float(np.median(_rowdot(S, V) / _rowdot(V, V)))
+    r = float(np.median(rowdot(S, V) / rowdot(V, V)))
     if np.isfinite(r) and r > 0 and abs(r / eta - 1) > 1e-6:
         for digits in range(1, 18):
             c = float(f"{r:.{digits}g}")
@@ -635,17 +629,17 @@ def _decision_bound(Wb, Xv, variant: str, gamma, ar: _Arith):
     s = y<w, x> - thr and any correct float evaluation of it, and the margin rule's threshold
     thr = (gamma/2)||w|| (0 for classic; ||w|| None then)."""
     T, d = Wb.shape
-    p = _rowdot(Wb, Xv)
+    p = rowdot(Wb, Xv)
     if ar is _F64:
         g = gam(d) * SAFETY
-        E = g * _rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
+        E = g * rowdot(np.abs(Wb), np.abs(Xv)) + d * _F64.tiny
     else:  # x cast to the implementation's format, then d products and sums in it
         g = ar.gam(d + 1) * SAFETY
-        E = ((g * _rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
+        E = ((g * rowdot(np.abs(Wb), np.abs(Xv)) + ar.tiny * (d + np.abs(Wb).sum(axis=1)))
              * (1 + 4 * U))
     if variant == "classic":
         return p, E, np.zeros(T), None
-    nb2 = _rowdot(Wb, Wb)
+    nb2 = rowdot(Wb, Wb)
     nb = np.sqrt(nb2)
     thr = gamma / 2 * nb
     E = (E + gamma / 2 * (np.sqrt(nb2 * (1 + g)) - np.sqrt(nb2 * (1 - g)))
@@ -706,7 +700,7 @@ def _exact_rows(A, B, ar: _Arith = None) -> np.ndarray:
     lb, _ = _bit_range(B)
     nz = (A != 0) & (B != 0)
     lo = np.where(nz, la + lb, 1 << 20).min(axis=1)
-    S = (_rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
+    S = (rowdot(np.abs(A), np.abs(B)) * (1 + 2 * gam(d + 1)) + d * 2.0 ** -1073) * SAFETY
     ok = (lo >= ar.lo_min) & (lo <= ar.hi_max - ar.bits)
     if ar is not _F64:  # and the implementation holds A and B exactly (no cast rounds them)
         with np.errstate(over="ignore", under="ignore"):
@@ -740,11 +734,7 @@ def _check_td(td, T: int) -> np.ndarray:
     if arr.ndim != 1 or arr.shape[0] != T or arr.dtype.kind not in "biuf":
         raise InvalidArgument(f"td: shape {arr.shape} does not match order: expected ({T},) "
                               f"numbers, the implementation's TD after each visit")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise InvalidArgument(f"td[{int(bad[0])}]={arr[bad[0]].item()!r} is not finite")
-    return arr
+    return finite_float64("td", arr)
 
 
 def _td_findings(td, P, eP, order, ks) -> list:
@@ -824,12 +814,3 @@ def _declared_rule_reasons(lemmas, nonzero_start: bool, eta: float) -> tuple:
         _REASONS[key] = out
     return out
 
-
-def audit_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit() on files: data .npz (X, y), trace .npz (order, w, optionally td), optional
-    w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "w"))
-    kwargs.setdefault("td", t.get("td"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit(f["X"], f["y"], t["order"], t["w"], w_star=ws, **kwargs)

@@ -11,19 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit
+from ._audit import AuditReport, _lemma_findings, audit, by_visit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._library import library
-from ._monitor import Monitor
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
+from ._validate import check_choice, check_data, check_order, check_w_star, finite_float64
 
-__all__ = ["AveragedAuditReport", "audit_averaged", "audit_averaged_files", "CONVENTIONS",
+__all__ = ["AveragedAuditReport", "audit_averaged", "CONVENTIONS",
            "AVERAGE_ROUNDINGS"]
 
 CONVENTIONS = ("after", "in-use")
@@ -55,9 +53,7 @@ def _check_average(average, T: int, d: int) -> np.ndarray:
     if A.ndim != 2 or A.shape != (T, d) or A.dtype.kind not in "biuf":
         raise InvalidArgument(f"average: shape {A.shape} (dtype {A.dtype}) does not match the "
                               f"trace's w: expected ({T}, {d}), the average after each visit")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    check_finite("average", A)
-    return A
+    return finite_float64("average", A)
 
 
 def _convention_rows(W, convention: str):
@@ -187,9 +183,10 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     as_visit_violations(visits)
     lemma_found = _lemma_findings(visits.violations)
     # the classic audit's report, with the averages' and the visits' findings
-    summary = _merged(classic, visits)
-    findings = sorted(classic.violations + avg_found + lemma_found,
-                      key=lambda f: f["visit"] if f["visit"] is not None else -1)
+    summary = merged_summary({"monitored": classic.monitor.get("monitored", []),
+                              "not_monitorable": classic.monitor.get("not_monitorable", []),
+                              "checks": classic.checks, "violations": []}, visits.summary())
+    findings = by_visit(classic.violations + avg_found + lemma_found)
     return AveragedAuditReport(
         visits=T, updates=classic.updates, gamma=classic.gamma, R=classic.R,
         checks=classic.checks + visits.checks, rule_violations=classic.rule_violations,
@@ -199,27 +196,3 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
         patterns=classic.patterns + patterns, notes=classic.notes,
         rule=dict(classic.rule, average_convention=convention),
         average_violations=avg_count, convention=convention)
-
-
-def _merged(classic: AuditReport, visits: Monitor) -> dict:
-    """The classic audit's monitored/not monitorable lists with the visits monitor's."""
-    class _Summary:  # merged_summary reads .summary() of both
-        def __init__(self, s):
-            self.s = s
-
-        def summary(self):
-            return self.s
-    a = {"monitored": classic.monitor.get("monitored", []),
-         "not_monitorable": classic.monitor.get("not_monitorable", []),
-         "checks": classic.checks, "violations": []}
-    return merged_summary(_Summary(a), visits)
-
-
-def audit_averaged_files(data, trace, *, w_star=None, **kwargs) -> AveragedAuditReport:
-    """audit_averaged() on files: data .npz (X, y), trace .npz (order, w, average), optional
-    w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "w", "average"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_averaged(f["X"], f["y"], t["order"], t["w"], t["average"], w_star=ws,
-                          **kwargs)

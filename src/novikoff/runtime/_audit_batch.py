@@ -12,20 +12,18 @@ from itertools import product
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _exact_rows, _lemma_findings, _show
-from ._batch_run import _dot_err, _exact_slot, run_batch, step_slots
-from ._bounds import (SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam, norm_up,
-                      start_slots)
+from ._audit import AuditReport, _exact_rows, _lemma_findings, _show, by_visit
+from ._batch_run import _dot_err, _exact_slot, _Watch, run_batch
+from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, exact_dot, gam
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._library import library
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_data, check_finite, check_gamma, check_positive, check_w_star, \
+from ._validate import check_data, check_gamma, check_positive, check_w_star, finite_float64, \
     numeric_array
 
-__all__ = ["audit_batch", "audit_batch_files", "batch_trace"]
+__all__ = ["audit_batch", "batch_trace"]
 
 _FLEXIBLE = 10  # examples within rounding of 0 in one step: every set of them is tried
 _EXACT_TIE_BUDGET = 200_000  # |Y|*d Fraction products for an exact <u, w[k]> at a tie
@@ -74,8 +72,7 @@ def audit_batch(X, y, w, *, eta: float = 1.0, w_star=None, gamma=None,
     lemma_found = _lemma_findings(monitor.violations)
     for f in lemma_found:  # a batch monitor counts steps, not visits
         f["visit"] = f["k"]
-    violations = sorted(findings + lemma_found,
-                        key=lambda f: f["visit"] if f["visit"] is not None else -1)
+    violations = by_visit(findings + lemma_found)
     return AuditReport(visits=K, updates=K, gamma=gamma, R=stats.R, checks=monitor.checks,
                        rule_violations=rule_count, lemma_violations=len(lemma_found),
                        violations=violations, monitor=monitor.summary(),
@@ -89,9 +86,7 @@ def _check_steps(w, d: int) -> np.ndarray:
     if W.ndim != 2 or W.shape[1] != d:
         raise InvalidArgument(f"w: shape {W.shape} does not match X: expected (K, {d}), the "
                               f"weights after each of the K batch steps")
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    check_finite("w", W)
-    return W
+    return finite_float64("w", W)
 
 
 # -------------------------------------------------------------------- the rule
@@ -283,62 +278,42 @@ def _finding(kind, k, msg, example=None) -> dict:
 # -------------------------------------------------------------------- the lemmas
 
 
-def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
-    """Feed the monitor the slots of every step (as ``_batch_run._Watch`` does for the engine,
-    from the trace's weights with the drift of a correct implementation); the total m."""
-    n, d = X.shape
-    K = W.shape[0]
-    const = {"gamma": (np.array([gamma]), None), "R": (np.array([stats.R]), None),
-             "n": (np.array([float(n)]), None),
-             "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
-             **start_slots(None, None, eta)}
-    monitor.check_constants(const)
-    nxu = stats.nx_up()
-    ws_up = stats.ws_up
-    rows: dict = {}  # slot name -> (values, error bounds) over the steps (step_slots' names)
-    C = Q = 0.0
-    D = 0.0  # ||w~[k] - w[k]||: a correct implementation's drift from the exact batch run
-    a, e_a, q, e_q = 0.0, 0.0, 0.0, 0.0
-    for k in range(K):
-        w, w1, Y = Wb[k], W[k], sets[k]
-        mk = Y.size
-        u = y[Y] @ X[Y] if mk else np.zeros(d)
-        W0, W1, nu = norm_up(w, d), norm_up(w1, d), norm_up(u, d)
-        e_U = gam(mk) * float(nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
-        step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
-        D1 = (D + eta * e_U + step_r + 2 * U * W1) * SAFETY
-        uw, e_uw = float(u @ w), _dot_err(d, nu, e_U, W0, D)
-        if uw + e_uw > 0 and mk * d <= _EXACT_TIE_BUDGET:
+class _TraceSteps(_Watch):
+    """The batch engine's watch fed from a trace's steps: at a tie, <u, w~[k]> exactly from the
+    trace's own weights plus their drift (the trace has no mathematical twin); an overflowing
+    slot is not refused, its infinite bound decides nothing."""
+
+    def __init__(self, monitor, X, y, eta, ws, gamma, stats):
+        super().__init__(monitor, X.shape[0], X.shape[1], ws, gamma, stats.R, eta, stats)
+        self.X, self.y = X, y
+
+    def inner_u_w(self, w, u, Y, K: int, u_bounds, W0: float):
+        nu, e_U = u_bounds
+        uw, e_uw = float(u @ w), _dot_err(self.d, nu, e_U, W0, self.D)
+        if uw + e_uw > 0 and Y.size * self.d <= _EXACT_TIE_BUDGET:
             # obtuse at a tie (always at w = 0): <u, w~[k]> exactly, plus the drift of w~[k]
-            exact = sum((int(y[t]) * exact_dot(X[t], w) for t in Y.tolist()), Fraction(0))
-            uw, e_x = _exact_slot(exact, eta)
-            e_uw = e_x + (nu + e_U) * D * SAFETY
-        m = float(mk)
-        slots = step_slots(ws, ws_up, (a, e_a, q, e_q), (w, W0, D), (w1, W1, D1),
-                           (u, nu, e_U), (uw, e_uw), m, C, Q)
-        for name, (value, error) in slots.items():
-            values, errors = rows.setdefault(name, ([], []))
-            values.append(value)
-            errors.append(error)
-        a, e_a, q, e_q = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
-        C += m
-        Q += m * m
-        D = D1
-    if K:
-        ks = np.arange(K, dtype=float)
-        env = {"k": (ks, None), "M": (ks, None), **const}
-        for name, (v, e) in rows.items():
-            env[name] = (np.array(v), np.array(e) * SAFETY)
-        monitor.check_chunk(env, 0, K, visits=None)
-    kk = np.array([float(K)])
-    monitor.check_final_state({"k": (kk, None), "M": (kk, None), **const,
-                               "<w_star, w[k]>": (np.array([a]), np.array([e_a * SAFETY])),
-                               "<w[k], w[k]>": (np.array([q]), np.array([e_q * SAFETY])),
-                               "C[k]": (np.array([C]), None), "Q[k]": (np.array([Q]), None)}, K)
-    return int(C)
+            exact = sum((int(self.y[t]) * exact_dot(self.X[t], w) for t in Y.tolist()),
+                        Fraction(0))
+            uw, e_x = _exact_slot(exact, self.eta)
+            e_uw = e_x + (nu + e_U) * self.D * SAFETY
+        return uw, e_uw
+
+    def refuse_overflow(self, w_new, slots: dict, K: int) -> None:
+        pass
 
 
-# -------------------------------------------------------------------- files and engine runs
+def _lemma_checks(monitor, X, y, Wb, W, sets, eta, ws, gamma, stats) -> int:
+    """Feed the monitor the slots of every step, as the engine's watch does, from the trace's
+    weights with the drift of a correct implementation; the total m."""
+    watch = _TraceSteps(monitor, X, y, eta, ws, gamma, stats)
+    for k, Y in enumerate(sets):
+        u = y[Y] @ X[Y] if Y.size else np.zeros(X.shape[1])
+        watch.step(Wb[k], W[k], u, Y, k)
+    watch.finish(watch.state, watch.C, watch.Q)
+    return int(watch.C)
+
+
+# -------------------------------------------------------------------- engine runs
 
 
 def batch_trace(result) -> dict:
@@ -349,21 +324,3 @@ def batch_trace(result) -> dict:
         raise InvalidArgument("result: no step weights recorded (run_batch(..., "
                               "keep_trace=True))")
     return {"w": np.asarray(steps, dtype=np.float64), "converged": np.array(result.converged)}
-
-
-def audit_batch_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit_batch() on files: data .npz (X, y), trace .npz (w, optionally converged),
-    optional w_star .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("w",))
-    if "converged" in t and "converged" not in kwargs:
-        kwargs["converged"] = _flag(t["converged"], "converged")
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_batch(f["X"], f["y"], t["w"], w_star=ws, **kwargs)
-
-
-def _flag(value, name: str) -> bool:
-    arr = np.asarray(value)
-    if arr.shape != () or arr.dtype.kind not in "biu" or int(arr) not in (0, 1):
-        raise InvalidArgument(f"{name}={arr.tolist()!r} is not a boolean (0/1 or True/False)")
-    return bool(arr)

@@ -11,18 +11,17 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _show
-from ._bounds import SAFETY, TINY, U, exact_dot, gam
+from ._audit import AuditReport, _lemma_findings, _show, by_visit
+from ._bounds import SAFETY, TINY, U, constant_slots, exact_dot, final_slots, gam
 from ._engine import make_monitor
-from ._io import read_array, read_npz
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
                           parse_kernel, run_kernel)
 from ._library import library
 from ._threads import one_blas_thread
 from ._trace_lemmas import judged_like_a_trace
-from ._validate import check_finite, check_gamma, check_order, numeric_array
+from ._validate import check_gamma, check_order, finite_float64, numeric_array
 
-__all__ = ["audit_kernel", "audit_kernel_files", "kernel_trace", "ALPHA_CONVENTION"]
+__all__ = ["audit_kernel", "kernel_trace", "ALPHA_CONVENTION"]
 
 ALPHA_CONVENTION = ("alpha_i counts the updates on example i (integers >= 0; the prediction is "
                     "f(x) = sum_i alpha_i*y_i*K(x_i, x)); signed coefficients alpha_i*y_i: pass "
@@ -81,8 +80,7 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     monitor.example_scope = "updates"
     _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep)
     lemma_found = _lemma_findings(monitor.violations)
-    violations = sorted(findings + lemma_found,
-                        key=lambda v: v["visit"] if v["visit"] is not None else -1)
+    violations = by_visit(findings + lemma_found)
     return AuditReport(visits=T, updates=int(changed.sum()), gamma=sep.gamma, R=sep.R,
                        checks=monitor.checks, rule_violations=len(rule),
                        lemma_violations=len(lemma_found), violations=violations,
@@ -98,8 +96,7 @@ def _check_alpha(alpha, T: int, n: int, y) -> np.ndarray:
         raise InvalidArgument(f"alpha: shape {A.shape} does not match order: shape ({T},) and "
                               f"X: {n} examples (expected ({T}, {n}): the dual coefficients "
                               f"after each visit)")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    check_finite("alpha", A)
+    A = finite_float64("alpha", A)
     frac = np.argwhere(A != np.floor(A))
     if frac.size:
         t, i = (int(v) for v in frac[0])
@@ -230,8 +227,7 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
     """Feed the monitor the slots of every update, from the trace's dual counts: w[k] and w[k+1]
     are exact (integers alpha), every inner product a sum of Gram entries within their bounds."""
     n = K.shape[0]
-    const = {"gamma": (np.array([sep.gamma]), None), "R": (np.array([sep.R]), None),
-             "<w_star, w_star>": (np.array([sep.s]), np.array([sep.e_s]))}
+    const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
     start = _start_slots(monitor)
     monitor.check_constants({**const, **start})
     up = np.flatnonzero(changed)
@@ -289,15 +285,12 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
         monitor.check_chunk(env, 0, L, examples=idx, visits=up)
     last = A[-1] if A.shape[0] else np.zeros(n)
     a, e_a = dot_m(last)
-    kk = np.array([float(L)])
-    monitor.check_final_state({"k": (kk, None), "M": (kk, None),
-                               "<w_star, w[k]>": (np.array([a]), np.array([e_a * SAFETY])),
-                               "<w[k], w[k]>": (np.array([q]), np.array([e_q * SAFETY])),
-                               "TD[k]": (np.zeros(1), None), **const, **start}, L,
+    monitor.check_final_state({**final_slots(L, a, e_a, q, e_q), "TD[k]": (np.zeros(1), None),
+                               **const, **start}, L,
                               visit=int(up[-1]) if L else None)
 
 
-# -------------------------------------------------------------------- files and engine runs
+# -------------------------------------------------------------------- engine runs
 
 
 def kernel_trace(result, order=None) -> dict:
@@ -314,12 +307,3 @@ def kernel_trace(result, order=None) -> dict:
     alpha = np.zeros((T, n))
     np.add.at(alpha, (np.asarray(result.update_visits), np.asarray(result.updates)), 1.0)
     return {"order": visits, "alpha": np.cumsum(alpha, axis=0)}
-
-
-def audit_kernel_files(data, trace, *, w_star=None, **kwargs) -> AuditReport:
-    """audit_kernel() on files: data .npz (X, y), trace .npz (order, alpha), optional w_star
-    (dual coefficients beta) .npy/.npz."""
-    f = read_npz(data, "data", ("X", "y"))
-    t = read_npz(trace, "trace", ("order", "alpha"))
-    ws = None if w_star is None else read_array(w_star, "w_star")
-    return audit_kernel(f["X"], f["y"], t["order"], t["alpha"], w_star=ws, **kwargs)

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit
-from ._bounds import SAFETY, U, data_stats, start_slots
+from ._audit import AuditReport, _lemma_findings, audit, by_visit
+from ._bounds import SAFETY, U, constant_slots, data_stats, one_slot, start_slots
 from ._checks import VOTED_NAMES, slot_names
 from ._library import library
 from ._monitor import monitor_of
 from ._separator import max_margin_separator
 from ._threads import one_blas_thread
-from ._trace_lemmas import data_gated
-from ._validate import check_choice, check_data, check_finite, check_order, check_w_star
+from ._trace_lemmas import judged_like_a_trace
+from ._validate import check_choice, check_data, check_order, check_w_star, finite_float64
 from ._voted_run import run_voted
 
 __all__ = ["VotedAuditReport", "audit_voted", "COUNTS"]
@@ -58,8 +58,7 @@ def _check_vote(vectors, counts, d: int):
     if c.shape != (V.shape[0],) or c.dtype.kind not in "biuf":
         raise InvalidArgument(f"counts: shape {c.shape} (dtype {c.dtype}) does not match "
                               f"vectors: shape {V.shape} (one count per vector)")
-    V = np.ascontiguousarray(V, dtype=np.float64)
-    check_finite("vectors", V)
+    V = finite_float64("vectors", V)
     cf = c.astype(np.float64)
     bad = ~np.isfinite(cf) | (cf != np.round(cf)) | (cf < 0) | (cf >= 2.0 ** 53)
     if bad.any():
@@ -126,16 +125,13 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
                         lemmas=base, include_unverified=include_unverified,
                         on_violation="collect", eta=eta,
                         w0=None if w0 is None or not np.any(start) else start)
-        applies = {(s["lemma"], s["source"]) for s in ref.monitor["monitored"]
-                   if s["applies"]}
-        judged = [g for g in data_gated(base) if (g.name, g.where) in applies]
+        judged = judged_like_a_trace(base, ref)
         lemma_found, mon_checks, summary_extra, not_mon_voted = _vote_lemmas(
             judged, report, data_stats(Xc, yc, ws),
             start_slots(start if np.any(start) else None, ws, eta), c_use, up, order)
         findings += lemma_found
         checks += mon_checks
-    violations = sorted(report.violations + findings,
-                        key=lambda f: (f["visit"] if f["visit"] is not None else -1))
+    violations = by_visit(report.violations + findings)
     monitor = dict(report.monitor or {})
     monitor["monitored"] = list(monitor.get("monitored", [])) + summary_extra
     monitor["not_monitorable"] = [m for m in monitor.get("not_monitorable", [])
@@ -226,9 +222,8 @@ def _vote_lemmas(judged, report, stats, start: dict, c, up, order):
             voted.append((mon, "votes" in names))
     K, K2 = up.size, c.size - 1
     L = min(K, K2)
-    const = {"gamma": (np.array([report.gamma]), None), "R": (np.array([report.R]), None),
-             "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
-             "votes[0]": (np.array([1.0]), None), **start}
+    const = {**constant_slots(report.gamma, report.R, stats.s, stats.e_s),
+             "votes[0]": one_slot(1.0), **start}
     T1 = (up[:L] + 1).astype(float)
     T0 = np.concatenate(([0.0], T1[:-1]))
     Vt = np.concatenate(([0.0], np.cumsum(c[:-1]).astype(float)))  # counts before vector k

@@ -13,8 +13,8 @@ from dataclasses import fields
 import numpy as np
 
 from ..errors import NovikoffError
-from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, data_stats, gam, norm_up,
-                      start_slots)
+from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, constant_slots, data_stats,
+                      gam, norm_up, one_slot, rowdot, start_slots)
 from ._engine import make_monitor, visits_allowed
 from ._checks import AVERAGED_ONLY
 from ._monitor import LemmaViolation, Violation
@@ -28,14 +28,10 @@ __all__ = ["run_averaged", "VisitSlots"]
 _CHUNK = 1 << 13  # visits judged at once
 
 
-def _rowdot(A, B):
-    return np.einsum("ij,ij->i", A, B)
-
-
 def norms_up(rows, d: int) -> np.ndarray:
     """Certified upper bounds of the rows' norms."""
     with np.errstate(under="ignore", over="ignore"):  # an overflow is inf: undetermined
-        q = _rowdot(rows, rows)
+        q = rowdot(rows, rows)
         return np.sqrt(q + d * TINY) * (1.0 + gam(d)) * (1.0 + 4 * U)
 
 
@@ -69,9 +65,8 @@ class VisitSlots:
 
     def __init__(self, monitor, d: int, w_star, stats, gamma: float):
         self.monitor, self.d, self.ws = monitor, d, w_star
-        self.const = {"gamma": (np.array([gamma]), None), "R": (np.array([stats.R]), None),
-                      "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
-                      "<s[0], s[0]>": (np.array([0.0]), None),
+        self.const = {**constant_slots(gamma, stats.R, stats.s, stats.e_s),
+                      "<s[0], s[0]>": one_slot(0.0),
                       **start_slots(None, None, 1.0)}
         self.ws_up = stats.ws_up
         known = {"t", "kt[t]", "KT[t]", "KT[t+1]", "RT[t]", "RT[t+1]"} | set(self.const)
@@ -85,19 +80,18 @@ class VisitSlots:
             self.pairs[slot] = parts
         monitor.check_constants(self.const)
 
-    def _inner(self, rows: dict, L: int) -> dict:
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            return self._inner_products(rows, L)  # inf or nan: undetermined, never decided
-
-    def _inner_products(self, rows: dict, L: int) -> dict:
+    def _inner(self, rows: dict, L: int, pairs: dict) -> dict:
+        """The slots of `pairs` at L points, from `rows`: an inf or nan is undetermined, never
+        decided."""
         out = {}
-        for slot, (p, q) in self.pairs.items():
-            P, nP, eP = rows[p]
-            Q, nQ, eQ = rows[q]
-            P = np.broadcast_to(P, (L, self.d))
-            Q = np.broadcast_to(Q, (L, self.d))
-            out[slot] = (_rowdot(P, Q), (gam(self.d) * nP * nQ + self.d * TINY + eP * nQ +
-                                         eQ * nP + eP * eQ) * SAFETY)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            for slot, (p, q) in pairs.items():
+                P, nP, eP = rows[p]
+                Q, nQ, eQ = rows[q]
+                P = np.broadcast_to(P, (L, self.d))
+                Q = np.broadcast_to(Q, (L, self.d))
+                out[slot] = (rowdot(P, Q), (gam(self.d) * nP * nQ + self.d * TINY + eP * nQ +
+                                             eQ * nP + eP * eQ) * SAFETY)
         return out
 
     def env(self, t0: int, V, Dv, S, ES, A, EA, kt, KT, RT, eRT) -> dict:
@@ -115,7 +109,7 @@ class VisitSlots:
         env = {"t": (ts, None), "kt[t]": (kt.astype(float), None), "KT[t]": (KT[:-1], None),
                "KT[t+1]": (KT[1:], None), "RT[t]": (RT[:-1], eRT[:-1] * SAFETY),
                "RT[t+1]": (RT[1:], eRT[1:] * SAFETY), **self.const}
-        env.update(self._inner(rows, L))
+        env.update(self._inner(rows, L, self.pairs))
         return env
 
     def final(self, T: int, w, Dw, K: int, s, Es, KT: float, RT: float, eRT: float) -> dict:
@@ -126,18 +120,15 @@ class VisitSlots:
                 "s[t]": (s[None, :], norms_up(s[None, :], self.d), one(Es))}
         env = {"t": (one(T), None), "kt[t]": (one(K), None), "KT[t]": (one(KT), None),
                "RT[t]": (one(RT), one(eRT * SAFETY)), **self.const}
-        state_pairs = {k: v for k, v in self.pairs.items() if set(v) <= set(rows)}
-        saved, self.pairs = self.pairs, state_pairs
-        try:
-            env.update(self._inner(rows, 1))
-        finally:
-            self.pairs = saved
+        # the state's slots: the pairs of vectors known after the last visit
+        env.update(self._inner(rows, 1, {slot: pair for slot, pair in self.pairs.items()
+                                         if set(pair) <= set(rows)}))
         return env
 
 
-def merged_summary(classic, visits) -> dict:
-    """One summary of the two monitors: every lemma monitored by either is listed once."""
-    a, b = classic.summary(), visits.summary()
+def merged_summary(a: dict, b: dict) -> dict:
+    """One summary of the two monitors' summaries (a: the classic lemmas', b: the visits'):
+    every lemma monitored by either is listed once."""
     at_visits = {m["lemma"] for m in b["monitored"]}
     b_reasons = {}
     for e in b["not_monitorable"]:
@@ -196,7 +187,7 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
     if watch is not None:
         watch.finish(state)
         bounds = watch.classic.bounds()
-        summary = merged_summary(watch.classic, watch.visits)
+        summary = merged_summary(watch.classic.summary(), watch.visits.summary())
         summary["weights"] = state.w.tolist()
     T, L_order = state.T, order.shape[0]
     return RunResult(

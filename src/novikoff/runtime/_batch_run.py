@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, TINY, U, certify_margin, data_stats, gam, norm_up, start_slots
+from ._bounds import (SAFETY, TINY, U, certify_margin, constant_slots, data_stats, final_slots,
+                      gam, norm_up, one_slot, start_slots)
 from ._engine import make_monitor
 from ._result import RunResult
 from ._separator import max_margin_separator
@@ -120,9 +121,7 @@ class _Watch:
 
     def __init__(self, monitor, n, d, w_star, gamma, R, eta, stats):
         self.monitor, self.n, self.d, self.eta = monitor, n, d, eta
-        self.const = {"gamma": (np.array([gamma]), None), "R": (np.array([R]), None),
-                      "n": (np.array([float(n)]), None),
-                      "<w_star, w_star>": (np.array([stats.s]), np.array([stats.e_s])),
+        self.const = {**constant_slots(gamma, R, stats.s, stats.e_s), "n": one_slot(n),
                       **start_slots(None, None, eta)}
         missing = monitor.slots - set(self.NAMES) - set(self.const)
         if missing:
@@ -147,21 +146,29 @@ class _Watch:
         e_U = gam(mk) * float(self.nxu[Y].sum()) * (1.0 + 4 * U) * SAFETY
         step_r = 0.0 if eta == 1.0 else U * eta * nu + d * TINY
         D1 = (self.D + eta * e_U + step_r + 2 * U * W1) * SAFETY
-        uw = float(u @ w)
-        e_uw = _dot_err(d, nu, e_U, W0, self.D)
-        if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
-            uw, e_uw = 0.0, 0.0
-        if uw + e_uw > 0 and self.exact is not None:  # a tie: decide <u, w[k]> exactly
-            uw, e_uw = _exact_slot(self.exact.inner(self.alpha, Y), eta)
+        uw = self.inner_u_w(w, u, Y, K, (nu, e_U), W0)
         slots = step_slots(self.w_star, self.ws_up, self.state, (w, W0, self.D),
-                           (w_new, W1, D1), (u, nu, e_U), (uw, e_uw), float(mk), self.C, self.Q)
-        _finite_step(w_new, slots, eta, K)
+                           (w_new, W1, D1), (u, nu, e_U), uw, float(mk), self.C, self.Q)
+        self.refuse_overflow(w_new, slots, K)
         self.add(slots)
         self.state = (*slots["<w_star, w[k+1]>"], *slots["<w[k+1], w[k+1]>"])
         self.D = D1
         self.alpha[Y] += 1.0
         self.C += mk
         self.Q += float(mk) * mk
+
+    def inner_u_w(self, w, u, Y, K: int, u_bounds, W0: float):
+        """<u, w[k]> with its error bound (u_bounds: ||u~|| and ||u~ - u||), exactly at a tie:
+        from the mathematical run's counts (alpha)."""
+        if K == 0:  # w[0] = 0 exactly (D = 0): <u, w[0]> = 0, no tie to decide exactly
+            return 0.0, 0.0
+        uw, e_uw = float(u @ w), _dot_err(self.d, *u_bounds, W0, self.D)
+        if uw + e_uw > 0 and self.exact is not None:  # a tie: decide <u, w[k]> exactly
+            return _exact_slot(self.exact.inner(self.alpha, Y), self.eta)
+        return uw, e_uw
+
+    def refuse_overflow(self, w_new, slots: dict, K: int) -> None:
+        _finite_step(w_new, slots, self.eta, K)
 
     def add(self, slots: dict) -> None:
         for name, (v, e) in slots.items():
@@ -186,11 +193,7 @@ class _Watch:
 
     def finish(self, a, C, Q) -> None:
         self.flush()
-        kk = np.array([float(self.k)])
-        env = {"k": (kk, None), "M": (kk, None), **self.const,
-               "<w_star, w[k]>": (np.array([a[0]]), np.array([a[1] * SAFETY])),
-               "<w[k], w[k]>": (np.array([a[2]]), np.array([a[3] * SAFETY])),
-               "C[k]": (np.array([C]), None), "Q[k]": (np.array([Q]), None)}
+        env = {**final_slots(self.k, *a), **self.const, "C[k]": one_slot(C), "Q[k]": one_slot(Q)}
         self.monitor.check_final_state(env, self.k)
 
 

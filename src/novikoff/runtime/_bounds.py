@@ -236,6 +236,31 @@ def _hinge_err(hv, e_m):
 TINY = 2.0 ** -1074
 
 
+def rowdot(A, B) -> np.ndarray:
+    """<A[i], B[i]> for every row i."""
+    return np.einsum("ij,ij->i", A, B)
+
+
+def one_slot(value, error=None) -> tuple:
+    """The slot of one value (a constant, or the final state): (array([value]), array([error])
+    or None when the value is exact)."""
+    return np.array([float(value)]), None if error is None else np.array([error])
+
+
+def constant_slots(gamma, R, s, e_s) -> dict:
+    """The constants of every run: gamma, R and <w_star, w_star> = s (within e_s)."""
+    return {"gamma": one_slot(gamma), "R": one_slot(R), "<w_star, w_star>": one_slot(s, e_s)}
+
+
+def final_slots(k, a, e_a, q, e_q) -> dict:
+    """The final state after k updates: k = M, <w_star, w[k]> = a and <w[k], w[k]> = q within
+    e_a and e_q (widened by SAFETY)."""
+    kk = np.array([float(k)])
+    return {"k": (kk, None), "M": (kk, None),
+            "<w_star, w[k]>": (np.array([a]), np.array([e_a * SAFETY])),
+            "<w[k], w[k]>": (np.array([q]), np.array([e_q * SAFETY]))}
+
+
 def start_slots(w0=None, w_star=None, eta=1.0, *, exact: bool = False) -> dict:
     """The slots of how a run starts, which every engine supplies to the monitor: <w0, w0> and
     <w_star, w0> of the start w0 = w[0], and the learning rate eta.
@@ -251,9 +276,8 @@ def start_slots(w0=None, w_star=None, eta=1.0, *, exact: bool = False) -> dict:
             return {"<w0, w0>": Fraction(0), "<w_star, w0>": Fraction(0), "eta": Fraction(eta)}
         return {"<w0, w0>": exact_dot(w0, w0), "<w_star, w0>": exact_dot(w_star, w0),
                 "eta": Fraction(eta)}
-    one = lambda v, e=None: (np.array([float(v)]), None if e is None else np.array([e]))  # noqa
     if zero:
-        return {"<w0, w0>": one(0.0), "<w_star, w0>": one(0.0), "eta": one(eta)}
+        return {"<w0, w0>": one_slot(0.0), "<w_star, w0>": one_slot(0.0), "eta": one_slot(eta)}
     w0 = np.asarray(w0, dtype=np.float64)
     ws = np.asarray(w_star, dtype=np.float64)
     d = w0.shape[0]
@@ -264,7 +288,7 @@ def start_slots(w0=None, w_star=None, eta=1.0, *, exact: bool = False) -> dict:
         a = float(ws @ w0)
         e_q = (g * q + d * TINY) * SAFETY
         e_a = (g * float(np.abs(ws) @ np.abs(w0)) + d * TINY) * SAFETY
-    return {"<w0, w0>": one(q, e_q), "<w_star, w0>": one(a, e_a), "eta": one(eta)}
+    return {"<w0, w0>": one_slot(q, e_q), "<w_star, w0>": one_slot(a, e_a), "eta": one_slot(eta)}
 
 
 @dataclass
@@ -383,10 +407,7 @@ class Bookkeeper:
 
     def final_state(self, total_visits=None):
         """The state env after the last update (one point)."""
-        kk = np.array([float(self.k)])
-        env = {"k": (kk, None), "M": (kk, None),
-               "<w_star, w[k]>": (np.array([self.a]), np.array([self.e_a * SAFETY])),
-               "<w[k], w[k]>": (np.array([self.q]), np.array([self.e_q * SAFETY]))}
+        env = final_slots(self.k, self.a, self.e_a, self.q, self.e_q)
         env.update(self.constants())
         if self.need_td and total_visits is not None:
             v, e = self.td(np.array([total_visits]))
@@ -395,9 +416,7 @@ class Bookkeeper:
 
     def constants(self) -> dict:
         st = self.stats
-        one = lambda v, e=None: (np.array([float(v)]), None if e is None else np.array([e]))  # noqa
-        return {"gamma": one(self.gamma), "R": one(st.R), "<w_star, w_star>": one(st.s, st.e_s),
-                **self.start}
+        return {**constant_slots(self.gamma, st.R, st.s, st.e_s), **self.start}
 
     def examples(self) -> dict:
         st = self.stats

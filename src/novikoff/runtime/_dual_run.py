@@ -14,10 +14,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, SMALLEST_NORMAL, U, gam, start_slots
+from ._bounds import SAFETY, SMALLEST_NORMAL, U, constant_slots, final_slots, gam, start_slots
 from ._engine import make_monitor
 from ._result import RunResult
-from ._validate import check_data, check_finite, check_gamma, check_order, \
+from ._validate import check_data, check_gamma, check_order, finite_float64, \
     check_positive_int, numeric_array
 
 __all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS"]
@@ -242,8 +242,7 @@ def _check_beta(beta, n: int) -> np.ndarray:
         raise InvalidArgument(
             f"w_star: shape {b.shape} does not match the number of examples n={n} (the kernel "
             f"variant takes w_star as dual coefficients beta, w_star = sum_j beta_j*phi(x_j))")
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    check_finite("w_star", b)
+    b = finite_float64("w_star", b)
     if not b.any():
         raise InvalidArgument("w_star is the zero vector")
     return b
@@ -460,8 +459,7 @@ class _Watch:
         self.chunks = []
         self.visit_chunks = []  # the visit of each update, for the trace (audit)
         self.last_visit = None
-        self.const = {"gamma": (np.array([sep.gamma]), None), "R": (np.array([sep.R]), None),
-                      "<w_star, w_star>": (np.array([sep.s]), np.array([sep.e_s]))}
+        self.const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
         start = _start_slots(monitor)
         self.start_env = start
         missing = monitor.slots - set(self._names()) - set(start)
@@ -540,10 +538,7 @@ class _Watch:
         self.monitor.check_chunk(env, j0, L, examples=idx, visits=visits)
 
     def finish(self) -> None:
-        kk = np.array([float(self.k)])
-        env = {"k": (kk, None), "M": (kk, None),
-               "<w_star, w[k]>": (np.array([self.a]), np.array([self.e_a * SAFETY])),
-               "<w[k], w[k]>": (np.array([self.q]), np.array([self.e_q * SAFETY])),
+        env = {**final_slots(self.k, self.a, self.e_a, self.q, self.e_q),
                "TD[k]": (np.zeros(1), None), **self.const, **self.start_env}
         self.monitor.check_final_state(env, self.k, visit=self.last_visit)
 

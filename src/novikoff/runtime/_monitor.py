@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidArgument, InvariantViolation
-from ._checks import (AVERAGED_NAMES, BATCH_NAMES, SINGLE_EXAMPLE_NAMES, VOTED_NAMES, Check,
-                      MonitoredLemma, SameObjects, other_run)
+from ._checks import Check, MonitoredLemma, SameObjects, other_run
 from ._library import monitored
 from ._program import Program
 

@@ -1,8 +1,8 @@
 """The lemmas that judge a trace: each gated by its assumptions about the data only.
 
-An audit judges a trace (and a variant judges a run made with a buggy update rule) by the lemmas
-that apply to a reference run of the textbook rule on the same data and order; the assumptions
-about the learner's weights are dropped, the trace is what is under test.
+An audit judges a trace by the lemmas that apply to a reference run of the textbook rule on the
+same data and order; the assumptions about the learner's weights are dropped, the trace is what
+is under test.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ __all__ = ["judged_like_a_trace", "data_gated"]
 
 def judged_like_a_trace(lemmas, reference) -> list:
     """The lemmas that apply to a reference run of the textbook rule (same data and order),
-    each gated by its assumptions about the data only: how the audit judges a trace, and how
-    the kernel and batch engines judge a run made with a testing hook's bug."""
+    each gated by its assumptions about the data only: how the kernel, batch, averaged and
+    voted audits judge a trace."""
     applies = {(s["lemma"], s["source"]) for s in reference.monitor["monitored"]
                if s["applies"]}
     return [g for g in data_gated(lemmas) if (g.name, g.where) in applies]

@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import InvalidArgument
 
 __all__ = ["check_data", "check_vector", "check_order", "check_gamma", "check_positive",
-           "check_choice", "check_positive_int", "numeric_array", "check_finite"]
+           "check_choice", "check_flag", "check_positive_int", "numeric_array", "check_finite",
+           "finite_float64"]
 
 
 def numeric_array(name: str, value, meaning: str = "") -> np.ndarray:
@@ -39,6 +40,14 @@ def check_finite(name: str, arr: np.ndarray) -> None:
         where = np.argwhere(bad)[0]
         index = ", ".join(str(int(i)) for i in where)
         raise InvalidArgument(f"{name}[{index}]={arr[tuple(where)].item()!r} is not finite")
+
+
+def finite_float64(name: str, arr) -> np.ndarray:
+    """arr as a contiguous float64 array, InvalidArgument naming its first entry that is not
+    finite."""
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    check_finite(name, arr)
+    return arr
 
 
 def check_data(X, y, *, names=("X", "y"), rows: bool = True):
@@ -74,8 +83,7 @@ def check_vector(name: str, value, d: int, *, nonzero: bool = True) -> np.ndarra
     if v.shape[0] != d:
         raise InvalidArgument(f"{name}: shape {v.shape} does not match the data's dimension "
                               f"d={d}")
-    v = np.ascontiguousarray(v, dtype=np.float64)
-    check_finite(name, v)
+    v = finite_float64(name, v)
     if nonzero and not v.any():
         raise InvalidArgument(f"{name} is the zero vector")
     return v
@@ -142,3 +150,11 @@ def check_positive_int(name: str, value) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidArgument(f"{name}={value!r} is not a positive integer")
     return int(value)
+
+
+def check_flag(value, name: str) -> bool:
+    """A boolean read from a file: a 0-d array holding 0/1 or True/False."""
+    arr = np.asarray(value)
+    if arr.shape != () or arr.dtype.kind not in "biu" or int(arr) not in (0, 1):
+        raise InvalidArgument(f"{name}={arr.tolist()!r} is not a boolean (0/1 or True/False)")
+    return bool(arr)

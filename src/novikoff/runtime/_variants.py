@@ -13,22 +13,24 @@ from functools import partial
 from typing import Callable
 
 from ..errors import InvalidArgument
-from ._audit import audit, audit_files
-from ._audit_averaged import audit_averaged, audit_averaged_files
-from ._audit_batch import audit_batch, audit_batch_files
-from ._audit_dual import audit_kernel, audit_kernel_files
+from ._audit import audit
+from ._audit_averaged import audit_averaged
+from ._audit_batch import audit_batch
+from ._audit_dual import audit_kernel
 from ._audit_voted import audit_voted
 from ._averaged_run import run_averaged
 from ._batch_run import run_batch
 from ._config import RunConfig, run_config
 from ._engine import run_online
 from ._dual_run import run_kernel
+from ._io import read_array, read_npz
 from ._result import RunResult
 from ._threads import one_blas_thread
-from ._validate import check_choice
+from ._validate import check_choice, check_flag
 from ._voted_run import run_voted
 
-__all__ = ["RunConfig", "Variant", "VARIANTS", "run"]
+__all__ = ["RunConfig", "Variant", "VARIANTS", "run", "audit_files", "audit_averaged_files",
+           "audit_batch_files", "audit_kernel_files"]
 
 
 # What every engine takes: the lemmas it monitors and how.
@@ -48,11 +50,21 @@ class Variant:
     takes: frozenset  # the RunConfig fields its engine takes (besides variant)
     refuses_because: str  # why the others are refused (the error says it)
     monitor: str  # the monitor's engine: which run quantities its lemmas may mention
-    audit: Callable  # audit of a trace in memory
-    audit_files: Callable | None  # the same audit on files
+    audit: Callable  # audit of a trace in memory: (X, y, *trace_arrays, **options)
     trace: str  # what its trace holds (novikoff audit --trace)
+    trace_arrays: tuple  # the arrays a trace file must hold, in the order `audit` takes them
     run_flags_refused: tuple = ((), "")  # the `novikoff run` flags it refuses, and why
     audit_flags_refused: tuple = ((), "")  # the `novikoff audit` flags it refuses, and why
+    # (name, reader) of the arrays a trace file may hold, passed to `audit` by name when read
+    trace_options: tuple = ()
+
+
+def _as_read(value):
+    """A trace array passed to the audit as the file holds it (the audit validates it)."""
+    return value
+
+
+_TD = (("td", _as_read),)  # the implementation's TD after each visit, checked when given
 
 
 def _online(variant: str) -> Callable:
@@ -66,19 +78,21 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
             _MONITORING | _VISITS | _LOOP | {"eta", "w0", "separable", "exact", "all_examples",
                                              "validate"},
             "only the kernel variant takes a kernel", "single", partial(audit, variant="classic"),
-            partial(audit_files, variant="classic"), "w (T, d): the weights after each visit"),
+            "w (T, d): the weights after each visit", ("order", "w"),
+            trace_options=_TD),
     Variant("margin", "update when w = 0 or y<w, x> <= (gamma/2)||w||",
             _online("margin"),
             _MONITORING | _VISITS | _LOOP | {"eta", "w0", "separable", "exact", "all_examples",
                                              "validate"},
             "only the kernel variant takes a kernel", "single", partial(audit, variant="margin"),
-            partial(audit_files, variant="margin"), "w (T, d): the weights after each visit"),
+            "w (T, d): the weights after each visit", ("order", "w"),
+            trace_options=_TD),
     Variant("kernel", "the kernel perceptron: inner products through --kernel",
             run_kernel, _MONITORING | _VISITS | {"kernel", "exact"},
             "the kernel perceptron runs from 0 with the step y*phi(x) (eta = 1, no w0), on "
             "separable data, at its updates",
-            "single", audit_kernel, audit_kernel_files,
-            "alpha (T, n): the dual coefficients after each visit",
+            "single", audit_kernel, "alpha (T, n): the dual coefficients after each visit",
+            ("order", "alpha"),
             # no exact arithmetic through an rbf kernel, and the figures draw input-space weights
             (("--save", "--exact", "--plot"), "its weights live in the kernel's feature space"),
             (("--w0", "--bias", "--float32", "--non-separable", "--vote-counts"),
@@ -86,18 +100,19 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
     Variant("batch", "each step adds eta times the sum of y*x over the misclassified examples",
             run_batch, _MONITORING | {"eta"},
             "a batch step visits every example, from w = 0, in floating point, on separable "
-            "data", "batch", audit_batch, audit_batch_files,
-            "w (K, d): the weights after each batch step",
+            "data", "batch", audit_batch, "w (K, d): the weights after each batch step",
+            ("w",),
             (("--exact", "--save", "--plot", "--w0", "--order", "--online", "--non-separable",
               "--all-examples", "--kernel"),
              "a step visits every example, from w = 0, in floating point, on separable data"),
             (("--w0", "--bias", "--float32", "--non-separable", "--kernel", "--vote-counts"),
-             "a batch step starts from w = 0, in float64, on separable data")),
+             "a batch step starts from w = 0, in float64, on separable data"),
+            trace_options=(("converged", partial(check_flag, name="converged")),)),
     Variant("averaged", "the classic run returning the average of the weights of every visit",
             run_averaged, _MONITORING | _VISITS,
             "the averaged perceptron is the classic run from 0 with the step y*x, in floating "
-            "point, on separable data", "averaged", audit_averaged, audit_averaged_files,
-            "w (T, d) and average (T, d) after each visit",
+            "point, on separable data", "averaged", audit_averaged,
+            "w (T, d) and average (T, d) after each visit", ("order", "w", "average"),
             (("--exact", "--save", "--plot", "--report", "--w0", "--non-separable",
               "--all-examples", "--kernel"),
              "the classic run from w = 0 in floating point on separable data, its averages "
@@ -107,11 +122,13 @@ VARIANTS: dict[str, Variant] = {row.name: row for row in (
     Variant("voted", "the classic run keeping every weight vector with its count",
             run_voted, _MONITORING | _VISITS | _LOOP | {"eta", "w0", "separable"},
             "the voted perceptron is the classic run in floating point, its vote's counts "
-            "checked at its updates", "voted", audit_voted, None,
+            "checked at its updates", "voted", audit_voted,
             "w (T, d), and optionally the vote: vectors (K+1, d) and counts (K+1,)",
+            ("order", "w"),
             (("--exact", "--save", "--plot", "--report", "--all-examples", "--kernel"),
              "the classic run in floating point keeping its vote, whose counts are checked at "
-             "its updates")),
+             "its updates"),
+            trace_options=tuple((name, _as_read) for name in ("vectors", "counts", "td"))),
 )}
 
 
@@ -137,3 +154,24 @@ def run(X, y, config: RunConfig | None = None, /, **options) -> RunResult:
     if row.name == "kernel" and taken["kernel"] is None:
         taken["kernel"] = "linear"
     return row.run(X, y, **taken)
+
+
+def audit_files(data, trace, *, variant: str = "classic", w_star=None, **options):
+    """The audit of `variant` on files: data .npz (X, y), trace .npz (the row's
+    ``trace_arrays``, and any of its ``trace_options`` not given in `options`), optional
+    w_star .npy/.npz (for the kernel variant, the dual coefficients beta)."""
+    row = VARIANTS[check_choice("variant", variant, VARIANTS)]
+    f = read_npz(data, "data", ("X", "y"))
+    t = read_npz(trace, "trace", row.trace_arrays)
+    for name, read in row.trace_options:
+        if name in t and name not in options:
+            options[name] = read(t[name])
+    ws = None if w_star is None else read_array(w_star, "w_star")
+    return row.audit(f["X"], f["y"], *(t[name] for name in row.trace_arrays), w_star=ws,
+                     **options)
+
+
+# The same reader under each variant's name (novikoff.runtime's API).
+audit_averaged_files = partial(audit_files, variant="averaged")
+audit_batch_files = partial(audit_files, variant="batch")
+audit_kernel_files = partial(audit_files, variant="kernel")

@@ -20,14 +20,14 @@ from ..report.run_plots import FORMATS, plot_run
 from ..report.run_report import write_run_report
 from ._audit import audit, check_weights
 from ._audit_averaged import _check_average, audit_averaged
-from ._audit_batch import _check_steps, _flag, audit_batch
+from ._audit_batch import _check_steps, audit_batch
 from ._audit_dual import _check_alpha, audit_kernel
 from ._audit_voted import _check_vote, audit_voted
 from ._io import _in_file, load_dataset, read_array, read_npz, save_run
 from ._dual_run import parse_kernel
 from ._monitor import LemmaViolation
 from ._replay import replay
-from ._validate import check_order, check_positive, check_vector, check_w_star
+from ._validate import check_flag, check_order, check_positive, check_vector, check_w_star
 from ._variants import VARIANTS, run
 
 __all__ = ["register", "run_command", "audit_command", "replay_command"]
@@ -490,7 +490,7 @@ def audit_command(args) -> int:
                      "are judged on separable data)")
     # The files are read (and every way they can be bad reported) as `run` reads its inputs.
     X, y, _ = load_dataset(args.data)
-    trace = read_npz(args.trace, "trace", ("order", "w"))
+    trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
     with _in_file("trace", args.trace):  # the trace's own errors name its file
         order = check_order(trace["order"], X.shape[0])
         check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1], args.bias)
@@ -586,7 +586,7 @@ def _audit_averaged(args) -> int:
         return _fail(f"--eta {args.eta}: not available for --variant averaged (its updates add "
                      f"y*x)")
     X, y, _ = load_dataset(args.data)
-    trace = read_npz(args.trace, "trace", ("order", "w", "average"))
+    trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
     with _in_file("trace", args.trace):
         order = check_order(trace["order"], X.shape[0])
         check_weights(trace["w"], order.shape[0], X.shape[0], X.shape[1])
@@ -623,10 +623,10 @@ def _audit_batch_or_kernel(args) -> int:
     common = dict(gamma=args.gamma, proofs=args.proofs,
                   include_unverified=args.include_unverified)
     if args.variant == "batch":
-        trace = read_npz(args.trace, "trace", ("w",))
+        trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
         with _in_file("trace", args.trace):  # the trace's own errors name its file
             W = _check_steps(trace["w"], X.shape[1])
-            converged = _flag(trace["converged"], "converged") if "converged" in trace else False
+            converged = "converged" in trace and check_flag(trace["converged"], "converged")
         w_star = (_vector_file(args.w_star, "w_star", lambda v: check_w_star(v, X.shape[1]))
                   if args.w_star else None)
         report = audit_batch(X, y, W, eta=eta, w_star=w_star, converged=converged, **common)
@@ -640,7 +640,7 @@ def _audit_batch_or_kernel(args) -> int:
             return _fail("--kernel: required with --variant kernel (linear, poly:DEGREE[:C] or "
                          "rbf:G)")
         kern = parse_kernel(args.kernel)
-        trace = read_npz(args.trace, "trace", ("order", "alpha"))
+        trace = read_npz(args.trace, "trace", VARIANTS[args.variant].trace_arrays)
         with _in_file("trace", args.trace):
             order = check_order(trace["order"], X.shape[0])
             alpha = _check_alpha(trace["alpha"], order.shape[0], X.shape[0], y)
