@@ -9,6 +9,7 @@ rational.  What is found is checked by the kernel's checker before it is kept.
 
 from __future__ import annotations
 
+import json
 import time
 from fractions import Fraction
 
@@ -49,20 +50,52 @@ def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20
         if not irrational:
             return _checked(facts, nats, values)
         name = irrational[0][1]
-        if not _pin(solver, variables[name], model.eval(variables[name], model_completion=True)):
+        # An atom under the root at a value that makes the root rational (1 + R^2 is a square
+        # at R = 3/4), else the root itself at a rational near its value
+        helper = variables[name]
+        pinned = any(_pin(solver, variables[a], _nice_near(values[a]), helper)
+                     for a in _inside(name) if a in variables and values.get(a) is not None) \
+            or _pin(solver, helper, _near(model.eval(helper, model_completion=True)))
+        if not pinned:
             return None
     return None
 
 
-def _pin(solver: z3.Solver, var: z3.ArithRef, value: z3.ExprRef) -> bool:
-    """Add var = a simple rational near its algebraic value, the first that keeps the facts
-    satisfiable; False when none does."""
+# Values at which sums of squares are squares (1 + (3/4)^2 = (5/4)^2, 1 + (5/12)^2 = (13/12)^2),
+# and small whole numbers: tried for an atom under a square root, nearest first.
+_PYTHAGOREAN = [Fraction(n) for n in range(0, 6)] + [
+    Fraction(a, b) for a, b in ((3, 4), (4, 3), (5, 12), (12, 5), (8, 15), (15, 8), (7, 24),
+                                (24, 7), (3, 5), (4, 5), (1, 2))]
+
+
+def _inside(helper: str) -> list:
+    """The atoms of a helper atom's argument (its name holds the argument's polynomials)."""
+    try:
+        polys = json.loads(helper[helper.index("["):])
+        return sorted({atom for poly in polys for _, monomial in poly for atom, _ in monomial})
+    except (ValueError, TypeError):
+        return []
+
+
+def _nice_near(value: Fraction) -> list:
+    return [c for c in sorted(_PYTHAGOREAN, key=lambda c: abs(c - value)) if c != value][:8]
+
+
+def _near(value: z3.ExprRef) -> list:
+    """Simple rationals near an algebraic value: whole, halves, tenths, denominators <= 100."""
     approx = Fraction(value.approx(20).as_fraction())
-    for near in dict.fromkeys([Fraction(round(approx)), Fraction(round(2 * approx), 2),
-                               Fraction(round(10 * approx), 10), approx.limit_denominator(100)]):
+    return list(dict.fromkeys([Fraction(round(approx)), Fraction(round(2 * approx), 2),
+                               Fraction(round(10 * approx), 10), approx.limit_denominator(100)]))
+
+
+def _pin(solver: z3.Solver, var: z3.ArithRef, candidates, rational=None) -> bool:
+    """Add var = the first candidate that keeps the facts satisfiable (and, given `rational`,
+    makes that term's value rational); False when none does."""
+    for near in candidates:
         solver.push()
         solver.add(var == z3.RealVal(f"{near.numerator}/{near.denominator}"))
-        if solver.check() == z3.sat:
+        if solver.check() == z3.sat and (rational is None or _fraction(
+                solver.model().eval(rational, model_completion=True)) is not None):
             return True
         solver.pop()
     return False
