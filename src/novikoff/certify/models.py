@@ -2,9 +2,11 @@
 
 Z3, with the nats as integers, finds values that satisfy the statement's facts.  They are often
 algebraic (a square root's helper atom at sqrt(2)), which no exact rational replay can take, so
-an irrational value is pinned to a simple rational near it (a whole number, a half, a tenth, a
-denominator up to 100), helper atoms first, and the facts are solved again, until every value is
-rational.  What is found is checked by the kernel's checker before it is kept.
+for an irrational value (helper atoms first) an atom under the root is set to a value that makes
+the root rational (R = 3/4 for sqrt(1 + R^2)), or else the value itself to a simple rational near
+it (a whole number, a half, a tenth, a denominator up to 100), and the facts are solved again,
+until every value is rational.  What is found is checked by the kernel's checker before it is
+kept.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .search import z3_fact
 
 __all__ = ["find_model"]
 
-# At most this many values pinned per statement (measured on the library: at most 3 needed).
+# At most this many values pinned per statement (each pin is a few more solves).
 _MAX_PINS = 8
 
 
@@ -53,9 +55,9 @@ def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20
         # An atom under the root at a value that makes the root rational (1 + R^2 is a square
         # at R = 3/4), else the root itself at a rational near its value
         helper = variables[name]
-        pinned = any(_pin(solver, variables[a], _nice_near(values[a]), helper)
+        pinned = any(_pin(solver, variables[a], _nice_near(values[a]), deadline, helper)
                      for a in _inside(name) if a in variables and values.get(a) is not None) \
-            or _pin(solver, helper, _near(model.eval(helper, model_completion=True)))
+            or _pin(solver, helper, _near(model.eval(helper, model_completion=True)), deadline)
         if not pinned:
             return None
     return None
@@ -88,10 +90,13 @@ def _near(value: z3.ExprRef) -> list:
                                Fraction(round(10 * approx), 10), approx.limit_denominator(100)]))
 
 
-def _pin(solver: z3.Solver, var: z3.ArithRef, candidates, rational=None) -> bool:
+def _pin(solver: z3.Solver, var: z3.ArithRef, candidates, deadline: float,
+         rational=None) -> bool:
     """Add var = the first candidate that keeps the facts satisfiable (and, given `rational`,
-    makes that term's value rational); False when none does."""
+    makes that term's value rational); False when none does before the deadline."""
     for near in candidates:
+        if time.monotonic() > deadline:
+            return False
         solver.push()
         solver.add(var == z3.RealVal(f"{near.numerator}/{near.denominator}"))
         if solver.check() == z3.sat and (rational is None or _fraction(
