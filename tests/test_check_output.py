@@ -125,6 +125,30 @@ def test_checking_in_worker_processes_gives_the_same_reports(tmp_path, proof):
     assert all(lem.theorem is None and lem.settled for r in together for lem in r.lemmas)
 
 
+def test_an_expected_failure_is_explained_only_where_the_output_shows_it(tmp_path, proof):
+    """Without -v or --json nothing shows why an xfail step fails, so no counterexample is
+    searched for it: the statuses are the same, the explanation is not."""
+    from novikoff.checker import check_paths
+
+    for jobs in (1, 2):
+        explained, bare = (check_paths([proof], jobs=jobs, explain_expected=flag)[0]
+                           for flag in (True, False))
+        assert [(lem.name, lem.status) for lem in bare.lemmas] == \
+            [(lem.name, lem.status) for lem in explained.lemmas]
+        assert [s.status for s in bare.steps] == [s.status for s in explained.steps]
+        slip = [s for s in explained.steps if s.status == "expected_failure"]
+        assert slip and slip[0].counterexample["k"] == "0"
+        assert [s.counterexample for s in bare.steps if s.status == "expected_failure"] == [None]
+
+
+def test_verbose_and_json_show_an_expected_failures_counterexample(capsys, proof):
+    _, lines = run(capsys, "-v", proof)
+    assert any("counterexample:" in line and "k = 0" in line for line in lines), lines
+    _, lines = run(capsys, "--json", proof)
+    steps = json.loads("\n".join(lines))["steps"]
+    assert [s["counterexample"]["k"] for s in steps if s["status"] == "expected_failure"] == ["0"]
+
+
 def _two_small_files(tmp_path):
     paths = []
     for name in ("a", "b"):

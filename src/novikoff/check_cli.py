@@ -73,8 +73,9 @@ def _check(args) -> int:
     required, LEDGER.required = LEDGER.required, args.require_certificates
     start = time.perf_counter()
     try:
+        # (expected failures are explained only where the output shows why)
         reports = check_paths(paths, timeout_ms=args.timeout, jobs=os.cpu_count() or 1,
-                              notes=notes)
+                              notes=notes, explain_expected=args.json or args.verbose)
     except CheckingStopped as exc:
         print(f"novikoff: error: {exc}", file=sys.stderr)
         return 2
