@@ -20,10 +20,10 @@ def register(sub) -> None:
     parser.set_defaults(handler=_certify)
 
 
-def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
+def certify_file(path: Path, timeout_ms: int = 5000, budget_s: float = 20.0) -> dict:
     """Check one file with every decision recorded, search certificates for those the stored
-    ones do not cover (and models for the consistency checks), and write the file's
-    certificates.  Returns counts."""
+    ones do not cover (and models for the consistency checks), each within budget_s seconds of
+    wall-clock time, and write the file's certificates.  Returns counts."""
     from ..checker import Checker
     from ..kernel.certified import LEDGER
     from .models import find_model
@@ -42,14 +42,14 @@ def certify_file(path: Path, timeout_ms: int = 5000) -> dict:
         LEDGER.labels, LEDGER.unmodelled = {}, {}
     found, left = {}, []
     for key, statement in pending.items():
-        certificate = find_certificate(statement, timeout_ms)
+        certificate = find_certificate(statement, timeout_ms, budget_s)
         if certificate is not None:
             found[key] = certificate
         else:
             left.append(labels.get(key, ""))
     models = {}
     for key, statement in unmodelled.items():
-        model = find_model(statement, timeout_ms)
+        model = find_model(statement, timeout_ms, budget_s)
         if model is not None:
             models[key] = model
     kept = {**used, **found, **models}
