@@ -24,8 +24,8 @@ import numpy as np
 import z3
 from scipy.optimize import linprog
 
-from ..kernel.certificates import (Branch, CertificateError, check, parse_statement, poly_add,
-                                   poly_from_json, poly_mul, poly_to_json)
+from ..kernel.certificates import (Branch, CertificateError, check, fact_atoms, parse_statement,
+                                   poly_add, poly_from_json, poly_mul, poly_to_json)
 
 __all__ = ["find_certificate", "z3_fact"]
 
@@ -190,9 +190,9 @@ class _Search:
             allowed = _atoms(branch.literals[i][1]) | _atoms(fact[1])
             allowed |= set().union(*(_atoms(roots[a]) for a in allowed if a in roots))
             hidden = {("literal", j) for j, lit in enumerate(branch.literals)
-                      if not _atoms_of(lit, set()) <= allowed}
+                      if not fact_atoms(lit, set()) <= allowed}
             hidden |= {j for j, comp in enumerate(branch.compounds)
-                       if not _atoms_of(comp, set()) <= allowed}
+                       if not fact_atoms(comp, set()) <= allowed}
             proof = self.close(branch.copy().add(("gt", poly_add({}, fact[1], -1))), depth + 1,
                                spent | hidden | {key})
             if proof is None:
@@ -242,22 +242,12 @@ def _key(p: dict) -> tuple:
 _ROOT = "!sqrt"
 
 
-def _atoms_of(fact, out: set) -> set:
-    kind, body = fact
-    if kind in ("and", "or"):
-        for f in body:
-            _atoms_of(f, out)
-    else:
-        out |= _atoms(body)
-    return out
-
-
 def _root_arguments(branch: Branch) -> dict:
     """The square-root helper atoms of the branch (statements name them ``!sqrt[[P]]`` after
     their argument P) -> their arguments."""
     atoms: set = set()
     for fact in branch.literals + branch.compounds:
-        _atoms_of(fact, atoms)
+        fact_atoms(fact, atoms)
     roots = {}
     for a in atoms:
         if a.startswith(_ROOT + "["):

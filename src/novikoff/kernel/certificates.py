@@ -43,12 +43,13 @@ at which every fact holds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from fractions import Fraction
 
-__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "check_model", "statement_key",
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "check_model", "fact_atoms", "statement_key",
            "canonical_statement", "canonical_text", "parse_statement", "read_statement",
            "poly_add", "poly_mul", "poly_to_json", "poly_from_json"]
 
@@ -366,17 +367,25 @@ def check(statement_text: str, certificate) -> None:
 def check_facts(facts, nats, certificate) -> None:
     """check, for a statement's facts as read_statement reads its text (the kernel hands over
     the facts it built, so as not to print and parse them again)."""
-    try:
+    with _failing_closed("certificate", nested="certificate"):
         branch = Branch()
         for fact in facts:
             branch.add(fact)
         _Checker(nats).close(branch, certificate, 0)
+
+
+@contextlib.contextmanager
+def _failing_closed(what: str, nested: str):
+    """Whatever goes wrong while checking a certificate or a model is a CertificateError:
+    nothing is accepted.  nested: what a RecursionError means is nested too deeply."""
+    try:
+        yield
     except CertificateError:
         raise
     except RecursionError:
-        raise CertificateError("the certificate is nested too deeply") from None
-    except Exception as exc:  # fail closed: whatever went wrong, nothing is accepted
-        raise CertificateError(f"the certificate could not be checked ({exc!r})") from None
+        raise CertificateError(f"the {nested} is nested too deeply") from None
+    except Exception as exc:
+        raise CertificateError(f"the {what} could not be checked ({exc!r})") from None
 
 
 # ---------------------------------------------------------------------------- models
@@ -385,14 +394,14 @@ def check_model(facts, nats, model) -> None:
     """Accept (return None) only if the model satisfies every fact exactly, so the facts are
     consistent; raise CertificateError otherwise.  model: {"by": "model", "values": {atom:
     "p/q"}} with a value for each atom of the facts and for no other, a nat's whole and >= 0."""
-    try:
+    with _failing_closed("model", nested="statement"):
         if not (isinstance(model, dict) and set(model) == {"by", "values"}
                 and model["by"] == "model" and isinstance(model["values"], dict)):
             raise CertificateError("a model is {\"by\": \"model\", \"values\": {atom: \"p/q\"}}")
         values = {atom: _rational(text) for atom, text in model["values"].items()}
         atoms = set()
         for fact in facts:
-            _fact_atoms(fact, atoms)
+            fact_atoms(fact, atoms)
         if set(values) != atoms:
             raise CertificateError("a model gives a value to every atom of the statement and "
                                    "to no other")
@@ -402,21 +411,17 @@ def check_model(facts, nats, model) -> None:
         for fact in facts:
             if not _holds(fact, values):
                 raise CertificateError("a fact of the statement is false in the model")
-    except CertificateError:
-        raise
-    except RecursionError:
-        raise CertificateError("the statement is nested too deeply") from None
-    except Exception as exc:  # fail closed: whatever went wrong, nothing is accepted
-        raise CertificateError(f"the model could not be checked ({exc!r})") from None
 
 
-def _fact_atoms(fact, out: set) -> None:
+def fact_atoms(fact, out: set) -> set:
+    """out, with the atoms of a fact (as read_statement reads it) added."""
     kind, body = fact
     if kind in ("and", "or"):
         for part in body:
-            _fact_atoms(part, out)
+            fact_atoms(part, out)
     else:
         out.update(atom for monomial in body for atom, _ in monomial)
+    return out
 
 
 def _holds(fact, values: dict) -> bool:

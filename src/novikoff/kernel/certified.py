@@ -78,41 +78,38 @@ def _is_model(entry) -> bool:
     return isinstance(entry, dict) and entry.get("by") == "model"
 
 
-def _replay(obligation) -> Verdict | None:
+def _accepted(obligation, model: bool) -> bool:
+    """Whether the ledger stores, for the obligation's statement, a model (model) or a
+    certificate (not model) that its checker accepts; recorded as used, or as refused."""
     if obligation is None:
-        return None
+        return False
     key, statement = obligation
-    certificate = LEDGER.store.get(key)
-    if certificate is None or _is_model(certificate):
-        return None
+    entry = LEDGER.store.get(key)
+    if entry is None or _is_model(entry) != model:
+        return False
     try:
-        check_facts(statement.facts, statement.nats, certificate)
+        (check_model if model else check_facts)(statement.facts, statement.nats, entry)
     except CertificateError as exc:
         LEDGER.refused[key] = str(exc)
-        return None
-    LEDGER.used[key] = certificate
+        return False
+    LEDGER.used[key] = entry
     if LEDGER.recording:
         LEDGER.statements[key] = statement.text
+    return True
+
+
+def _replay(obligation) -> Verdict | None:
+    """'valid' by a stored certificate that the checker accepts."""
+    if not _accepted(obligation, model=False):
+        return None
     LEDGER.certified += 1
     return Verdict("valid", reason="certified", basis="certified")
 
 
 def _replay_model(obligation) -> Verdict | None:
     """'invalid' (the facts are consistent) by a stored model that the checker accepts."""
-    if obligation is None:
+    if not _accepted(obligation, model=True):
         return None
-    key, statement = obligation
-    model = LEDGER.store.get(key)
-    if not _is_model(model):
-        return None
-    try:
-        check_model(statement.facts, statement.nats, model)
-    except CertificateError as exc:
-        LEDGER.refused[key] = str(exc)
-        return None
-    LEDGER.used[key] = model
-    if LEDGER.recording:
-        LEDGER.statements[key] = statement.text
     LEDGER.modelled += 1
     return Verdict("invalid", reason="model", basis="model")
 
