@@ -850,21 +850,18 @@ class _LemmaCheck:
             base += " (supposing its left side meaningful, which the step above could not show)"
         if decision.kind == "domain":
             base = K.describe_obligation(decision.obligation, goal, _show_expr)
-        status, judgement = decision.status, ""
-        if xfail and not self.checker.explain_expected:
-            self._record(pos, text, "expected_failure", base, xfail=True)
-            self.report.steps[-1].seconds = time.perf_counter() - started
-            return self._hypothetical(goal, "expected", f"the step at line {pos.line} fails "
-                                                        f"(expected)")
-        if decision.kind == "goal" and status == "failed":
+        status, judgement, reason, cex = decision.status, "", base, None
+        explained = not xfail or self.checker.explain_expected
+        if explained and decision.kind == "goal" and status == "failed":
             status, judgement, reason, cex = self._in_setting(goal, premises, instances, facts,
                                                               base)
-        else:
+        elif explained:
             reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
         # An expected failure with its counterexample needs no hint (the slip is known): the
         # search for facts that would make it hold cost 7% of `novikoff check proofs/`.
-        if decision.kind != "vacuous" and decision.status == "failed" and not (xfail and cex):
+        if explained and decision.kind != "vacuous" and decision.status == "failed" \
+                and not (xfail and cex):
             missing = self._missing(decision.obligation, premises, instances, cited, facts,
                                     vectors)
             if missing:

@@ -49,9 +49,10 @@ import json
 import re
 from fractions import Fraction
 
-__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "check_model", "fact_atoms", "statement_key",
-           "canonical_statement", "canonical_text", "parse_statement", "read_statement",
-           "poly_add", "poly_mul", "poly_to_json", "poly_from_json"]
+__all__ = ["FORMAT", "Branch", "CertificateError", "check", "check_facts", "check_model",
+           "fact_atoms", "statement_key", "canonical_statement", "canonical_text",
+           "parse_statement", "read_statement", "poly_add", "poly_mul", "poly_to_json",
+           "poly_from_json"]
 
 FORMAT = "novikoff-certificates/1"
 

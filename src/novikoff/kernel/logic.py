@@ -400,8 +400,9 @@ def _meeting_points(s: Setting, k) -> set:
 def _at_indices_of(s: Setting, formulas) -> list:
     """The assumptions at the indices the formulas read (a given about d[T + 5] meets
     `d[k] <= a` at k := T + 5) and those between two of them: for each nat k, offset c of the
-    assumptions' indices and index e, the assumption at k := e - c where that is >= 0.  Assumptions with a
-    per-update symbol are left out (at another k it denotes another example)."""
+    assumptions' indices and index e, the assumption at k := e - c where that is >= 0.
+    Assumptions with a per-update symbol are left out (at another k it denotes another
+    example)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
     # and every index between two of them up to _CHAIN apart (d[0] and d[10]), so that an
