@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -12,7 +13,7 @@ from .terms import Vec, exact_subs, ip
 
 __all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Conjunction",
            "Equivalence", "Formula", "COMPOUND", "rebuild", "compose_relations",
-           "free_symbols", "sides", "subformulas", "visible_obligations"]
+           "atoms_in", "free_symbols", "sides", "subformulas", "visible_obligations"]
 
 RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -218,8 +219,13 @@ def rebuild(f, parts: tuple):
 
 def free_symbols(f: Formula) -> set:
     """Every SymPy symbol and sequence element a formula mentions (indices included)."""
+    return set(_free_symbols(f))
+
+
+@functools.lru_cache(maxsize=1 << 15)  # as atoms_in
+def _free_symbols(f: Formula) -> frozenset:
     if isinstance(f, COMPOUND):
-        return set().union(*(free_symbols(p) for p in subformulas(f)))
+        return frozenset().union(*(_free_symbols(p) for p in subformulas(f)))
     if isinstance(f, Relation):
         exprs = [f.lhs, f.rhs] + [side for d in f.domain for side in (d.lhs, d.rhs)]
     else:
@@ -229,15 +235,26 @@ def free_symbols(f: Formula) -> set:
     for e in exprs:
         out |= e.free_symbols
         out |= e.atoms(sp.core.function.AppliedUndef)
-    return out
+    return frozenset(out)
 
 
 def sides(f) -> list:
     """The scalar terms of a formula (a vector definition gives ||atom - rhs||^2)."""
+    return list(_sides(f))
+
+
+@functools.lru_cache(maxsize=1 << 15)  # as atoms_in
+def _sides(f) -> tuple:
     if isinstance(f, Relation):
-        return [f.lhs, f.rhs]
+        return (f.lhs, f.rhs)
     if isinstance(f, COMPOUND):
-        return [t for p in subformulas(f) for t in sides(p)]
+        return tuple(t for p in subformulas(f) for t in _sides(p))
     if isinstance(f, VectorEq):
-        return [f.as_quadratic()]
-    return []
+        return (f.as_quadratic(),)
+    return ()
+
+
+@functools.lru_cache(maxsize=1 << 15)  # the same formulas are read at every step of a proof
+def atoms_in(f, *types) -> frozenset:
+    """The atoms of these types in the scalar terms of a formula (sides)."""
+    return frozenset().union(*(side.atoms(*types) for side in _sides(f)))

@@ -39,7 +39,7 @@ import itertools
 
 import sympy as sp
 
-from .formulas import Implication, Relation, VectorEq, sides, visible_obligations
+from .formulas import Implication, Relation, VectorEq, atoms_in, visible_obligations
 from .terms import (BOUND, Norm, Vec, VectorSum, count, exact_subs, make_sum, norm, too_large,
                     vector_sum)
 
@@ -47,10 +47,9 @@ __all__ = ["sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
 
 def sums_in(formulas) -> list:
     """The sums the formulas mention, in a fixed order."""
-    found = set()
+    found: set = set()
     for f in formulas:
-        for side in sides(f):
-            found |= side.atoms(sp.Sum)
+        found |= atoms_in(f, sp.Sum)
     return sorted(found, key=sp.default_sort_key)
 
 
@@ -158,7 +157,7 @@ def _triangle_facts(sums, formulas) -> list:
     for real vectors (and 0 <= 0 for the empty sum).  Only for a sum of norms whose sum of
     vectors has its norm in the formulas: another fact would bring in a term nothing else
     constrains."""
-    norms = set().union(*(side.atoms(Norm) for f in formulas for side in sides(f)))
+    norms = set().union(*(atoms_in(f, Norm) for f in formulas))
     facts = []
     for s in sums:
         terms, n = s.function, count(s)
@@ -287,11 +286,10 @@ def vector_sum_steps(formulas) -> list:
     found: set = set()
     for f in formulas:
         if isinstance(f, VectorEq):
-            exprs = [f.atom, *f.rhs.atoms(), *(c for _, c in f.rhs.terms)]
+            for e in [f.atom, *f.rhs.atoms(), *(c for _, c in f.rhs.terms)]:
+                found |= e.atoms(VectorSum)
         else:
-            exprs = sides(f)
-        for e in exprs:
-            found |= e.atoms(VectorSum)
+            found |= atoms_in(f, VectorSum)
     facts = []
     for s in sorted(found, key=sp.default_sort_key):
         n = s.count()
