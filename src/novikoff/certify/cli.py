@@ -22,7 +22,8 @@ def register(sub) -> None:
 
 def certify_file(path: Path, timeout_ms: int = 5000, budget_s: float = 20.0) -> dict:
     """Check one file with every decision recorded, search certificates for those the stored
-    ones do not cover (and models for the consistency checks), each within budget_s seconds of
+    ones do not cover (and models for the checks the solver found satisfiable: consistency
+    checks, decisions whose goal does not follow), each within budget_s seconds of
     wall-clock time, and write the file's certificates.  Returns counts."""
     from ..checker import Checker
     from ..kernel.certified import LEDGER
@@ -92,12 +93,12 @@ def _certify(args) -> int:
             totals[k] += counts[k]
         print(f"{path}: {counts['replayed']} certificates and models replayed, "
               f"{counts['found']} certificates and {counts['models']} models found, "
-              f"{counts['left']} decisions and {counts['unmodelled']} consistency checks left "
+              f"{counts['left']} decisions and {counts['unmodelled']} satisfiable checks left "
               f"to the solver")
         for where in counts["where"]:
             print(f"    left to the solver: a decision at {where}")
     print(f"certify: {totals['replayed'] + totals['found'] + totals['models']} certificates "
           f"and models kept, {totals['found']} certificates and {totals['models']} models new; "
-          f"{totals['left']} decisions and {totals['unmodelled']} consistency checks left to the "
+          f"{totals['left']} decisions and {totals['unmodelled']} satisfiable checks left to the "
           f"solver, in {time.perf_counter() - start:.1f} s")
     return code

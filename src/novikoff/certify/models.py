@@ -1,4 +1,5 @@
-"""Search a model of a consistency check's statement (untrusted: the kernel replays it).
+"""Search a model of a satisfiable statement (a consistency check's, or a decision's whose goal
+does not follow: a counterexample), untrusted: the kernel replays it.
 
 Z3, with the nats as integers, finds values that satisfy the statement's facts.  They are often
 algebraic (a square root's helper atom at sqrt(2)), which no exact rational replay can take, so

@@ -7,8 +7,11 @@ other 'valid' verdict rests on Z3 (basis 'solver') or on SymPy's normal form ('s
 ledger counts it, so that the checker can say what each verified step rests on.  Certificates in
 the ledger come from files anyone can edit: each is checked every time it is used.
 
-A consistency check (no goal: are the facts satisfiable?) is answered 'invalid' (consistent) by a
-stored model that ``certificates.check_model`` accepts, with no solver asked (basis 'model').
+A check whose facts are satisfiable is answered 'invalid' by a stored model that
+``certificates.check_model`` accepts, with no solver asked (basis 'model'): a consistency check
+(no goal: the facts are consistent), or a decision whose goal does not follow (the statement's
+facts include the negated goal, so the model is a counterexample).  'invalid' never verifies
+anything: it keeps a step from being verified, or shows that facts are consistent.
 """
 
 from __future__ import annotations
@@ -45,12 +48,13 @@ class Ledger:
     satisfiable: dict = field(default_factory=dict)
     used: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)  # key -> why its certificate was refused
-    # Recording: key -> statement text of every consistency check that a solver found
-    # consistent and no stored model backs, for `novikoff certify` to find a model.
+    # Recording: key -> statement text of every check that a solver found satisfiable (a
+    # consistency check, a decision whose goal does not follow) and no stored model backs, for
+    # `novikoff certify` to find a model.
     unmodelled: dict = field(default_factory=dict)
     uncertified: int = 0
     certified: int = 0
-    modelled: int = 0  # consistency checks answered by a stored model
+    modelled: int = 0  # checks answered 'invalid' by a stored model
     # A 'valid' verdict that no certificate backs is 'unknown' (check --require-certificates).
     required: bool = False
     # Untrusted: statement text -> certificate or None, asked when none is stored (tests search
@@ -107,7 +111,8 @@ def _replay(obligation) -> Verdict | None:
 
 
 def _replay_model(obligation) -> Verdict | None:
-    """'invalid' (the facts are consistent) by a stored model that the checker accepts."""
+    """'invalid' (the statement's facts are satisfiable) by a stored model that the checker
+    accepts."""
     if not _accepted(obligation, model=True):
         return None
     LEDGER.modelled += 1
@@ -145,19 +150,14 @@ def _uncertified(verdict: Verdict, obligation) -> Verdict:
 
 
 def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
-    """solver.entails, or 'valid' by a stored certificate that the checker accepts; for a
-    consistency check (goal None), 'invalid' by a stored model that the checker accepts."""
+    """solver.entails, or 'valid' by a stored certificate that the checker accepts, or
+    'invalid' by a stored model that the checker accepts."""
     obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
-    if goal is None:
-        modelled = _replay_model(obligation)
-        if modelled is not None:
-            return modelled
-    replayed = _replay(obligation)
+    replayed = _replay_model(obligation) or _replay(obligation)
     if replayed is not None:
         return replayed
     verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
-    if goal is None and verdict.answer == "invalid" and LEDGER.recording \
-            and obligation is not None:
+    if verdict.answer == "invalid" and LEDGER.recording and obligation is not None:
         LEDGER.unmodelled[obligation[0]] = obligation[1].text
     return _uncertified(_searched(verdict, obligation), obligation)
 
