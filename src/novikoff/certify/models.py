@@ -25,12 +25,29 @@ __all__ = ["find_model"]
 
 # At most this many values pinned per statement (each pin is a few more solves).
 _MAX_PINS = 8
+# The longest value kept as it is (check_model reads at most 400 characters).
+_MAX_TEXT = 60
 
 
 def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20.0) -> dict | None:
     """A model that the kernel's checker accepts for the statement, or None (also when the
-    search takes more than budget_s seconds)."""
+    search takes more than budget_s seconds).
+
+    First every atom is a value of its own (with two fifths of the budget); then (a fifth each)
+    the vectors are given whole coordinates in one, two and three dimensions and each inner
+    product is theirs: what real vectors satisfy (Cauchy-Schwarz, Gram determinants) then holds
+    by construction, and in one dimension the norm of a combination of vectors is a whole number,
+    where free values leave it a square root."""
     facts, nats = read_statement(statement_text)
+    start = time.monotonic()
+    for dimensions, share in ((None, 0.4), (1, 0.6), (2, 0.8), (3, 1.0)):
+        model = _search(facts, nats, dimensions, timeout_ms, start + share * budget_s)
+        if model is not None:
+            return model
+    return None
+
+
+def _search(facts, nats, dimensions, timeout_ms: int, deadline: float) -> dict | None:
     variables: dict = {}
 
     def variable(name: str) -> z3.ArithRef:
@@ -41,26 +58,64 @@ def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     solver.add([z3_fact(f, variable) for f in facts])
-    deadline = time.monotonic() + budget_s
+    if dimensions is not None:
+        _realise(solver, variables, dimensions)
     for _ in range(_MAX_PINS + 1):
         if time.monotonic() > deadline or solver.check() != z3.sat:
             return None
         model = solver.model()
         values = {name: _fraction(model.eval(v, model_completion=True))
                   for name, v in variables.items()}
-        irrational = sorted((not name.startswith("!"), name)
-                            for name, value in values.items() if value is None)
-        if not irrational:
+        # irrational, or a rational too long for a model (the checker reads at most 400
+        # characters a value)
+        unwieldy = sorted((not name.startswith("!"), name) for name, value in values.items()
+                          if value is None or len(str(value)) > _MAX_TEXT)
+        if not unwieldy:
             return _checked(facts, nats, values)
-        name = irrational[0][1]
+        name = unwieldy[0][1]
         # An atom under the root at a value that makes the root rational (1 + R^2 is a square
         # at R = 3/4), else the root itself at a rational near its value
         helper = variables[name]
-        pinned = any(_pin(solver, variables[a], _nice_near(values[a]), deadline, helper)
-                     for a in _inside(name) if a in variables and values.get(a) is not None) \
+        pinned = values[name] is None and any(
+            _pin(solver, variables[a], _nice_near(values[a]), deadline, helper)
+            for a in _inside(name) if a in variables and values.get(a) is not None) \
             or _pin(solver, helper, _near(model.eval(helper, model_completion=True)), deadline)
         if not pinned:
             return None
+    return None
+
+
+def _realise(solver: z3.Solver, variables: dict, dimensions: int) -> None:
+    """Add <u, v> = the dot product of the coordinates of u and v for every inner product among
+    the variables, each vector given that many whole coordinates (with real ones Z3 found values
+    of hundreds of digits, and pinning them one by one ran past its timeout)."""
+    coordinates: dict = {}
+
+    def of(vector: str) -> list:
+        if vector not in coordinates:  # ('#' is in no atom's name)
+            coordinates[vector] = [z3.ToReal(z3.Int(f"#{i}:{vector}"))
+                                   for i in range(dimensions)]
+        return coordinates[vector]
+
+    for name, var in list(variables.items()):
+        pair = _vectors_of(name)
+        if pair is not None:
+            u, v = of(pair[0]), of(pair[1])
+            solver.add(var == z3.Sum([a * b for a, b in zip(u, v)]))
+
+
+def _vectors_of(name: str) -> tuple | None:
+    """(u, v) of an inner product's name `<u, v>` (solver.atom_name), or None."""
+    if not (name.startswith("<") and name.endswith(">")):
+        return None
+    body, depth = name[1:-1], 0
+    for i, ch in enumerate(body):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and body.startswith(", ", i):
+            return body[:i], body[i + 2:]
     return None
 
 
@@ -85,8 +140,10 @@ def _nice_near(value: Fraction) -> list:
 
 
 def _near(value: z3.ExprRef) -> list:
-    """Simple rationals near an algebraic value: whole, halves, tenths, denominators <= 100."""
-    approx = Fraction(value.approx(20).as_fraction())
+    """Simple rationals near a value: whole, halves, tenths, denominators <= 100."""
+    approx = _fraction(value)
+    if approx is None:  # algebraic
+        approx = Fraction(value.approx(20).as_fraction())
     return list(dict.fromkeys([Fraction(round(approx)), Fraction(round(2 * approx), 2),
                                Fraction(round(10 * approx), 10), approx.limit_denominator(100)]))
 
