@@ -274,8 +274,8 @@ def test_large_d_non_separable_data_is_refused_with_the_examples():
 
 def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, capsys):
     # A fake clock charged for the solve's work at a fixed rate: a pass's block of
-    # _PASS_ENTRIES entries, or a sweep of coordinate descent's working set, costs at most
-    # 0.25 s.  The solve reports after each such unit, and the command prints a log's line
+    # _PASS_ENTRIES entries, or a step of coordinate descent over its working set, costs at
+    # most 0.25 s.  The solve reports after each such unit, and the command prints a log's line
     # once 1.75 s have passed since the last, so its lines are at most 2 s apart.  Small units
     # and data make it quick; the Python sweep stands in for numba's twin.
     from novikoff.runtime import _jit, _separator
@@ -291,13 +291,21 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
         clock[0] += Xb.size * rate
         real(Xb, v, out)
 
-    def sweep(Z, *args):
-        assert Z.size <= 1 << 12, "a sweep costs more than the unit the test models"
-        clock[0] += Z.size * rate
-        _separator._cd_sweep(Z, *args)
+    def charged(fn, entries):
+        def work(*args):
+            size = entries(*args)
+            assert size <= 1 << 12, "a step costs more than the unit the test models"
+            clock[0] += size * rate
+            fn(*args)
+        return work
 
+    # a sweep, gathering the working set's rows, and its hull point in float64: each reads at
+    # most the working set (the Python functions stand in for numba's twins)
+    sweep = charged(_separator._cd_sweep, lambda Z, *rest: Z.size)
+    rows = charged(_separator._cd_rows, lambda X, act, scale, out, q: out.size)
+    point = charged(_separator._cd_point, lambda X, act, coef, w: act.size * X.shape[1])
     monkeypatch.setattr(_separator, "_block_margins", block_margins)
-    monkeypatch.setattr(_separator, "_sweeper", lambda: sweep)
+    monkeypatch.setattr(_separator, "_sweeper", lambda: (sweep, rows, point))
     X, y, _ = planted(20_000, 10, 0.01, seed=14)
     progress = _Progress(True, forced=True, clock=lambda: clock[0])
     progress.tty = False
