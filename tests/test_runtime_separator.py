@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import max_margin_separator, run
-from novikoff.runtime._bounds import certify_margin, data_stats
+from novikoff.runtime._bounds import certify_margin, data_stats, exact_dot
 from novikoff.runtime._separator import _solve
 
 
@@ -254,6 +255,57 @@ def test_large_d_margin_is_within_the_documented_gap_of_the_maximum():
     # the upper bound is an upper bound: no direction beats it
     assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-9)
     assert margin(X, y, slsqp_reference(X, y)) <= info["upper"] * (1 + 1e-9)
+    assert certified(X, y, w) > 0
+
+
+def exact_margins(X, y, w):
+    """y_i <w, x_i> of every example, in exact rationals."""
+    return [int(y[i]) * exact_dot(X[i], w) for i in range(len(y))]
+
+
+@pytest.mark.parametrize("n, d, gamma, seed", [(1500, 130, 0.02, 21), (1000, 300, 0.02, 22)])
+def test_large_d_direction_separates_and_its_margins_are_reported_honestly(n, d, gamma, seed):
+    # The sweeps read float32 rows; what the solve reports and what the run certifies must be
+    # the float64 data's: the direction separates every example (decided exactly), the solve's
+    # lower bound is its smallest margin within the rounding bound E of data_stats (gamma_d
+    # ||w|| max ||x||), and the run's gamma is the exact smallest margin rounded down.
+    X, y, w_gen = planted(n, d, gamma, seed)
+    w, info = _solve(X, y)
+    smallest = min(exact_margins(X, y, w))
+    assert smallest > 0
+    E = Fraction(data_stats(X, y, w).E)
+    assert abs(Fraction(info["lower"]) - smallest) <= E
+    # the promise, against the upper bound (which w_gen's exact margin does not exceed)
+    assert smallest >= (1 - info["gap"]) * Fraction(info["upper"]) - E
+    assert min(exact_margins(X, y, w_gen)) / Fraction(float(np.linalg.norm(w_gen))) <= (
+        Fraction(info["upper"]) * (1 + Fraction(1, 10 ** 9)))
+    res = run(X, y, lemmas=[])
+    exact = min(exact_margins(X, y, res.w_star))
+    assert Fraction(res.gamma) <= exact < Fraction(np.nextafter(res.gamma, np.inf))
+
+
+@pytest.mark.parametrize("delta", [1e-2, 1e-4])
+def test_large_d_margin_against_a_known_maximum(delta):
+    # y*x = (delta, u) and (delta, -u) for unit u in the other 199 coordinates: 0 is in the hull
+    # of the u, so the maximum margin is exactly the first coordinate's delta (times ||x|| ~ 1).
+    # At 1e-4 (R / margin above _CD_SINGLE) float32 rows could not resolve the margins.
+    rng = np.random.default_rng(23)
+    d = 200
+    U = rng.standard_normal((300, d - 1))
+    U /= np.linalg.norm(U, axis=1)[:, None]
+    Z = np.hstack([np.full((600, 1), delta), np.vstack([U, -U])])
+    y = rng.choice([-1.0, 1.0], 600)
+    X = Z * y[:, None]
+    w, info = _solve(X, y)
+    smallest = min(exact_margins(X, y, w))
+    E = Fraction(data_stats(X, y, w).E)
+    assert smallest > 0
+    # w is a unit vector up to rounding, so its margin is at most delta ||w||; the solve keeps
+    # its promise against the true maximum, and its upper bound is one
+    norm = Fraction(float(np.linalg.norm(w)))
+    assert smallest <= Fraction(delta) * norm * (1 + Fraction(1, 10 ** 12)) + E
+    assert smallest >= Fraction(1 - info["gap"]) * Fraction(delta) * norm - E
+    assert info["upper"] >= delta * (1 - 1e-9)
     assert certified(X, y, w) > 0
 
 
