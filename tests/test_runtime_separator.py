@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import max_margin_separator, run
-from novikoff.runtime._bounds import certify_margin, data_stats
+from novikoff.runtime._bounds import certify_margin, data_stats, exact_dot
 from novikoff.runtime._separator import _solve
 
 
@@ -257,6 +258,57 @@ def test_large_d_margin_is_within_the_documented_gap_of_the_maximum():
     assert certified(X, y, w) > 0
 
 
+def exact_margins(X, y, w):
+    """y_i <w, x_i> of every example, in exact rationals."""
+    return [int(y[i]) * exact_dot(X[i], w) for i in range(len(y))]
+
+
+@pytest.mark.parametrize("n, d, gamma, seed", [(1500, 130, 0.02, 21), (1000, 300, 0.02, 22)])
+def test_large_d_direction_separates_and_its_margins_are_reported_honestly(n, d, gamma, seed):
+    # The sweeps read float32 rows; what the solve reports and what the run certifies must be
+    # the float64 data's: the direction separates every example (decided exactly), the solve's
+    # lower bound is its smallest margin within the rounding bound E of data_stats (gamma_d
+    # ||w|| max ||x||), and the run's gamma is the exact smallest margin rounded down.
+    X, y, w_gen = planted(n, d, gamma, seed)
+    w, info = _solve(X, y)
+    smallest = min(exact_margins(X, y, w))
+    assert smallest > 0
+    E = Fraction(data_stats(X, y, w).E)
+    assert abs(Fraction(info["lower"]) - smallest) <= E
+    # the promise, against the upper bound (which w_gen's exact margin does not exceed)
+    assert smallest >= (1 - info["gap"]) * Fraction(info["upper"]) - E
+    assert min(exact_margins(X, y, w_gen)) / Fraction(float(np.linalg.norm(w_gen))) <= (
+        Fraction(info["upper"]) * (1 + Fraction(1, 10 ** 9)))
+    res = run(X, y, lemmas=[])
+    exact = min(exact_margins(X, y, res.w_star))
+    assert Fraction(res.gamma) <= exact < Fraction(np.nextafter(res.gamma, np.inf))
+
+
+@pytest.mark.parametrize("delta", [1e-2, 1e-4])
+def test_large_d_margin_against_a_known_maximum(delta):
+    # y*x = (delta, u) and (delta, -u) for unit u in the other 199 coordinates: 0 is in the hull
+    # of the u, so the maximum margin is exactly the first coordinate's delta (times ||x|| ~ 1).
+    # At 1e-4 (R / margin above _CD_SINGLE) float32 rows could not resolve the margins.
+    rng = np.random.default_rng(23)
+    d = 200
+    U = rng.standard_normal((300, d - 1))
+    U /= np.linalg.norm(U, axis=1)[:, None]
+    Z = np.hstack([np.full((600, 1), delta), np.vstack([U, -U])])
+    y = rng.choice([-1.0, 1.0], 600)
+    X = Z * y[:, None]
+    w, info = _solve(X, y)
+    smallest = min(exact_margins(X, y, w))
+    E = Fraction(data_stats(X, y, w).E)
+    assert smallest > 0
+    # w is a unit vector up to rounding, so its margin is at most delta ||w||; the solve keeps
+    # its promise against the true maximum, and its upper bound is one
+    norm = Fraction(float(np.linalg.norm(w)))
+    assert smallest <= Fraction(delta) * norm * (1 + Fraction(1, 10 ** 12)) + E
+    assert smallest >= Fraction(1 - info["gap"]) * Fraction(delta) * norm - E
+    assert info["upper"] >= delta * (1 - 1e-9)
+    assert certified(X, y, w) > 0
+
+
 def test_large_d_direction_does_not_depend_on_a_power_of_two_scale():
     X, y, _ = planted(800, 130, 0.02, seed=12)
     w = max_margin_separator(X, y)
@@ -274,8 +326,8 @@ def test_large_d_non_separable_data_is_refused_with_the_examples():
 
 def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, capsys):
     # A fake clock charged for the solve's work at a fixed rate: a pass's block of
-    # _PASS_ENTRIES entries, or a sweep of coordinate descent's working set, costs at most
-    # 0.25 s.  The solve reports after each such unit, and the command prints a log's line
+    # _PASS_ENTRIES entries, or a step of coordinate descent over its working set, costs at
+    # most 0.25 s.  The solve reports after each such unit, and the command prints a log's line
     # once 1.75 s have passed since the last, so its lines are at most 2 s apart.  Small units
     # and data make it quick; the Python sweep stands in for numba's twin.
     from novikoff.runtime import _jit, _separator
@@ -291,13 +343,21 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
         clock[0] += Xb.size * rate
         real(Xb, v, out)
 
-    def sweep(Z, *args):
-        assert Z.size <= 1 << 12, "a sweep costs more than the unit the test models"
-        clock[0] += Z.size * rate
-        _separator._cd_sweep(Z, *args)
+    def charged(fn, entries):
+        def work(*args):
+            size = entries(*args)
+            assert size <= 1 << 12, "a step costs more than the unit the test models"
+            clock[0] += size * rate
+            fn(*args)
+        return work
 
+    # a sweep, gathering the working set's rows, and its hull point in float64: each reads at
+    # most the working set (the Python functions stand in for numba's twins)
+    sweep = charged(_separator._cd_sweep, lambda Z, *rest: Z.size)
+    rows = charged(_separator._cd_rows, lambda X, act, scale, out, q: out.size)
+    point = charged(_separator._cd_point, lambda X, act, coef, w: act.size * X.shape[1])
     monkeypatch.setattr(_separator, "_block_margins", block_margins)
-    monkeypatch.setattr(_separator, "_sweeper", lambda: sweep)
+    monkeypatch.setattr(_separator, "_sweeper", lambda: (sweep, rows, point))
     X, y, _ = planted(20_000, 10, 0.01, seed=14)
     progress = _Progress(True, forced=True, clock=lambda: clock[0])
     progress.tty = False

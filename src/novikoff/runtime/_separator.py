@@ -42,7 +42,9 @@ def _scipy():
 # From d = _CD_FROM the exact solve of a working set is too slow (NNLS adds one support vector
 # at a time, and at d = 1000 there are some 900): dual coordinate descent (_level_cd) takes its
 # place and stops when the two bounds are within _CD_GAP, which is all the runtime needs, since
-# the margin of the direction found is certified afterwards from the direction itself.
+# the margin of the direction found is certified afterwards from the direction itself.  Its
+# sweeps read the working set's rows rounded to float32 while the margin is not too small for
+# that (_CD_SINGLE); both bounds are computed from the float64 data.
 #
 # Scale: every quantity is homogeneous in X, and the working sets are divided by a power of two
 # near their radius (exact), so X*c and X give the same direction up to the rounding of X*c.
@@ -66,14 +68,20 @@ _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a re
 # within _CD_GAP of its maximum instead of exactly by NNLS, whose active set grows one example
 # at a time: at d = 1000 the support holds some 900 examples, and NNLS took 3 s per solve.
 # (Measured on planted data: 100k x 100 1.5 s either way; 20k x 128 0.6 against 0.9 s; 100k x
-# 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s.)
+# 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s; with float32 sweeps, 20k x 128 takes
+# 0.11-0.15 s against 0.3-0.6 s for the exact solve.)
 _CD_FROM = 128
 _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the maximum
-_CD_OMEGA = 1.5        # over-relaxation: about 1.5 x fewer sweeps than 1.0 at d = 1000
-_CD_SWEEPS = 20_000    # sweeps at most, then the exact solve decides
-_CD_UNSURE = 1000      # ... or after this many when no direction found separates yet
+_CD_OMEGA = 1.5        # over-relaxation (20k x 1000: 744 sweeps; 801 at 1.0, 859 at 1.85)
+_CD_ROUNDS = 100       # rounds (a pass over the data each) at most, then the exact solve decides
+_CD_UNSURE = 12        # ... or after this many rounds when no direction found separates yet
 _CD_ROUND_LEAST = 10   # sweeps over the working set between two passes over the data ...
-_CD_ROUND_MOST = 200   # ... at most
+_CD_ROUND_MOST = 200   # ... at most; about _CD_ROUND_WORK times a pass's entries in between
+_CD_ROUND_WORK = 6     # (measured at 20k x 1000: 3 took 23 passes, 6 took 14, the least time)
+_CD_SHRINK = 8         # one sweep in 8 visits every example of the working set, the others
+#                        only those with a positive weight (about half at d = 1000)
+_CD_SINGLE = 2.0 ** 13  # the sweeps read float32 rows while R / upper is below this: their
+#                         rounding (2^-24 relative) moves y<w, x> by at most 2^-11 of the margin
 _CD_TINY = 1e-7        # an upper bound below this (x / 2^e, radius ~1): the exact solve decides
 _PASS_ENTRIES = 1 << 22  # entries of X per block of a pass over the data (a progress report)
 
@@ -186,17 +194,20 @@ def _nnls(E: np.ndarray, f: np.ndarray, maxiter: int):
 
 
 @_jit.jit(cache=True, fastmath=True)
-def _cd_sweep(ZS, q, a, w, order, omega):
+def _cd_sweep(ZS, q, a, w, order, omega, scratch):
     """One sweep of dual coordinate descent for min ||ZS^T a||^2 / 2 - sum(a) over a >= 0 (the
     hard-margin SVM through the origin, w = ZS^T a kept up to date): each example of `order`
     in turn moves a_i omega times the way to the minimum along its coordinate (over-relaxed,
     0 < omega < 2: Mangasarian and Musicant's SOR for SVMs), clipped at 0.  The dual optimum
-    is w = w*/gamma^2 for the working set's maximum margin gamma, attained at w*.  (fastmath:
-    the solve is untrusted, and the margin of what it returns is computed afterwards.)"""
+    is w = w*/gamma^2 for the working set's maximum margin gamma, attained at w*.  The row
+    products are computed in the dtype of ZS and w (scratch: one element of it), so float32
+    rows run in float32 SIMD lanes.  (fastmath: the solve is untrusted, and the margin of what
+    it returns is computed afterwards.)"""
     d = ZS.shape[1]
     for t in range(order.shape[0]):
         i = order[t]
-        g = 0.0
+        scratch[0] = 0.0
+        g = scratch[0]
         for j in range(d):
             g += ZS[i, j] * w[j]
         new = a[i] - omega * (g - 1.0) / q[i]
@@ -205,8 +216,35 @@ def _cd_sweep(ZS, q, a, w, order, omega):
         step = new - a[i]
         if step != 0.0:
             a[i] = new
+            scratch[0] = step
+            s = scratch[0]
             for j in range(d):
-                w[j] += step * ZS[i, j]
+                w[j] += s * ZS[i, j]
+
+
+@_jit.jit(cache=True)
+def _cd_rows(X, rows, scale, out, q):
+    """out[t] = X[rows[t]] * scale[t], rounded to out's dtype, and q[t] = ||out[t]||^2 (in
+    float64): the working set's rows, gathered and scaled in one pass."""
+    for t in range(rows.shape[0]):
+        r, c = rows[t], scale[t]
+        s = 0.0
+        for j in range(X.shape[1]):
+            out[t, j] = X[r, j] * c
+            s += float(out[t, j]) * float(out[t, j])
+        q[t] = s
+
+
+@_jit.jit(cache=True)
+def _cd_point(X, rows, coef, w):
+    """w = sum_t coef[t] X[rows[t]] in float64 over the non-zero coef, row by row in order."""
+    w[:] = 0.0
+    for t in range(rows.shape[0]):
+        c = coef[t]
+        if c != 0.0:
+            r = rows[t]
+            for j in range(X.shape[1]):
+                w[j] += c * X[r, j]
 
 
 def _polish(ZA: np.ndarray):
@@ -301,8 +339,9 @@ def _block_margins(Xb, v, out) -> None:
 
 
 def _sweeper():
-    """The compiled sweep: the unit of coordinate descent's work between two reports."""
-    return _jit.compiled(_cd_sweep)
+    """The compiled (sweep, rows, point) of coordinate descent: a sweep is the unit of its work
+    between two reports."""
+    return _jit.compiled(_cd_sweep), _jit.compiled(_cd_rows), _jit.compiled(_cd_point)
 
 
 def _level(X, y, say, rng, ids=None):
@@ -323,50 +362,45 @@ def _level_cd(X, y, say, rng, ids=None):
     examples with a positive weight and those nearest the margin, swept _cd_sweeps times
     (each a random order), then one pass over all the data for the bounds.  Stops when the
     direction's margin on all the data is within _CD_GAP of the upper bound ||w|| / sum(a).
-    None when the data are beyond it (not done within _CD_SWEEPS sweeps, or no separating
-    direction yet after _CD_UNSURE; a bound below _CD_TINY: not separable, or a margin too
+    None when the data are beyond it (not done within _CD_ROUNDS rounds, or no separating
+    direction yet after _CD_UNSURE rounds; a bound below _CD_TINY: not separable, or a margin too
     small to tell; rows whose ||x||^2 underflows or overflows): the exact solve decides."""
     n, d = X.shape
     v, S, alpha = _start(X, y, rng, ids, say)
-    a, e = np.zeros(n), None
+    a, e, w, single = np.zeros(n), None, None, True
     best, upper, passes, sweeps = (-np.inf, v), np.inf, 0, 0
     keep = 2 * (d + 1)  # the examples nearest the margin in each round's working set
-    sweep = _sweeper()
-    while sweeps < _CD_SWEEPS:
+    work = _sweeper()
+    while passes <= _CD_ROUNDS:
         m, lower, best = _measured_pass(X, y, v, say, best, upper)
         passes += 1
         if lower >= upper * (1 - _CD_GAP):
             break
-        if lower <= 0 and sweeps >= _CD_UNSURE:  # perhaps not separable: the exact solve says
+        if lower <= 0 and passes > _CD_UNSURE:  # perhaps not separable: the exact solve says
             return None
         near = np.argpartition(m, keep)[:keep] if n > keep else np.arange(n)
         act = np.union1d(np.flatnonzero(a), near)
-        Z = X[act]
         if e is None:
             # Coordinate descent works on y*x / 2^e (max entry of the first set in [1/2, 1)),
             # which keeps ||x||^2 finite, and X * 2^k then takes the same steps (a * 4^-k).
-            e = int(np.frexp(max(float(Z.max()), -float(Z.min())))[1])
+            Xa = X[act]
+            e = int(np.frexp(max(float(Xa.max()), -float(Xa.min())))[1])
             if alpha is not None:
                 a[S] = np.ldexp(alpha[0], 2 * (e - alpha[1]))
                 act = np.union1d(S, act)
-                Z = X[act]
+        count = _cd_sweeps(n, act.size)
         with np.errstate(under="ignore"):
-            Z *= np.ldexp(y[act], -e)[:, None]  # exact: by a power of 2 (but underflow)
-        q = np.einsum("ij,ij->i", Z, Z)
-        if not (np.isfinite(q).all() and (q > 0).all()):
+            scale = np.ldexp(y[act], -e)
+        found = _cd_round(X, act, scale, a[act], w, work, rng, count, say, single)
+        if found is None:
             return None
-        aa = a[act]
-        w = Z.T @ aa
-        for _ in range(_cd_sweeps(n, act.size)):
-            sweep(Z, q, aa, w, rng.permutation(act.size), _CD_OMEGA)
-            sweeps += 1
-            say()
-        a[act] = aa
-        w = Z.T @ aa  # recomputed: the sweeps' updates drift from it
-        norm, total = float(np.sqrt(w @ w)), float(aa.sum())
+        a[act], w, radius = found
+        sweeps += count
+        norm, total = float(np.sqrt(w @ w)), float(a[act].sum())
         if not norm > _CD_TINY * total:
             return None
         v, upper = w / norm, float(np.ldexp(norm / total, e))
+        single = single and radius < _CD_SINGLE * norm / total  # (upper >= the margin)
     else:
         return None
     lower, v = best
@@ -376,10 +410,42 @@ def _level_cd(X, y, say, rng, ids=None):
                "gap": _CD_GAP}
 
 
+def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
+    """count sweeps of coordinate descent over the rows z_i = scale_i * X[act_i] (scale: y / 2^e)
+    from the weights aa: (aa, w = sum aa_i z_i, the working set's radius), or None for rows
+    that the sweeps cannot use.  work: the compiled (sweep, rows, point).  single: the sweeps
+    read the rows rounded to float32 (half the memory of float64, which at d = 1000 keeps a
+    working set of 2,000 rows in cache: 3-4 x faster per sweep); w is computed afterwards from
+    the float64 rows, so the bounds are those of the data itself.  After a sweep over every
+    row, the next _CD_SHRINK - 1 sweep only the rows with a positive weight (the others met
+    the margin at their last visit)."""
+    sweep, gather, point = work
+    Z = np.empty((act.size, X.shape[1]), dtype=np.float32 if single else np.float64)
+    q = np.empty(act.size)
+    gather(X, act, scale, Z, q)  # exact but for the rounding to float32 (and underflow)
+    if not (np.isfinite(q).all() and (q > 0).all()):
+        return None
+    if w is None:  # else w is the hull point of the last round, whose support is in aa
+        w = np.empty(X.shape[1])
+        point(X, act, aa * scale, w)
+    wz, scratch = w.astype(Z.dtype), np.zeros(1, dtype=Z.dtype)
+    rows = np.arange(aa.size)
+    for t in range(count):
+        full = t % _CD_SHRINK == 0
+        sweep(Z, q, aa, wz, rng.permutation(aa.size if full else rows), _CD_OMEGA, scratch)
+        if full:
+            rows = np.flatnonzero(aa)
+        say()
+    w = np.empty(X.shape[1])
+    point(X, act, aa * scale, w)
+    return aa, w, float(np.sqrt(q.max()))
+
+
 def _cd_sweeps(n: int, k: int) -> int:
-    """Sweeps over a working set of k of the n examples per round: about three times the work
-    of the pass over all of them that follows (and of the round's copies)."""
-    return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, 3 * n // max(k, 1))))
+    """Sweeps over a working set of k of the n examples per round: about _CD_ROUND_WORK times
+    the entries of the pass over all of them that follows (a float32 entry of a sweep costs
+    about a third of a float64 entry of the pass)."""
+    return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, _CD_ROUND_WORK * n // max(k, 1))))
 
 
 def _level_exact(X, y, say, rng, ids=None):
