@@ -186,7 +186,7 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # Once per setting, over every meeting point of its indices: more time than a step
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
-        instances = _instances(s, values)
+        instances, refused = _instances(s, values)
         verdict = entails(_with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances),
                                                  None, tuple(s.assumptions.values()),
                                                  summed=True),
@@ -196,6 +196,12 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
                                              "would hold vacuously"))
+        elif refused:  # (a contradiction at those values would not have been seen)
+            problems.append((None, "unknown", f"could not check the assumptions at "
+                                              f"{', '.join(refused)}: a term there would be "
+                                              f"evaluated in floating point; if they contradict "
+                                              f"each other there, every lemma of this setting "
+                                              f"would hold vacuously"))
         elif verdict.answer != "invalid":  # unknown is never consistent
             problems.append((None, "unknown", f"could not show the assumptions consistent: "
                                               f"{verdict.reason or 'the solver could not decide'}"
@@ -318,14 +324,17 @@ def _grows_with(index: sp.Expr, n: sp.Symbol) -> bool:
     return all(c.is_Rational and c >= 0 for c in coeffs) and any(c > 0 for c in coeffs)
 
 
-def _instances(s: Setting, values=None) -> list:
-    """The assumptions at the symbolic point and with each nat n at 0, at n+1 and at the values
-    given for it.
+def _instances(s: Setting, values=None) -> tuple:
+    """(the assumptions at the symbolic point and with each nat n at 0, at n+1 and at the values
+    given for it; the values `n = v` at which an assumption could not be taken exactly).
 
     Every assumption holds at every value of the nats, so all these hold together; the
-    per-update symbols of an instance are fresh (they may differ from update to update).
+    per-update symbols of an instance are fresh (they may differ from update to update).  An
+    assumption that cannot be taken exactly at a value (terms.exact_subs) is not checked there,
+    so the caller must not call the assumptions consistent.
     """
     out = list(s.declarations) + list(s.assumptions.values())
+    refused: list = []
     for i, k in enumerate(sorted(s.nats, key=str)):
         more = sorted(set((values or {}).get(k, ())) | _meeting_points(s, k),
                       key=sp.default_sort_key)
@@ -336,12 +345,13 @@ def _instances(s: Setting, values=None) -> list:
                 if k in free_symbols(f) or fresh.keys() & free_symbols(f):
                     try:
                         f = f.subs(k, value)
-                    except ValueError:  # not exactly at that value (terms.exact_subs): left out
+                    except ValueError:  # not exactly at that value (terms.exact_subs)
+                        refused.append(f"{k} = {value}")
                         continue
                     for p, q in fresh.items():
                         f = f.subs(p, q)
                     out.append(f)
-    return out
+    return out, list(dict.fromkeys(refused))
 
 
 # At most this many more values per nat at which the assumptions are checked together, and the
@@ -592,6 +602,12 @@ def _gram_facts(formulas, triples: bool = False, limit: int = 24) -> list:
     norms = set().union(*(atoms_in(f, Norm) for f in formulas))
     ordered = _vector_atoms(formulas)[:limit]
     facts = [_cauchy_schwarz_fact(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    # and for every two vectors past the limit whose inner product the formulas mention: of
+    # two others <a, b> is mentioned by no formula but its own fact, which <a, b> = 0 meets, so
+    # it could not show a contradiction (so Cauchy-Schwarz holds for every two vectors)
+    first = set(ordered)
+    facts += [_cauchy_schwarz_fact(*pair) for pair in _inner_pairs(formulas)
+              if not set(pair) <= first]
     if triples and len(ordered) <= 8:
         facts += [_gram_determinant_fact(*abc) for abc in itertools.combinations(ordered, 3)]
     facts += [_norm_fact(n) for n in sorted(norms, key=sp.default_sort_key)
@@ -626,6 +642,18 @@ def _norm_fact(n: Norm):
                                   for o in visible_obligations(c)))
     fact = Relation(">=", n.gram(), sp.Integer(0))
     return Implication(defined, fact) if defined else fact
+
+
+def _inner_pairs(formulas) -> list:
+    """The pairs (a, b) of two different vectors whose inner product the formulas mention (in
+    their norms too), sorted."""
+    inners = set()
+    for f in formulas:
+        inners |= atoms_in(f, Inner)
+        for n in atoms_in(f, Norm):
+            inners |= n.gram().atoms(Inner)
+    return sorted((i.args for i in inners if i.args[0] != i.args[1]
+                   and not i.has(BOUND)), key=sp.default_sort_key)
 
 
 def _vector_atoms(formulas) -> list:
@@ -765,9 +793,12 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
     of a sum may be shown >= 0 at every index."""
     told, defs = _told_with_definitions(s, formulas, goal)
     everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
-    # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them.
-    return told + _rewrite_all(sum_facts(
+    # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them,
+    # and the labels' declarations to the elements they write out (y[16]^2 = 1).
+    sums = _rewrite_all(sum_facts(
         told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
+    known = set(told)
+    return told + sums + [f for f in _label_elements(s, sums) if f not in known]
 
 
 def _told(s: Setting, formulas, goal=None) -> list:

@@ -277,8 +277,8 @@ class Translator:
             for i, e1 in enumerate(ordered):
                 for e2 in ordered[i + 1:]:
                     gap = sp.expand(index_of(e1) - index_of(e2))
-                    if gap.is_number:
-                        continue  # k and k+1 are never equal
+                    if gap.is_number and gap != 0:
+                        continue  # k and k+1 are never equal (k*(k+1) and k^2 + k always are)
                     same = self.term(index_of(e1)) == self.term(index_of(e2))
                     if e1 in vectors or e2 in vectors:
                         equal = [self._var(Inner(e1, u)) == self._var(Inner(e2, u))

@@ -265,8 +265,10 @@ def _sort_key(e):
 @functools.lru_cache(maxsize=1 << 15)
 def _equal_elements(e1, e2, vectors) -> tuple | None:
     """(text, fact, definitions) of 'index(e1) = index(e2) => e1 = e2' (for vectors: their
-    inner products with each vector), or None when the indices differ by a number."""
-    if sp.expand(index_of(e1) - index_of(e2)).is_number:
+    inner products with each vector), or None when the indices differ by a number other than 0
+    (k*(k+1) and k^2 + k are always equal)."""
+    gap = sp.expand(index_of(e1) - index_of(e2))
+    if gap.is_number and gap != 0:
         return None
     b = _Builder()
     same = poly_add(b.term(index_of(e1)), b.term(index_of(e2)), -1)
