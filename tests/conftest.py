@@ -7,7 +7,9 @@ user (its worker processes and the CLI processes they start share it), unless
 NOVIKOFF_CACHE_DIR says where.
 """
 
+import functools
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -24,7 +26,45 @@ register_profiles()
 settings.load_profile(profile_from_env("ci"))
 
 
+def pytest_configure(config):
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and config.option.basetemp:
+        # an xdist worker: its base temporary directory is in the run's (helpers.py)
+        os.environ["NOVIKOFF_TESTS_SHARED_DIR"] = str(Path(config.option.basetemp).parent)
+
+
 @pytest.fixture(scope="session")
 def lemmas():
     """The bundled library's lemmas as the runtime loads them (each proof checked once)."""
     return load_lemmas()
+
+
+# A module-scoped fixture without parameters (a graded class, the library's replayed
+# certificates, a fresh pytest run, ...) is built once per worker process that runs one of its
+# tests.  pytest-xdist's default scheduling spreads a module's tests over the workers, so such a
+# fixture was often built on both; the scheduler below sends every test of such a module to one
+# worker (as one unit, the largest units first) and the other tests one by one, as `load` does.
+# (Not `--dist loadgroup` with xdist_group marks: with pytest 9.2 and pytest-xdist 3.8 the marks
+# are silently ignored, pytest-dev/pytest-xdist#1386.)
+_SHARED_FIXTURE = re.compile(r'^@pytest\.fixture\(scope="module"\)$', re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=None)
+def _shares_a_module_fixture(path: Path) -> bool:
+    try:
+        return bool(_SHARED_FIXTURE.search(path.read_text(encoding="utf-8")))
+    except OSError:
+        return False
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = Path(config.rootpath)
+
+    class OneWorkerPerSharedFixture(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if _shares_a_module_fixture(root / module) else nodeid
+
+    return OneWorkerPerSharedFixture(config, log)
