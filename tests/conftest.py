@@ -57,6 +57,7 @@ def _shares_a_module_fixture(path: Path) -> bool:
         return False
 
 
+@pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
