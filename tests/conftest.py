@@ -26,13 +26,6 @@ register_profiles()
 settings.load_profile(profile_from_env("ci"))
 
 
-def pytest_configure(config):
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and config.option.basetemp:
-        # an xdist worker: its base temporary directory is in the run's (helpers.py)
-        os.environ["NOVIKOFF_TESTS_SHARED_DIR"] = str(Path(config.option.basetemp).parent)
-
-
 @pytest.fixture(scope="session")
 def lemmas():
     """The bundled library's lemmas as the runtime loads them (each proof checked once)."""
@@ -57,6 +50,17 @@ def _shares_a_module_fixture(path: Path) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=None)
+def _reads_the_bundled_reports(path: Path) -> bool:
+    """The modules that read helpers.bundled_reports(), one check of the whole of proofs/ per
+    process, run on one worker, so that it is made once.  (Not pickled from one worker to the
+    other: a report read back in another process is not trusted, its lemmas read as failed.)"""
+    try:
+        return "bundled_reports()" in path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
 @pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
@@ -66,6 +70,8 @@ def pytest_xdist_make_scheduler(config, log):
     class OneWorkerPerSharedFixture(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
+            if _reads_the_bundled_reports(root / module):
+                return "bundled_reports"
             return module if _shares_a_module_fixture(root / module) else nodeid
 
     return OneWorkerPerSharedFixture(config, log)

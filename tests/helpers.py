@@ -74,50 +74,17 @@ def run_cli(*args, cwd=None):
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
-SHARED_DIR_ENV = "NOVIKOFF_TESTS_SHARED_DIR"
-
-
 @functools.lru_cache(maxsize=None)
 def bundled_reports() -> dict:
     """{resolved path: FileReport} of every bundled .proof file (proofs/, the seeds included),
     checked once per test session, as `novikoff check proofs/` checks them (worker processes).
     The library tests, the report tests and the runtime's lemmas all read the same proofs: one
-    check serves them, and the xdist workers of one run share it (the first to need it checks
-    the proofs while the others wait for its reports: the check uses every core anyway)."""
+    check serves them."""
     from novikoff.checker import bundled_proofs_dir, check_paths, proof_files
 
     files = proof_files([bundled_proofs_dir()])
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run is None:
-        reports = check_paths(files, jobs=os.cpu_count() or 1)
-    else:
-        reports = _shared_by_the_workers(f"bundled-reports-{run}",
-                                         lambda: check_paths(files, jobs=os.cpu_count() or 1))
+    reports = check_paths(files, jobs=os.cpu_count() or 1)
     return {Path(f).resolve(): report for f, report in zip(files, reports)}
-
-
-def _shared_by_the_workers(name: str, make):
-    """make()'s value, made by the first xdist worker of this run that asks and pickled for
-    the others: a file locked while it is made, in the run's base temporary directory (which
-    its workers share and pytest removes with the old runs' ones; tests/conftest.py names it),
-    so never another run's."""
-    import fcntl
-    import pickle
-    import tempfile
-
-    where = Path(os.environ.get(SHARED_DIR_ENV) or tempfile.gettempdir())
-    path = where / f"{name}.pickle"
-    with open(where / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.is_file():
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        value = make()
-        part = path.with_suffix(".part")
-        with open(part, "wb") as f:
-            pickle.dump(value, f)
-        part.replace(path)
-        return value
 
 
 def cli(argv, capsys):
