@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from novikoff.checker import Checker, check_paths
+from novikoff.checker import Checker, check_paths, proof_files
 from novikoff.errors import ProofSyntaxError
 from novikoff.notes import read_notes
 from novikoff.notes.latex import NotUnderstood, parse_line, tokenize
@@ -176,10 +176,26 @@ def test_a_document_without_a_setting_is_an_error(tmp_path):
         read_notes("# nothing\n\n$$ a = b $$\n", "x.md")
 
 
-def test_the_seeds_notes_reach_the_seeds_verdicts():
+@pytest.fixture(scope="module")
+def checked_notes():
+    """check_paths([path], notes=True) of a document no test changes, once per module: the
+    seeds' notes are checked once for the two tests that read them (and the scheduler in
+    conftest.py runs this module's tests on one worker, where this fixture lives)."""
+    done = {}
+
+    def check(path: Path) -> list:
+        key = Path(path).resolve()
+        if key not in done:
+            done[key] = check_paths([key], notes=True)
+        return done[key]
+    return check
+
+
+def test_the_seeds_notes_reach_the_seeds_verdicts(checked_notes):
     """Every claim that proofs/notes and proofs/seeds both contain (by name) gets the same
     verdict, and the notes parse at least 90% of their derivation links."""
-    notes = check_paths([NOTES], notes=True)
+    notes = [report for path in proof_files([NOTES], True) for report in checked_notes(path)]
+    assert len(notes) == 5
     seeds = [r for path, r in bundled_reports().items() if SEEDS in path.parents]
     seed_status = {(Path(r.path).stem, l.name): l.status for r in seeds for l in r.lemmas}
     compared = 0
@@ -392,7 +408,7 @@ HOMEWORK = Path(__file__).resolve().parent / "homework"
     HOMEWORK / "notes" / "quinn.tex",  # a line not understood
     HOMEWORK / "notes" / "nia.md",  # |v| as a norm, a failing lemma
 ], ids=lambda p: p.name)
-def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path):
+def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path, checked_notes):
     from novikoff.cli import main
 
     other = "tex" if path.suffix == ".md" else "md"
@@ -400,7 +416,7 @@ def test_the_report_in_the_other_markup_checks_again_the_same(tmp_path, path):
     main(["report", str(path), "-o", str(out), "--format", f"{other},html"])
     written = out / f"{path.stem}.{other}"
     again = check_paths([written], notes=True)
-    original = check_paths([path], notes=True)
+    original = checked_notes(path)
     assert _statuses(again) == _statuses(original)
     assert again[0].notes["links"] == original[0].notes["links"]
     assert [m for _, _, m in again[0].notes["not understood"]] == \
