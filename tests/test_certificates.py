@@ -591,15 +591,29 @@ def _check_json(capsys, *args):
     return code, {s["line"]: s for s in data["steps"]}
 
 
-@pytest.fixture
-def certified_file(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def certified_once(tmp_path_factory):
+    """PROGRESS certified by `novikoff certify`, once for the tests below (16 s each)."""
     from novikoff.cli import main
 
-    path = tmp_path / "progress.proof"
+    path = tmp_path_factory.mktemp("certified") / "progress.proof"
     path.write_text(PROGRESS, encoding="utf-8")
     assert main(["certify", str(path)]) == 0
-    capsys.readouterr()
     assert certificate_path(path).is_file()
+    return path
+
+
+@pytest.fixture
+def certified_file(certified_once, tmp_path, capsys):
+    """A copy of the certified file and of its certificates, which each test may edit
+    (certificates are keyed by the statements, not by the file's path)."""
+    capsys.readouterr()
+    path = tmp_path / certified_once.name
+    path.write_text(certified_once.read_text(encoding="utf-8"), encoding="utf-8")
+    stored = certificate_path(path)
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    stored.write_text(certificate_path(certified_once).read_text(encoding="utf-8"),
+                      encoding="utf-8")
     return path
 
 
