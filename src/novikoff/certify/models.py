@@ -39,9 +39,11 @@ def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20
     by construction, and in one dimension the norm of a combination of vectors is a whole number,
     where free values leave it a square root."""
     facts, nats = read_statement(statement_text)
-    start = time.monotonic()
-    for dimensions, share in ((None, 0.4), (1, 0.6), (2, 0.8), (3, 1.0)):
-        model = _search(facts, nats, dimensions, timeout_ms, start + share * budget_s)
+    # Each share counted from its own start: a search can run past its deadline by a solver
+    # call or two, which must not leave the next one no time (a loaded machine did).
+    for dimensions, share in ((None, 0.4), (1, 0.2), (2, 0.2), (3, 0.2)):
+        model = _search(facts, nats, dimensions, timeout_ms,
+                        time.monotonic() + share * budget_s)
         if model is not None:
             return model
     return None
