@@ -647,11 +647,7 @@ def _norm_fact(n: Norm):
 def _inner_pairs(formulas) -> list:
     """The pairs (a, b) of two different vectors whose inner product the formulas mention (in
     their norms too), sorted."""
-    inners = set()
-    for f in formulas:
-        inners |= atoms_in(f, Inner)
-        for n in atoms_in(f, Norm):
-            inners |= n.gram().atoms(Inner)
+    inners = set().union(*(_inners_in(f) for f in formulas))
     return sorted((i.args for i in inners if i.args[0] != i.args[1]
                    and not i.has(BOUND)), key=sp.default_sort_key)
 
@@ -659,19 +655,17 @@ def _inner_pairs(formulas) -> list:
 def _vector_atoms(formulas) -> list:
     """The vector atoms the scalar formulas mention (in inner products and norms), sorted; not
     the terms of a sum."""
-    atoms: set = set()
-    for f in formulas:
-        atoms |= _vectors_in(f)
+    atoms = {a for f in formulas for inner in _inners_in(f) for a in inner.args}
     return sorted((a for a in atoms if BOUND not in a.free_symbols), key=sp.default_sort_key)
 
 
 @functools.lru_cache(maxsize=1 << 15)  # the same formulas are read at every step of a proof
-def _vectors_in(f) -> frozenset:
-    """The vector atoms of one formula's inner products and norms."""
+def _inners_in(f) -> frozenset:
+    """The inner products of one formula, those of its norms' Gram forms included."""
     inners = set(atoms_in(f, Inner))
     for n in atoms_in(f, Norm):
         inners |= n.gram().atoms(Inner)
-    return frozenset(a for inner in inners for a in inner.args)
+    return frozenset(inners)
 
 
 def _with_gram(formulas, goal=None, triples: bool = False) -> list:

@@ -285,8 +285,8 @@ def exact_subs(expr: sp.Expr, old, new) -> sp.Expr:
                 raise ValueError(f"{e} at {old} = {new} would be evaluated in floating point")
     # A symbol where nothing binds one is replaced as it is, which is what subs does, at a
     # tenth of its cost (measured: subs was 8% of checking the library); a sum binds its index.
-    if isinstance(old, sp.Symbol) and not binds:
-        out = expr.xreplace({old: sp.sympify(new)})
+    if isinstance(old, sp.Symbol) and not binds:  # (strict: new is a number or a term, no text)
+        out = expr.xreplace({old: sp.sympify(new, strict=True)})
     else:
         out = expr.subs(old, new)
     if too_large(out):  # before anything expands it (Vec keeps its coefficients expanded)
