@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -719,6 +720,59 @@ def test_certify_stores_models_and_the_check_needs_no_solver(tmp_path, capsys):
                                                   "certificates": {
         k: c for k, c in stored.items() if c["by"] != "model"}}), encoding="utf-8")
     assert blocked_check()["claim"] == "failed"  # (its setting not shown consistent)
+
+
+MISTAKES = """
+setting chain:
+  vectors  u, x
+  sequence w
+  real     gamma > 0, R > 0
+  label    y
+  nat      k
+  per update: x, y
+  assume   start:   w[0] = 0
+  assume   update:  w[k+1] = w[k] + y*x
+  assume   mistake: y*<w[k], x> <= 0
+  assume   margin:  y*<u, x> >= gamma
+  assume   radius:  ||x||^2 <= R^2
+
+lemma claim: 0 <= 1
+proof:
+  0 <= 1
+"""
+
+
+def _consistency_statements(tmp_path, text: str) -> list:
+    """The statements of the consistency checks a solver found satisfiable in a file's check."""
+    path = tmp_path / "file.proof"
+    path.write_text(text, encoding="utf-8")
+    LEDGER.recording, LEDGER.unmodelled = True, {}
+    try:
+        Checker(timeout_ms=5000).check_file(path)
+        return list(LEDGER.unmodelled.values())
+    finally:
+        LEDGER.recording, LEDGER.unmodelled = False, {}
+        LEDGER.pending, LEDGER.used, LEDGER.statements, LEDGER.satisfiable = {}, {}, {}, {}
+
+
+def test_a_model_of_a_run_of_mistakes_is_found_with_vectors_in_coordinates(tmp_path):
+    """A setting whose instances are a run of mistakes on examples with a margin (each example
+    misclassified by the sum of the earlier ones, all on the side of u): no run of two mistakes
+    exists on a line, so the search gives the vectors whole coordinates in the plane, and its
+    model (inner products the dot products of those coordinates) is one the checker accepts."""
+    from novikoff.certify.models import _search, find_model
+
+    statements = _consistency_statements(tmp_path, MISTAKES)
+    assert statements
+    for text in statements:
+        model = find_model(text, 5000, 60.0)
+        assert model is not None, text[:300]
+        facts, nats = read_statement(text)
+        check_model(facts, nats, model)
+    facts, nats = read_statement(statements[0])
+    deadline = time.monotonic() + 30
+    assert _search(facts, nats, 1, 5000, deadline) is None  # not on a line
+    assert _search(facts, nats, 2, 5000, deadline) is not None
 
 
 def test_no_model_is_accepted_for_a_statement_a_certificate_proves_contradictory(replayed):

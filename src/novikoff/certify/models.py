@@ -57,9 +57,15 @@ def _search(facts, nats, dimensions, timeout_ms: int, deadline: float) -> dict |
             variables[name] = z3.ToReal(z3.Int(name)) if name in nats else z3.Real(name)
         return variables[name]
 
-    solver = z3.Solver()
+    built = [z3_fact(f, variable) for f in facts]
+    # Searched in a Z3 context of its own: Z3's search depends on the context's history (the
+    # terms made before), and in a long-lived process the same search found a model alone and
+    # none after other searches.
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
     solver.set("timeout", timeout_ms)
-    solver.add([z3_fact(f, variable) for f in facts])
+    solver.add([f.translate(ctx) for f in built])
+    variables = {name: v.translate(ctx) for name, v in variables.items()}
     if dimensions is not None:
         _realise(solver, variables, dimensions)
     for _ in range(_MAX_PINS + 1):
@@ -95,7 +101,7 @@ def _realise(solver: z3.Solver, variables: dict, dimensions: int) -> None:
 
     def of(vector: str) -> list:
         if vector not in coordinates:  # ('#' is in no atom's name)
-            coordinates[vector] = [z3.ToReal(z3.Int(f"#{i}:{vector}"))
+            coordinates[vector] = [z3.ToReal(z3.Int(f"#{i}:{vector}", solver.ctx))
                                    for i in range(dimensions)]
         return coordinates[vector]
 
@@ -158,7 +164,7 @@ def _pin(solver: z3.Solver, var: z3.ArithRef, candidates, deadline: float,
         if time.monotonic() > deadline:
             return False
         solver.push()
-        solver.add(var == z3.RealVal(f"{near.numerator}/{near.denominator}"))
+        solver.add(var == z3.RealVal(f"{near.numerator}/{near.denominator}", solver.ctx))
         if solver.check() == z3.sat and (rational is None or _fraction(
                 solver.model().eval(rational, model_completion=True)) is not None):
             return True
