@@ -32,7 +32,8 @@ from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation
 from .certified import LEDGER, entails, identity
 from .solver import Verdict
 from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
-from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count, has_irrational_number, ip, norm, normal_form,
+from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count,
+                    has_irrational_number, ip, label_reduce, make_sum, norm, normal_form,
                     same_term)
 from .written import KINDS, integer_polynomial, symbol
 
@@ -779,20 +780,61 @@ def _vector_definitions(formulas, goal=None) -> tuple:
     return defs, _rewrite_all(facts, defs)
 
 
-def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False) -> list:
+def _same_element_facts(s: Setting, defs: dict) -> list:
+    """i = j => ||d||^2 = 0 for two defined elements a[i], a[j] of one sequence at indices that
+    may be equal, d the difference of their definitions.  Both definitions are substituted, so
+    without it `given k = 0` no longer makes w[k] := u and w[0] := 0 one element (u would be 0).
+    (Not <d, v> = 0 for every vector v in play too: measured to leave a givens check of the
+    library undecided.)"""
+    elements = [a for a in defs if isinstance(a, sp.core.function.AppliedUndef)]
+    facts = []
+    for a, b in itertools.combinations(elements, 2):
+        if a.func != b.func or _never_zero(s, sp.expand(a.args[0] - b.args[0])):
+            continue  # other sequences, or indices that are never equal (w[k+1] and w[0])
+        d = defs[a] - defs[b]
+        facts.append(Implication((Relation("=", a.args[0], b.args[0]),),
+                                 Relation("=", ip(d, d), sp.Integer(0))))
+    return facts
+
+
+def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False,
+                givens: bool = False) -> list:
     """What the solver is told: declarations, formulas with vector definitions substituted, and
     the defining facts of the sums they (and the goal) mention; with summed, also the shifts
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
-    of a sum may be shown >= 0 at every index."""
+    of a sum may be shown >= 0 at every index.  givens: for the givens check, also the facts
+    that only a given's contradiction needs (_same_element_facts, _label_sums), kept out of the
+    other checks, whose statements (and stored certificates and models) they would change."""
     told, defs = _told_with_definitions(s, formulas, goal)
+    if givens:
+        told += _same_element_facts(s, defs)
     everywhere = tuple(f for f in everywhere if not free_symbols(f) & s.per_update_symbols)
     # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them,
     # and the labels' declarations to the elements they write out (y[16]^2 = 1).
     sums = _rewrite_all(sum_facts(
         told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
     known = set(told)
-    return told + sums + [f for f in _label_elements(s, sums) if f not in known]
+    return (told + sums + [f for f in _label_elements(s, sums) if f not in known]
+            + (_label_sums(s, told + sums) if givens else []))
+
+
+def _label_sums(s: Setting, formulas) -> list:
+    """n >= 0 => sum(i < n, t(i)) = sum(i < n, t'(i)) for every sum whose terms hold a power of
+    an element of a label sequence at the index, t' the terms with y[i]^2 = 1 (the label's
+    declaration at every index): sum(t < T, y[t]^2) = T.  Without it a sum over a symbolic count
+    keeps its label squares, and givens that contradict the declaration looked consistent."""
+    labels = {f for f in s.labels if not isinstance(f, sp.Symbol)}
+    if not labels:
+        return []
+    facts = []
+    for total in sums_in(formulas):
+        reduced = label_reduce(total.function, labels)
+        if reduced != total.function:
+            n = count(total)
+            facts.append(Implication((Relation(">=", n, sp.Integer(0)),),
+                                     Relation("=", total, make_sum(reduced, n))))
+    return facts
 
 
 def _told(s: Setting, formulas, goal=None) -> list:
@@ -806,6 +848,18 @@ def _told_with_definitions(s: Setting, formulas, goal=None) -> tuple:
     told = list(s.declarations) + facts + _rewrite_all(
         [f for f in plain if not isinstance(f, VectorEq)], defs)
     return told + _label_elements(s, told + ([goal] if goal is not None else [])), defs
+
+
+def _never_zero(s: Setting, gap: sp.Expr) -> bool:
+    """Whether a difference of indices is never 0: a nonzero number, or a polynomial in the nats
+    whose coefficients all have the sign of its nonzero constant term (k + 1)."""
+    if gap.is_Number:
+        return gap != 0
+    if not gap.free_symbols <= s.nats:
+        return False
+    terms = sp.Poly(gap, *sorted(gap.free_symbols, key=str)).terms()
+    constant = dict(terms).get((0,) * len(gap.free_symbols), 0)
+    return constant != 0 and all(c * constant > 0 for _, c in terms)
 
 
 def _label_elements(s: Setting, formulas) -> list:
@@ -1581,7 +1635,8 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
     formulas += _at_indices_of(s, statement.premises)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
-    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True)
+    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
+                       givens=True)
     return _contradictory(told, s.nats, timeout_ms, triples=True).answer
 
 
