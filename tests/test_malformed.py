@@ -77,6 +77,8 @@ def test_positioned_error(tmp_path, body, where, fragment):
     ("setting s:\n  real a\n  assume h: a < \n", "expected an expression"),
     ("from nowhere import x\n", "no file nowhere.proof"),
     ("setting s:\n  vectors u, v\n  assume bad: u + v = v + u\n", "must define a vector"),
+    ("setting s:\n  label sequence m in {0, 2}\n", "labels are in {-1, 1} or {0, 1}"),
+    ("setting s:\n  real sequence a in {0, 1}\n", "unexpected 'in'"),
 ])
 def test_file_level_errors(tmp_path, text, fragment):
     path = tmp_path / "bad.proof"

@@ -79,8 +79,9 @@ class Setting:
     each other.  A setting with problems verifies nothing.
     """
 
-    __slots__ = ("name", "kinds", "per_update", "declarations", "assumptions", "labels", "nats",
-                 "per_update_symbols", "problems", "_pairs", "__weakref__")
+    __slots__ = ("name", "kinds", "per_update", "declarations", "assumptions", "labels",
+                 "binary_sequences", "nats", "per_update_symbols", "problems", "_pairs",
+                 "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise KernelError("a Setting is made only by make_setting")
@@ -146,6 +147,9 @@ def make_setting(name: str, kinds: dict, constraints: dict, per_update, assumpti
     # A label y, or a label sequence y (each y[t] in {-1, +1}): y^2 = 1 in the normal form.
     set_(s, "labels", frozenset(symbol(n, k) for n, k in kinds.items()
                                 if k in ("label", "label_sequence")))
+    # A label sequence in {0, 1}: y[t]^2 = y[t] for the elements in play (_label_elements).
+    set_(s, "binary_sequences", frozenset(symbol(n, k) for n, k in kinds.items()
+                                          if k == "label01_sequence"))
     set_(s, "nats", frozenset(symbol(n, k) for n, k in kinds.items() if k == "nat"))
     set_(s, "per_update_symbols", frozenset(symbol(n, kinds[n]) for n in per_update))
     set_(s, "_pairs", frozenset((n, s.kind_of(n)) for n in kinds))
@@ -863,16 +867,16 @@ def _never_zero(s: Setting, gap: sp.Expr) -> bool:
 
 
 def _label_elements(s: Setting, formulas) -> list:
-    """y[t]^2 = 1 for every element of a label sequence the formulas mention (the declaration
-    of each label, at the indices in play)."""
-    sequences = {f for f in s.labels if not isinstance(f, sp.Symbol)}
+    """y[t]^2 = 1 for every element of a label sequence the formulas mention, y[t]^2 = y[t] for
+    one in {0, 1} (the declaration of each label, at the indices in play)."""
+    sequences = {f for f in s.labels if not isinstance(f, sp.Symbol)} | s.binary_sequences
     if not sequences:
         return []
     elements = set()
     for f in formulas:
         elements |= {e for e in atoms_in(f, sp.core.function.AppliedUndef)
                      if e.func in sequences and not e.args[0].has(BOUND, VECTOR_BOUND)}
-    return [Relation("=", e ** 2, sp.Integer(1))
+    return [Relation("=", e ** 2, e if e.func in s.binary_sequences else sp.Integer(1))
             for e in sorted(elements, key=sp.default_sort_key)]
 
 
@@ -1428,7 +1432,7 @@ _UNDEFINED = (sp.zoo, sp.nan, sp.I, sp.oo, -sp.oo)
 # The kinds a theorem may be specialized in, and what a value of each kind is.
 _SPECIALIZABLE = {"real": "scalar", "label": "scalar", "label01": "scalar", "vector": "vector",
                   "vector_sequence": "sequence", "real_sequence": "sequence",
-                  "label_sequence": "sequence"}
+                  "label_sequence": "sequence", "label01_sequence": "sequence"}
 
 
 @_rule("specialize")

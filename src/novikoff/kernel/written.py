@@ -28,7 +28,8 @@ __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div"
            "WRITTEN_LIMIT_TEXT"]
 
 SCALAR_KINDS = ("real", "label", "label01", "nat")
-KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence", "label_sequence")
+KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence", "label_sequence",
+                        "label01_sequence")
 
 
 def symbol(name: str, kind: str):
@@ -37,7 +38,8 @@ def symbol(name: str, kind: str):
         return sp.Symbol(name)
     if kind == "vector_sequence":
         return sp.Function(name)
-    if kind in ("real_sequence", "label_sequence"):  # labels: y[t]^2 = 1 (logic.py)
+    # labels: y[t]^2 = 1, or y[t]^2 = y[t] in {0, 1} (logic.py)
+    if kind in ("real_sequence", "label_sequence", "label01_sequence"):
         return sp.Function(name, real=True)
     if kind in SCALAR_KINDS:
         return sp.Symbol(name, real=True)
@@ -381,7 +383,7 @@ def _power(term: Pow) -> Meaning:
 
 
 def _element(term: Elem) -> Meaning:
-    if term.kind not in ("vector_sequence", "real_sequence", "label_sequence"):
+    if term.kind not in ("vector_sequence", "real_sequence", "label_sequence", "label01_sequence"):
         raise KernelError(f"{term.name} is a {term.kind}, not a sequence")
     m = interpret(term.index)
     index = _scalar(m, "an index")
@@ -455,7 +457,8 @@ def _written_parts(term):
 
 
 # The values a label can take, by kind (the setting asserts them: y^2 = 1, y(y - 1) = 0).
-_LABEL_VALUES = {"label": (-1, 1), "label01": (0, 1), "label_sequence": (-1, 1)}
+_LABEL_VALUES = {"label": (-1, 1), "label01": (0, 1), "label_sequence": (-1, 1),
+                 "label01_sequence": (0, 1)}
 MAX_LABEL_CASES = 64  # labels in one obligation tried at each of their values: at most 6
 
 

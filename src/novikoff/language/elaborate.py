@@ -16,7 +16,7 @@ from .lexer import KEYWORDS
 __all__ = ["Scope", "elaborate_setting", "read_setting", "Typed", "BUILTIN_FACTS"]
 
 KINDS = ("vector", "vector_sequence", "real", "real_sequence", "label", "label01", "nat",
-         "label_sequence")
+         "label_sequence", "label01_sequence")
 # Names a proof cites without declaring them: a hypothesis may not take one of these names.
 BUILTIN_FACTS = frozenset({"algebra", "sq_nonneg", "sqrt_mono", "norm_nonneg", "cauchy_schwarz",
                            "triangle", "nat_cases", "ih"})

@@ -478,8 +478,10 @@ class _Parser:
             if not ts.at(","):
                 break
             ts.next()
-        if kind == "label" and ts.at("in"):
-            kind = self._label_values(ts)
+        if kind in ("label", "label_sequence") and ts.at("in"):
+            binary = self._label_values(ts) == "label01"
+            kind = {"label": "label01", "label_sequence": "label01_sequence"}[kind] if binary \
+                else kind
         ts.end()
         for name, constraint in decls:
             setting.decls.append(A.Decl(kind, name.value, constraint,

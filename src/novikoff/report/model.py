@@ -34,6 +34,7 @@ DECLARATIONS = {  # kind -> (one, several)
     "label_sequence": ("sequence of labels", "sequences of labels"),
     "label": ("label in {−1, +1}", "labels in {−1, +1}"),
     "label01": ("label in {0, 1}", "labels in {0, 1}"),
+    "label01_sequence": ("sequence of labels in {0, 1}", "sequences of labels in {0, 1}"),
     "nat": ("natural number", "natural numbers")}
 _DOMAIN = re.compile(r"(division by|square root of|index|a sum of) (.+?)(?: terms)?, which may "
                      r"be (?:zero|negative)")
