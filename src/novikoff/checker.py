@@ -480,7 +480,8 @@ class _LemmaCheck:
             facts[gname] = K.assume(setting, g)
             self.supposed.append(facts[gname])
         consistency = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
-                                            self.checker.timeout_ms) if givens else "invalid")
+                                            self.checker.timeout_ms).answer if givens
+                       else "invalid")
         if consistency != "invalid":  # the kernel then refuses the lemma: say why here
             first = lemma.givens[0][2]
             self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens),
@@ -489,8 +490,10 @@ class _LemmaCheck:
                          "assumptions, so the lemma would hold vacuously"
                          if consistency == "valid" else
                          "could not show the givens consistent with the setting's assumptions "
-                         "(no values satisfying all of them were found in time), so the lemma "
-                         "might hold only vacuously")
+                         + ("by a stored model, and certificates are required (`novikoff "
+                            "certify` searches one)" if LEDGER.required else
+                            "(no values satisfying all of them were found in time)")
+                         + ", so the lemma might hold only vacuously")
         proof = lemma.proof
         if proof.method == "induction":
             thm = self._induction(proof, goal, facts)

@@ -23,7 +23,7 @@ from .certificates import CertificateError, check_facts, check_model
 from .solver import Verdict
 from .statements import NoStatement, statement_of
 
-__all__ = ["LEDGER", "Ledger", "NO_CERTIFICATE", "entails", "identity"]
+__all__ = ["LEDGER", "Ledger", "NO_CERTIFICATE", "NO_MODEL", "entails", "identity"]
 
 
 @dataclass
@@ -121,6 +121,8 @@ def _replay_model(obligation) -> Verdict | None:
 
 NO_CERTIFICATE = ("rests on a solver alone: no stored certificate backs it, and certificates "
                   "are required (`novikoff certify` searches one)")
+NO_MODEL = ("only a solver found values that satisfy them: no stored model shows it, and "
+            "certificates are required (`novikoff certify` searches one)")
 
 
 def _searched(verdict: Verdict, obligation) -> Verdict:

@@ -29,7 +29,7 @@ from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
                        atoms_in, compose_relations, free_symbols, rebuild, sides, subformulas,
                        visible_obligations)
-from .certified import LEDGER, entails, identity
+from .certified import LEDGER, NO_CERTIFICATE, NO_MODEL, entails, identity
 from .solver import Verdict
 from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
 from .terms import (BOUND, VECTOR_BOUND, Inner, Norm, Vec, VectorSum, count,
@@ -185,18 +185,19 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                                        timeout_ms) if pending else ()):
             problems.append((n, "failed" if verdict.answer == "invalid" else "unknown",
                              f"assumption {n}: {describe_obligation(o, f)} (given the "
-                             f"declarations and the assumptions above it)"))
+                             f"declarations and the assumptions above it)"
+                             + (f"; the proof that it is not {verdict.reason}"
+                                if verdict.reason == NO_CERTIFICATE else "")))
         earlier.append(f)
     if not problems:
         # Once per setting, over every meeting point of its indices: more time than a step
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
         instances, refused = _instances(s, values)
-        verdict = entails(_with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances),
-                                                 None, tuple(s.assumptions.values()),
-                                                 summed=True),
-                                     triples=True),
-                          None, 4 * timeout_ms, s.nats)
+        verdict = _modelled(entails(_with_gram(
+            _hypotheses(s, instances + _defined_vector_facts(s, instances), None,
+                        tuple(s.assumptions.values()), summed=True),
+            triples=True), None, 4 * timeout_ms, s.nats))
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
@@ -1182,18 +1183,29 @@ _CONSISTENT: list = []
 
 def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False) -> Verdict:
     """Verdict 'valid' when the hypotheses contradict each other, with what real vectors satisfy
-    for the vectors they and the goal mention (_gram_facts)."""
+    for the vectors they and the goal mention (_gram_facts); 'invalid' when they are
+    consistent, which certificates required (check --require-certificates) take only from a
+    stored model (else 'unknown': a setting or givens then shown by a solver alone are not)."""
     told = _with_gram(hyps, goal, triples)
     key, nats = frozenset(told), frozenset(nats)
     # (not where stored models answer: each check then replays its own, so that what a file's
     # check rests on does not depend on which files the process checked before)
     if not LEDGER.active and any(nats == known_nats and key <= known
                                  for known_nats, known in _CONSISTENT):
-        return Verdict("invalid")
-    verdict = entails(told, None, timeout_ms, nats)
-    if verdict.answer == "invalid":
-        _CONSISTENT.append((nats, key))
-        del _CONSISTENT[:-256]
+        verdict = Verdict("invalid")
+    else:
+        verdict = entails(told, None, timeout_ms, nats)
+        if verdict.answer == "invalid":
+            _CONSISTENT.append((nats, key))
+            del _CONSISTENT[:-256]
+    return _modelled(verdict)
+
+
+def _modelled(verdict: Verdict) -> Verdict:
+    """A consistency check's verdict, 'unknown' when certificates are required and no stored
+    model shows the facts consistent (a solver's model is not replayed)."""
+    if verdict.answer == "invalid" and LEDGER.required and verdict.basis != "model":
+        return Verdict("unknown", reason=NO_MODEL)
     return verdict
 
 
@@ -1627,21 +1639,22 @@ def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
     """Whether a lemma's givens may contradict the setting (then it would hold vacuously): true
     unless the givens are shown consistent with it (an unknown answer never counts as
     consistent)."""
-    return givens_consistency(s, statement, timeout_ms) != "invalid"
+    return givens_consistency(s, statement, timeout_ms).answer != "invalid"
 
 
-def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> str:
-    """'invalid' when the givens of an implication statement are consistent with the setting
-    (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown."""
+def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict:
+    """Verdict 'invalid' when the givens of an implication statement are consistent with the
+    setting (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown
+    (its reason says why)."""
     if not isinstance(statement, Implication):
-        return "invalid"
+        return Verdict("invalid")
     formulas = list(s.assumptions.values()) + list(statement.premises)
     formulas += _at_indices_of(s, statement.premises)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
                        givens=True)
-    return _contradictory(told, s.nats, timeout_ms, triples=True).answer
+    return _contradictory(told, s.nats, timeout_ms, triples=True)
 
 
 def certifies(thm, statement) -> bool:

@@ -297,7 +297,9 @@ class Verdict:
     model: z3.ModelRef | None = None
     translator: Translator | None = None
     reason: str = ""
-    basis: str = ""  # of a 'valid' verdict: 'solver', 'sympy' or 'certified' (certified.py)
+    # of a 'valid' verdict: 'solver', 'sympy' or 'certified'; of an 'invalid' one, 'model'
+    # when a stored model shows it (certified.py)
+    basis: str = ""
 
 
 @dataclass
