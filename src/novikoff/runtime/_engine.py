@@ -73,8 +73,9 @@ def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> fl
     return best
 
 
-def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
-             rows=True):
+def _prepare(X, y, w_star, gamma, variant, order, max_epochs, backend, rows=True):
+    """The arguments every engine of the shared loop checks, checked: (X, y, n, d, variant,
+    order, gamma, max_epochs, w_star)."""
     X, y = check_data(X, y, rows=rows)
     n, d = X.shape
     variant = check_choice("variant", variant, ONLINE)
@@ -140,8 +141,8 @@ def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:
     later = (c.checks and not c.exact and c.w_star is not None and c.separable and
              not (c.variant == "margin" and c.gamma is None))
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
-        X, y, c.w_star, c.gamma, c.variant, c.order, c.cyclic, c.max_epochs, c.separable,
-        c.backend, rows=c.validate and not later)
+        X, y, c.w_star, c.gamma, c.variant, c.order, c.max_epochs, c.backend,
+        rows=c.validate and not later)
     eta, w0 = check_rate_and_start(c.eta, c.w0, d)
     monitor = None
     if c.checks:
@@ -351,12 +352,16 @@ class _Watch:
         if monitor.example_scope == "all":
             monitor.check_examples(self.keeper.examples(), loop.n)
 
+    def chunk_env(self, idx, visits, p, m, nx2) -> dict:
+        """The slots of a chunk of updates (a subclass's engine may add its own)."""
+        return self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+
     def flush(self, log) -> None:
         idx, visits, p, m, nx2 = log
         if idx.size == 0:
             return
         j0 = self.keeper.k
-        env = self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+        env = self.chunk_env(idx, visits, p, m, nx2)
         self.chunks.append(idx)
         self.last_visit = int(visits[-1])
         self.monitor.check_chunk(env, j0, idx.size, examples=idx, visits=visits)

@@ -26,8 +26,6 @@ gamma_d * sum|a_i b_i| that the monitor uses holds for every order.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ._jit import AVAILABLE, compiled, jit
