@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit, by_visit
+from ._audit import _F64, AuditReport, _Drift, _lemma_findings, audit, by_visit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
@@ -110,15 +110,14 @@ def _average_findings(A, W, order, ks, convention: str):
     return findings, int(bad.size), patterns
 
 
-def _drifts(W, ar_u: float = U):
-    """D[k]: the drift a correct implementation's weights after k updates may have from the
-    mathematical run (the classic audit's u*sum ||w~|| over the updates), per update count."""
-    Wb = np.vstack([np.zeros((1, W.shape[1])), W[:-1]])
+def _drifts(W):
+    """(changed, D): the visits that update, and D[k], the drift a correct implementation's
+    weights after k updates may have from the mathematical run (the classic audit's _Drift)."""
+    d = W.shape[1]
+    Wb = np.vstack([np.zeros((1, d)), W[:-1]])
     changed = (W != Wb).any(axis=1)
-    after = W[changed]
-    nB = np.sqrt(np.einsum("ij,ij->i", after, after)) * (1 + 4 * U)
-    D = np.concatenate(([0.0], np.cumsum(ar_u * nB))) * SAFETY
-    return changed, D
+    drift = _Drift(Wb[changed], W[changed], None, np.zeros(d), None, 1.0, _F64, d)
+    return changed, np.concatenate(([0.0], drift.D1))
 
 
 @one_blas_thread
