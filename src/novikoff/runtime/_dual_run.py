@@ -460,7 +460,7 @@ class _Watch:
         self.visit_chunks = []  # the visit of each update, for the trace (audit)
         self.last_visit = None
         self.const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
-        start = _start_slots(monitor)
+        start = start_slots()  # from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)
         self.start_env = start
         missing = monitor.slots - set(self._names()) - set(start)
         if missing:
@@ -546,17 +546,11 @@ class _Watch:
         return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.int64)
 
 
-def _start_slots(monitor) -> dict:
-    """The slots of how the run starts (_bounds.start_slots: <w0, w0>, <w_star, w0>, eta): the
-    kernel perceptron starts from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)."""
-    return start_slots()
-
-
 # ------------------------------------------------------------------ run
 
 def check_kernel_data(X, y):
-    """(X, y) checked for a kernel perceptron: finite, and few enough examples for the n x n
-    Gram matrix and its error bounds."""
+    """(X, y) checked for a kernel perceptron: finite, few enough examples for the n x n Gram
+    matrix and its error bounds, and squared norms that do not overflow."""
     X, y = check_data(X, y, rows=False)
     if not np.all(np.isfinite(X)):
         i, j = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
@@ -566,6 +560,9 @@ def check_kernel_data(X, y):
         raise InvalidArgument(f"X: n={n} examples: a kernel perceptron's Gram matrix and its "
                               f"error bounds are n x n float64, refused above n={MAX_N} "
                               f"(16*n^2 bytes: {16 * n * n / 1e9:.1f} GB)")
+    with np.errstate(over="ignore"):
+        if not np.all(np.isfinite(np.einsum("ij,ij->i", X, X))):
+            raise InvalidArgument("X: a squared norm ||X[i]||^2 overflows; rescale the data")
     return X, y
 
 
@@ -596,9 +593,6 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
     gamma = check_gamma(gamma)
     max_epochs = check_positive_int("max_epochs", max_epochs)
     beta = None if w_star is None else _check_beta(w_star, n)
-    with np.errstate(over="ignore"):
-        if not np.all(np.isfinite(np.einsum("ij,ij->i", X, X))):
-            raise InvalidArgument("X: a squared norm ||X[i]||^2 overflows; rescale the data")
     K, E, _ = gram(X, kern)
     monitor = sep = watch = None
     if checks:
