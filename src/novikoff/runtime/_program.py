@@ -10,8 +10,8 @@ One program, two backends that compute the same floats, operation by operation:
 
 * the compiled judge (numba): it counts (per check: points in force, undetermined, false, the
   first false and the first undetermined point) without per-point arrays, and gives the
-  per-point verdicts when the monitor asks for them (where something failed); 5.8x faster than
-  the numpy interpretation on the benchmark's runs, and the per-run cost of a tiny run (fuzzing);
+  per-point verdicts when the monitor asks for them (where something failed): why it is
+  compiled, docs/runtime-bounds.md, "What is compiled, and why";
 * the same program interpreted by numpy, one instruction at a time over all the points, when
   numba is not installed.
 
