@@ -147,8 +147,7 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     avg_found, avg_count, patterns = _average_findings(A, W, order, ks, convention)
     # ---------------------------------------------------------------- averaged.proof
     stats = data_stats(X, y, ws)
-    gamma = certify_margin(X, y, ws, stats, classic.gamma)
-    stats.gamma = gamma
+    gamma = certify_margin(X, y, ws, stats, classic.gamma)  # sets stats.gamma
     ref = run_averaged(X, y, w_star=ws, gamma=gamma, order=order, cyclic=False, lemmas=base,
                        include_unverified=include_unverified, on_violation="collect")
     judged = judged_like_a_trace(base, ref)
@@ -186,12 +185,9 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
                               "not_monitorable": classic.monitor.get("not_monitorable", []),
                               "checks": classic.checks, "violations": []}, visits.summary())
     findings = by_visit(classic.violations + avg_found + lemma_found)
-    return AveragedAuditReport(
-        visits=T, updates=classic.updates, gamma=classic.gamma, R=classic.R,
-        checks=classic.checks + visits.checks, rule_violations=classic.rule_violations,
-        lemma_violations=classic.lemma_violations + len(lemma_found), violations=findings,
-        monitor=summary, td_violations=0, separable=True, undetermined=classic.undetermined,
-        undetermined_visits=classic.undetermined_visits,
-        patterns=classic.patterns + patterns, notes=classic.notes,
-        rule=dict(classic.rule, average_convention=convention),
+    return AveragedAuditReport(**{
+        **vars(classic), "checks": classic.checks + visits.checks,
+        "lemma_violations": classic.lemma_violations + len(lemma_found), "violations": findings,
+        "monitor": summary, "patterns": classic.patterns + patterns,
+        "rule": dict(classic.rule, average_convention=convention)},
         average_violations=avg_count, convention=convention)

@@ -138,14 +138,9 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
                                   if m["lemma"] not in not_mon_voted]
     lemma_names = {f["lemma"] for f in report.violations if f["kind"] == "lemma"}
     lemma_names |= {f["lemma"] for f in findings if f["kind"] == "lemma"}
-    return VotedAuditReport(
-        visits=report.visits, updates=report.updates, gamma=report.gamma, R=report.R,
-        checks=report.checks + checks, rule_violations=report.rule_violations,
-        lemma_violations=len(lemma_names), violations=violations, monitor=monitor,
-        td_violations=report.td_violations, separable=report.separable,
-        undetermined=report.undetermined, undetermined_visits=report.undetermined_visits,
-        patterns=report.patterns, notes=report.notes, rule=report.rule,
-        vote_violations=vote_bad, vote=info)
+    return VotedAuditReport(**{**vars(report), "checks": report.checks + checks,
+                               "lemma_violations": len(lemma_names), "violations": violations,
+                               "monitor": monitor}, vote_violations=vote_bad, vote=info)
 
 
 def _vote_findings(V, c, E, c_def, up, order, X, float32: bool, eta: float, convention: str):

@@ -212,8 +212,7 @@ class _AveragedWatch:
         if w_star is None:
             w_star = max_margin_separator(X, y, progress=getattr(progress, "phase", None))
         stats = data_stats(X, y, w_star)
-        gamma = certify_margin(X, y, w_star, stats, gamma)
-        stats.gamma = gamma
+        gamma = certify_margin(X, y, w_star, stats, gamma)  # sets stats.gamma
         self.w_star, self.gamma = w_star, gamma
         self.keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, zero_loss=True,
                                  need_td=self.classic.needs("TD[k]", "TD[k+1]"),
