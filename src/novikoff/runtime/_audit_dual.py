@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _show, by_visit
+from ._audit import AuditReport, _lemma_findings, _show, _visit_finding, by_visit
 from ._bounds import SAFETY, TINY, U, constant_slots, exact_dot, final_slots, gam, start_slots
 from ._engine import make_monitor
 from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, gram,
@@ -57,14 +57,8 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     rule, unsure = _rule(X, y, order, A, Ab, f, e_f, allow, kern, max_rule)
     changed = (A != Ab).any(axis=1)
     ks = np.cumsum(changed) - changed
-    findings = []
-    for t, msg in rule[:max_rule]:
-        findings.append({"kind": "rule", "lemma": None, "visit": t, "k": int(ks[t]),
-                         "example": int(order[t]),
-                         "message": f"visit {t} (example {int(order[t])}): {msg}"})
-    undetermined = [{"kind": "undetermined", "lemma": None, "visit": t, "k": int(ks[t]),
-                     "example": int(order[t]),
-                     "message": f"visit {t} (example {int(order[t])}): {msg}"}
+    findings = [_visit_finding("rule", t, ks, order, msg) for t, msg in rule[:max_rule]]
+    undetermined = [_visit_finding("undetermined", t, ks, order, msg)
                     for t, msg in unsure[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
     base = list(library(proofs) if lemmas is None else lemmas)
