@@ -15,7 +15,8 @@ import numpy as np
 from ..errors import NovikoffError
 from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, constant_slots, data_stats,
                       gam, norm_up, one_slot, rowdot, start_slots)
-from ._engine import _prepare, make_monitor, visits_allowed
+from ._config import visits_allowed
+from ._engine import _prepare, make_monitor
 from ._checks import AVERAGED_ONLY
 from ._monitor import LemmaViolation, Violation
 from ._result import RunResult

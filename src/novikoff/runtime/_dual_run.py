@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import SAFETY, SMALLEST_NORMAL, U, constant_slots, final_slots, gam, start_slots
+from ._config import visits_allowed
 from ._engine import make_monitor
 from ._result import RunResult
 from ._validate import check_data, check_gamma, check_order, finite_float64, \
@@ -603,7 +604,7 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
             beta = _default_beta(K, y, kern, progress)
         sep = _certify(K, E, y, beta, gamma, kern, beta_given=w_star is not None)
     L = order.shape[0]
-    t_end = L if not cyclic else (max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2)
+    t_end = visits_allowed(order, cyclic, max_epochs, True)
     loop = _Loop(K, y, order, cyclic, t_end, log=checks)
     if checks:
         watch = _Watch(monitor, K, E, y, sep, kern)

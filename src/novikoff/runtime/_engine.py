@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
-from ._config import RunConfig
+from ._config import RunConfig, visits_allowed
 from ._exact import run_exact
 from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
@@ -110,16 +110,6 @@ def _unvisited(order, n: int, default: bool) -> np.ndarray:
     seen = np.zeros(n, np.bool_)
     seen[order] = True
     return np.flatnonzero(~seen)
-
-
-def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
-    """The visits a run may make: one pass online; cycling, max_epochs passes (unbounded on
-    separable data without max_epochs, which converges; 100 passes otherwise)."""
-    if not cyclic:
-        return order.shape[0]
-    if max_epochs is None and separable:
-        return np.iinfo(np.int64).max // 2
-    return (max_epochs or 100) * order.shape[0]
 
 
 def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import data_stats
+from ._config import visits_allowed
 from ._engine import (CONVERGED, _hinge_gamma, _Loop, _prepare, _Watch, check_rate_and_start,
-                      make_monitor, visits_allowed)
+                      make_monitor)
 from ._result import RunResult
 from ._separator import max_margin_separator, soft_margin_separator
 
