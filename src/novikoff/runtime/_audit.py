@@ -316,13 +316,9 @@ def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) 
 def _checked_start(w0, d: int, bias: bool):
     if np.ndim(w0) == 1 and np.shape(w0)[0] == d:
         return check_vector("w0", w0, d, nonzero=False)
-    return _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias else f"{d}")
-
-
-def _bad_w0(w0, dims: str):
-    shape = np.shape(w0)
-    raise InvalidArgument(f"w0: shape {shape} does not match the trace's weights: expected "
-                          f"({dims},)")
+    dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
+    raise InvalidArgument(f"w0: shape {np.shape(w0)} does not match the trace's weights: "
+                          f"expected ({dims},)")
 
 
 def _certify_gamma(X, y, ws, stats, gamma, ar):
