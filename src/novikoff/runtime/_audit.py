@@ -196,12 +196,8 @@ def _held_in_float32(X, eta: float):
     """(X, eta) as a float32 implementation holds them: every entry and the learning rate
     rounded to the nearest float32 (so ``--eta 0.1`` is the float32 0.1, 0.100000001...).
 
-    The trace is then judged on the data the implementation sees, as a float64 trace is on
-    its own: the rule is decided on the float32 x, R, gamma and w* are those of the float32
-    data, and the mathematical run is w0 + eta32 * sum y*x32, from which a correct float32
-    run drifts by the rounding of its products and sums only (unit roundoff 2^-24, see
-    _Drift).  Judging it on the float64 data instead would charge the cast to the learner:
-    a decision the cast flips, or eta's rounding accumulated over the updates.
+    The trace is then judged on the data the implementation sees (docs/runtime-howto.md,
+    ``--float32``): judging it on the float64 data would charge the cast to the learner.
     """
     with np.errstate(over="ignore"):
         X32 = X.astype(np.float32)
@@ -320,13 +316,9 @@ def _final_env(keeper, stats, ws, wf, Df: float, d: int, K: int, need_td: bool) 
 def _checked_start(w0, d: int, bias: bool):
     if np.ndim(w0) == 1 and np.shape(w0)[0] == d:
         return check_vector("w0", w0, d, nonzero=False)
-    return _bad_w0(w0, f"{d} (d + 1: the bias column)" if bias else f"{d}")
-
-
-def _bad_w0(w0, dims: str):
-    shape = np.shape(w0)
-    raise InvalidArgument(f"w0: shape {shape} does not match the trace's weights: expected "
-                          f"({dims},)")
+    dims = f"{d} (d + 1: the bias column)" if bias else f"{d}"
+    raise InvalidArgument(f"w0: shape {np.shape(w0)} does not match the trace's weights: "
+                          f"expected ({dims},)")
 
 
 def _certify_gamma(X, y, ws, stats, gamma, ar):
@@ -528,20 +520,9 @@ def _rule_findings(Wb, W, Xv, yv, changed, variant: str, gamma, ar: _Arith, eta:
     "spurious", "step"; ``undetermined`` a list of (visit, message); both in visit order (the
     rule messages after the first ``limit`` are None: they are counted, not shown).
 
-    s = y<w, x> - thr (thr = 0 for classic, (gamma/2)||w|| for margin); the rule updates when
-    the exact s is <= 0.  E bounds the distance between the exact s and any correct float
-    evaluation of it (any summation order, with or without FMA; the audit's own included), so
-    |s| > 2E decides the rule in floating point.  Within 2E:
-
-    * classic, when every float evaluation of <w, x> is exact (``_exact_rows``: the rounding-error
-      bound of the prediction is zero, e.g. w = 0, or integer data with integer weights), the
-      computed s is the exact value and decides ``<= 0`` exactly: a skipped update at s = 0 is a
-      violation;
-    * otherwise the exact s (rational arithmetic, the margin rule's square root decided by
-      squaring) decides whether the trace follows the rule.  If it does not, the visit is a
-      violation when no correct float evaluation (within E of the exact s) could have taken the
-      trace's decision, and *undetermined* when one could: never accepted silently, never called
-      a violation.
+    s = y<w, x> - thr (thr = 0 for classic, (gamma/2)||w|| for margin): |s| > 2E decides the
+    rule in floats (E: the distance of any correct float evaluation from the exact s); within
+    2E, the exact s decides (docs/runtime-bounds.md, "How the rule is decided").
     """
     T = Wb.shape[0]
     p, E, thr, nb = _decision_bound(Wb, Xv, variant, gamma, ar)
@@ -685,14 +666,8 @@ def _exact_rows(A, B, ar: _Arith = None) -> np.ndarray:
     """Rows i where every float64 evaluation of <A[i], B[i]> is exact: any summation order, with
     or without FMA or extended precision (so a correct implementation computes the exact value).
     ar=_F32: every float32 evaluation (53 -> 24 bits, exponents -149 .. 128, A and B float32).
-
-    Each nonzero product a_j b_j is a multiple of 2^lo (lo: the least, over j, of the sum of the
-    exponents of the lowest set bits of a_j and b_j), so is every partial sum over any subset of
-    the products, and each of those is at most S = sum_j |a_j b_j| in magnitude: all of them are
-    floats (53-bit multiples of 2^lo) when S < 2^(lo + 53), lo >= -1074 (no underflow) and
-    lo <= 971 (no overflow).  S is bounded above from its float value (relative gamma_{d+1},
-    absolute d 2^-1073 for underflowing products).  A row without a nonzero product (w = 0) is
-    exact.
+    Exact when S = sum_j |a_j b_j| < 2^(lo + bits), lo the lowest set bit of the products, with
+    no underflow or overflow (docs/runtime-bounds.md, "How the rule is decided").
     """
     ar = _F64 if ar is None else ar
     d = A.shape[1]

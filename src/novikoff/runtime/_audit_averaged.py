@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit, by_visit
+from ._audit import _F64, AuditReport, _Drift, _lemma_findings, audit, by_visit
 from ._averaged_run import VisitSlots, as_visit_violations, merged_summary, run_averaged
 from ._bounds import SAFETY, U, certify_margin, data_stats, gam
 from ._engine import make_monitor
@@ -110,15 +110,14 @@ def _average_findings(A, W, order, ks, convention: str):
     return findings, int(bad.size), patterns
 
 
-def _drifts(W, ar_u: float = U):
-    """D[k]: the drift a correct implementation's weights after k updates may have from the
-    mathematical run (the classic audit's u*sum ||w~|| over the updates), per update count."""
-    Wb = np.vstack([np.zeros((1, W.shape[1])), W[:-1]])
+def _drifts(W):
+    """(changed, D): the visits that update, and D[k], the drift a correct implementation's
+    weights after k updates may have from the mathematical run (the classic audit's _Drift)."""
+    d = W.shape[1]
+    Wb = np.vstack([np.zeros((1, d)), W[:-1]])
     changed = (W != Wb).any(axis=1)
-    after = W[changed]
-    nB = np.sqrt(np.einsum("ij,ij->i", after, after)) * (1 + 4 * U)
-    D = np.concatenate(([0.0], np.cumsum(ar_u * nB))) * SAFETY
-    return changed, D
+    drift = _Drift(Wb[changed], W[changed], None, np.zeros(d), None, 1.0, _F64, d)
+    return changed, np.concatenate(([0.0], drift.D1))
 
 
 @one_blas_thread
@@ -148,8 +147,7 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
     avg_found, avg_count, patterns = _average_findings(A, W, order, ks, convention)
     # ---------------------------------------------------------------- averaged.proof
     stats = data_stats(X, y, ws)
-    gamma = certify_margin(X, y, ws, stats, classic.gamma)
-    stats.gamma = gamma
+    gamma = certify_margin(X, y, ws, stats, classic.gamma)  # sets stats.gamma
     ref = run_averaged(X, y, w_star=ws, gamma=gamma, order=order, cyclic=False, lemmas=base,
                        include_unverified=include_unverified, on_violation="collect")
     judged = judged_like_a_trace(base, ref)
@@ -187,12 +185,9 @@ def audit_averaged(X, y, order, w, average, *, convention: str = "after", w_star
                               "not_monitorable": classic.monitor.get("not_monitorable", []),
                               "checks": classic.checks, "violations": []}, visits.summary())
     findings = by_visit(classic.violations + avg_found + lemma_found)
-    return AveragedAuditReport(
-        visits=T, updates=classic.updates, gamma=classic.gamma, R=classic.R,
-        checks=classic.checks + visits.checks, rule_violations=classic.rule_violations,
-        lemma_violations=classic.lemma_violations + len(lemma_found), violations=findings,
-        monitor=summary, td_violations=0, separable=True, undetermined=classic.undetermined,
-        undetermined_visits=classic.undetermined_visits,
-        patterns=classic.patterns + patterns, notes=classic.notes,
-        rule=dict(classic.rule, average_convention=convention),
+    return AveragedAuditReport(**{
+        **vars(classic), "checks": classic.checks + visits.checks,
+        "lemma_violations": classic.lemma_violations + len(lemma_found), "violations": findings,
+        "monitor": summary, "patterns": classic.patterns + patterns,
+        "rule": dict(classic.rule, average_convention=convention)},
         average_violations=avg_count, convention=convention)

@@ -11,10 +11,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, _show, by_visit
-from ._bounds import SAFETY, TINY, U, constant_slots, exact_dot, final_slots, gam
+from ._audit import AuditReport, _lemma_findings, _show, _visit_finding, by_visit
+from ._bounds import SAFETY, TINY, U, constant_slots, exact_dot, final_slots, gam, start_slots
 from ._engine import make_monitor
-from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, _start_slots, gram,
+from ._dual_run import (_certify, check_kernel_data, _check_beta, _default_beta, gram,
                           parse_kernel, run_kernel)
 from ._library import library
 from ._threads import one_blas_thread
@@ -47,9 +47,6 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     A = _check_alpha(alpha, order.shape[0], n, y)
     gamma = check_gamma(gamma)
     beta = None if w_star is None else _check_beta(w_star, n)
-    with np.errstate(over="ignore"):
-        if not np.all(np.isfinite(np.einsum("ij,ij->i", X, X))):
-            raise InvalidArgument("X: a squared norm ||X[i]||^2 overflows; rescale the data")
     K, E, _ = gram(X, kern)
     if beta is None:
         beta = _default_beta(K, y, kern)
@@ -60,14 +57,8 @@ def audit_kernel(X, y, order, alpha, *, kernel="linear", w_star=None, gamma=None
     rule, unsure = _rule(X, y, order, A, Ab, f, e_f, allow, kern, max_rule)
     changed = (A != Ab).any(axis=1)
     ks = np.cumsum(changed) - changed
-    findings = []
-    for t, msg in rule[:max_rule]:
-        findings.append({"kind": "rule", "lemma": None, "visit": t, "k": int(ks[t]),
-                         "example": int(order[t]),
-                         "message": f"visit {t} (example {int(order[t])}): {msg}"})
-    undetermined = [{"kind": "undetermined", "lemma": None, "visit": t, "k": int(ks[t]),
-                     "example": int(order[t]),
-                     "message": f"visit {t} (example {int(order[t])}): {msg}"}
+    findings = [_visit_finding("rule", t, ks, order, msg) for t, msg in rule[:max_rule]]
+    undetermined = [_visit_finding("undetermined", t, ks, order, msg)
                     for t, msg in unsure[:max_rule]]
     # ---------------------------------------------------------------- the lemmas
     base = list(library(proofs) if lemmas is None else lemmas)
@@ -228,7 +219,7 @@ def _lemma_checks(monitor, K, E, y, order, A, Ab, f, e_f, changed, sep) -> None:
     are exact (integers alpha), every inner product a sum of Gram entries within their bounds."""
     n = K.shape[0]
     const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
-    start = _start_slots(monitor)
+    start = start_slots()  # from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)
     monitor.check_constants({**const, **start})
     up = np.flatnonzero(changed)
     L = up.size

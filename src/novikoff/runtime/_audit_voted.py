@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from ._audit import AuditReport, _lemma_findings, audit, by_visit
-from ._bounds import SAFETY, U, constant_slots, data_stats, one_slot, start_slots
+from ._audit import _F32, _F64, AuditReport, _Drift, _lemma_findings, audit, by_visit
+from ._bounds import U, constant_slots, data_stats, one_slot, rowdot, start_slots
 from ._checks import VOTED_NAMES, slot_names
 from ._library import library
 from ._monitor import monitor_of
@@ -138,19 +138,13 @@ def audit_voted(X, y, order, w, *, vectors=None, counts=None, convention: str = 
                                   if m["lemma"] not in not_mon_voted]
     lemma_names = {f["lemma"] for f in report.violations if f["kind"] == "lemma"}
     lemma_names |= {f["lemma"] for f in findings if f["kind"] == "lemma"}
-    return VotedAuditReport(
-        visits=report.visits, updates=report.updates, gamma=report.gamma, R=report.R,
-        checks=report.checks + checks, rule_violations=report.rule_violations,
-        lemma_violations=len(lemma_names), violations=violations, monitor=monitor,
-        td_violations=report.td_violations, separable=report.separable,
-        undetermined=report.undetermined, undetermined_visits=report.undetermined_visits,
-        patterns=report.patterns, notes=report.notes, rule=report.rule,
-        vote_violations=vote_bad, vote=info)
+    return VotedAuditReport(**{**vars(report), "checks": report.checks + checks,
+                               "lemma_violations": len(lemma_names), "violations": violations,
+                               "monitor": monitor}, vote_violations=vote_bad, vote=info)
 
 
 def _vote_findings(V, c, E, c_def, up, order, X, float32: bool, eta: float, convention: str):
     """(findings, how many entries are wrong, checks made): the vote against its definition."""
-    u = 2.0 ** -24 if float32 else U
     K, K2 = up.size, V.shape[0] - 1
     out, bad = [], 0
 
@@ -166,14 +160,11 @@ def _vote_findings(V, c, E, c_def, up, order, X, float32: bool, eta: float, conv
                                  f"update(s): w[0], ..., w[{K}] are {K + 1} vectors"))
     m = min(K, K2) + 1
     # D_k: how far a correct implementation's w[k] may be from the exact one (the classic
-    # audit's drift: one rounding of each coordinate per update, plus the step's own rounding
-    # when eta != 1 or x is cast to float32); two such computations differ by at most 2*D_k.
-    norms = np.sqrt(np.einsum("ij,ij->i", E[:m], E[:m])) * (1 + 4 * U)
-    inc = u * norms[1:]
-    if eta != 1.0 or float32:
-        nx = np.sqrt(np.einsum("ij,ij->i", X[order[up[:m - 1]]], X[order[up[:m - 1]]]))
-        inc = inc + 2 * u * eta * nx * (1 + 4 * U) + 2 * E.shape[1] * 2.0 ** -1074
-    D = np.concatenate(([0.0], np.cumsum(inc))) * SAFETY
+    # audit's _Drift, from the start w[0] = E[0]); two such computations differ by at most 2*D_k.
+    x = X[order[up[:m - 1]]]
+    drift = _Drift(E[:m - 1], E[1:m], np.sqrt(rowdot(x, x)) * (1 + 4 * U), E[0], None, eta,
+                   _F32 if float32 else _F64, E.shape[1])
+    D = np.concatenate(([0.0], drift.D1))
     diff = V[:m] - E[:m]
     dist = np.sqrt(np.einsum("ij,ij->i", diff, diff)) * (1 - 4 * U)  # rounded down: honest
     wrong = np.flatnonzero(dist > 2 * D)

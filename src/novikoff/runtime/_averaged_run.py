@@ -15,13 +15,13 @@ import numpy as np
 from ..errors import NovikoffError
 from ._bounds import (SAFETY, TINY, U, Bookkeeper, certify_margin, constant_slots, data_stats,
                       gam, norm_up, one_slot, rowdot, start_slots)
-from ._engine import make_monitor, visits_allowed
+from ._config import visits_allowed
+from ._engine import _prepare, make_monitor
 from ._checks import AVERAGED_ONLY
 from ._monitor import LemmaViolation, Violation
 from ._result import RunResult
 from ._separator import max_margin_separator
-from ._validate import check_choice, check_data, check_gamma, check_order, check_positive_int, \
-    check_w_star
+from ._validate import check_choice
 
 __all__ = ["run_averaged", "VisitSlots"]
 
@@ -168,13 +168,8 @@ def run_averaged(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = Tr
     """
     t_start = time.perf_counter()
     check_choice("on_violation", on_violation, ("raise", "collect"))
-    X, y = check_data(X, y)
-    n, d = X.shape
-    order = np.arange(n, dtype=np.int64) if order is None else check_order(order, n)
-    gamma = check_gamma(gamma)
-    max_epochs = check_positive_int("max_epochs", max_epochs)
-    if w_star is not None:
-        w_star = check_w_star(w_star, d)
+    X, y, n, d, _, order, gamma, max_epochs, w_star = _prepare(
+        X, y, w_star, gamma, "classic", order, max_epochs, "auto")
     watch = None
     if checks:
         watch = _AveragedWatch(X, y, order, w_star, gamma, lemmas, proofs, include_unverified,
@@ -218,8 +213,7 @@ class _AveragedWatch:
         if w_star is None:
             w_star = max_margin_separator(X, y, progress=getattr(progress, "phase", None))
         stats = data_stats(X, y, w_star)
-        gamma = certify_margin(X, y, w_star, stats, gamma)
-        stats.gamma = gamma
+        gamma = certify_margin(X, y, w_star, stats, gamma)  # sets stats.gamma
         self.w_star, self.gamma = w_star, gamma
         self.keeper = Bookkeeper(stats, y, d, order=order, gamma=gamma, n=n, zero_loss=True,
                                  need_td=self.classic.needs("TD[k]", "TD[k+1]"),

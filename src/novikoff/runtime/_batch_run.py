@@ -13,17 +13,15 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import (SAFETY, TINY, U, certify_margin, constant_slots, data_stats, final_slots,
-                      gam, norm_up, one_slot, start_slots)
+from ._bounds import (SAFETY, SMALLEST_NORMAL, TINY, U, certify_margin, constant_slots,
+                      data_stats, final_slots, gam, norm_up, one_slot, start_slots)
 from ._engine import make_monitor
 from ._result import RunResult
 from ._separator import max_margin_separator
-from ._validate import check_data, check_gamma, check_positive, \
-    check_positive_int, check_w_star
+from ._validate import check_data, check_gamma, check_positive, check_positive_int, check_w_star
 
 __all__ = ["run_batch"]
 
-_SMALLEST_NORMAL = 2.0 ** -1022
 _EXACT_BUDGET = 4_000_000  # n*d entries converted to integers for an exact <u, w[k]>
 _CHUNK = 256  # steps judged at once
 
@@ -94,7 +92,7 @@ def _exact_slot(v: Fraction, eta: float):
     range: there a float and an error bound cannot carry the value's sign (1e-458 is 0.0 with
     error 2^-1074), and the sign is what the exact value is computed for."""
     f = float(v)
-    if v != 0 and abs(f) < _SMALLEST_NORMAL:
+    if v != 0 and abs(f) < SMALLEST_NORMAL:
         raise InvalidArgument(f"eta={eta!r}: on this data the run reaches <u, w[k]> = {f:.3g}, "
                               f"below the smallest normal float, where its sign cannot be "
                               f"bounded; rescale the data or eta")

@@ -19,6 +19,8 @@ from ._loops import SMALLEST_NORMAL
 __all__ = ["U", "gam", "DataStats", "data_stats", "certify_margin", "Bookkeeper", "start_slots"]
 
 U = 2.0 ** -53
+# Bounds are computed in floating point, so each is inflated by SAFETY (relative 1e-6, far above
+# the O(n u) relative error of computing them: docs/runtime-bounds.md, "Honest floats").
 SAFETY = 1.0 + 1e-6
 
 

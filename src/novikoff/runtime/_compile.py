@@ -4,37 +4,11 @@ statements).  The checks and the monitor's record of a lemma live in ``_checks``
 A statement is walked once into an IR of tuples (``_Walker.expr``); nothing is ever parsed or
 evaluated as text.  Statements arrive in the run vocabulary of novikoff.quantities (a setting's
 own names are translated there first); the leaves are *slots*, the run quantities at the point of
-evaluation:
-
-=====================  ===================================================================
-slot                   meaning at update k (w[k] -> w[k+1] with example x, y)
-=====================  ===================================================================
-``k``, ``M``           number of updates before this one
-``gamma``, ``R``       margin of (w_star, data), radius max ||x_i|| (given or certified)
-``y``                  label of the example
-``d``                  its hinge loss max(0, gamma - y<w_star, x>)
-``TD[k]``, ``TD[k+1]`` hinge sum max(0, gamma - y<w_star, x>) over presentations before/after
-``eta``                the learning rate: an update adds eta*y*x (1 for the classic rule)
-``<a, b>``             inner product of a, b in {w_star, w0, x, u, w[k], w[k+1]}; ``w0`` is
-                       the start, w[0] (zero for a run from zero); of it only ``<w0, w0>`` and
-                       ``<w_star, w0>`` are run quantities (constants of the run)
-``m[k]``               batch runs: how many examples batch step k corrects
-``C[k]``, ``C[k+1]``   batch runs: sum(i < k, m[i]) before/after step k (C[0] = 0)
-``Q[k]``, ``Q[k+1]``   batch runs: sum(i < k, m[i]^2) before/after step k (Q[0] = 0)
-``n``                  the number of examples
-``votes[k]``, ...      voted runs: the vote's size after k updates (``votes``), the count of
-                       w[k] (``vote_counts[k]``, at update k only), the counts of w[0..k-1]
-                       added up (``vote_counts_total``) and the visits made before w[k] came
-                       into use (``visits_before``; both 0 at index 0)
-``t``, ``kt[t]``, ...   averaged runs, whose points are visits: t the visits so far, the inner
-                       products of w_star, wv[t], s[0] (= 0), s[t], s[t+1], a[t+1], kt[t] (the
-                       updates before visit t), KT[t], RT[t] and their [t+1] (0 at index 0)
-=====================  ===================================================================
-
-In a batch run an update is a batch step and ``u`` its sum of y_t*x_t over the misclassified
-examples; ``x``, ``y``, ``d``, ``TD`` belong to runs with one example per update, ``u``, ``m``,
-``C``, ``Q``, ``n`` to batch runs (``BATCH_NAMES``, ``SINGLE_EXAMPLE_NAMES``: the monitor lists
-a lemma that needs the other kind of run as not monitored).
+evaluation: the default names of novikoff.quantities' table (``k``, ``TD[k+1]``, ``C[k]``, ...:
+what each means at update k, and which belong to batch, voted or averaged runs only, is said
+there) and the inner products ``<a, b>`` of its vectors (``<w_star, w[k]>``, ``<x, x>``; of the
+start only ``<w0, w0>`` and ``<w_star, w0>``, constants of the run).  The monitor lists a lemma
+that needs the other kind of run (``BATCH_NAMES``, ``SINGLE_EXAMPLE_NAMES``) as not monitored.
 
 The IR is evaluated two ways.  In floating point by ``_program`` (many checks at many points at
 once, mid-radius arithmetic: every slot is ``(value, error bound)`` and each operation adds its

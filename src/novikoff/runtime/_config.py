@@ -7,7 +7,7 @@ from typing import Callable
 
 from ..errors import InvalidArgument
 
-__all__ = ["RunConfig", "run_config"]
+__all__ = ["RunConfig", "run_config", "visits_allowed"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,13 @@ def run_config(config: RunConfig | None, options: dict) -> RunConfig:
     if config is not None and not isinstance(config, RunConfig):
         raise InvalidArgument(f"config={config!r} is not a RunConfig")
     return replace(config or RunConfig(), **options)
+
+
+def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
+    """The visits a run may make: one pass online; cycling, max_epochs passes (unbounded on
+    separable data without max_epochs, which converges; 100 passes otherwise)."""
+    if not cyclic:
+        return order.shape[0]
+    if max_epochs is None and separable:
+        return (1 << 62) - 1  # no end: an int64 with room for the loops' arithmetic on t
+    return (max_epochs or 100) * order.shape[0]

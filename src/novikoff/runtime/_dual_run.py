@@ -14,7 +14,9 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
-from ._bounds import SAFETY, SMALLEST_NORMAL, U, constant_slots, final_slots, gam, start_slots
+from ._bounds import (SAFETY, SMALLEST_NORMAL, TINY, U, constant_slots, final_slots, gam,
+                      start_slots)
+from ._config import visits_allowed
 from ._engine import make_monitor
 from ._result import RunResult
 from ._validate import check_data, check_gamma, check_order, finite_float64, \
@@ -25,14 +27,12 @@ __all__ = ["Kernel", "parse_kernel", "run_kernel", "gram", "MAX_N", "EXP_ULPS"]
 MAX_N = 17_000  # the Gram matrix and its error bounds, both float64: 16*n^2 = 4.6 GB at the cap
 EXP_ULPS = 4  # assumed: |np.exp(z) - exp(z)| <= EXP_ULPS ulps of exp(z) (+ subnormal spacing)
 _EXP_REL = EXP_ULPS * 2.0 ** -52  # an ulp is at most 2^-52 relative
-_TINY = 2.0 ** -1022
 # |K_rbf - K_exact| never exceeds this: both lie in [0, 1], the computed one up to EXP_ULPS ulps
 _RBF_CAP = 1.0 + 2 * _EXP_REL
 # a computed G*(s - e_s) above this puts the exact exponent below -745 (the test's own two
 # roundings cost far less than 1), and exp(-745) < 2^-1074 (1074*ln 2 = 744.4): the exact K is
 # below the smallest subnormal
 _RBF_FAR = 746.0
-_UNDERFLOW = 2.0 ** -1074  # per product of a dot product (Higham's eta), times d
 _EIGH_MAX = 20_000  # the default separator tries a max-margin one up to this n
 _BLOCK_BYTES = 1 << 25
 
@@ -132,7 +132,7 @@ def gram(X, kern: Kernel):
     E = np.empty((n, n))
     # in the subnormal range a rounding errs by up to 2^-1075 absolutely: d for the dot product's
     # products, 3 more for the bound's own operations (gd*nu_i*nu_j + ...)
-    under = (d + 3) * _UNDERFLOW
+    under = (d + 3) * TINY
     for s, e in _blocks(n, n):
         G = X[s:e] @ X[s:].T
         eG = gd * np.outer(nu[s:e], nu[s:]) + under
@@ -160,11 +160,12 @@ def gram(X, kern: Kernel):
                     Eb = Eb + et
                 # the power's D - 1 products and the bound's own ~D + 4 operations, each
                 # within 2^-1075 absolutely where it underflows
-                Eb = Eb + (2 * D + 4) * _UNDERFLOW
+                Eb = Eb + (2 * D + 4) * TINY
         else:
             g = kern.g
             # a wide G or far points overflow -G*sq or expm1(ez) (or A, B, es): K is then 0 and
-            # its bound inf (never nan: Kb + _TINY > 0); the caps below make the bounds finite
+            # its bound inf (never nan: Kb + SMALLEST_NORMAL > 0); the caps below make the
+            # bounds finite
             with np.errstate(under="ignore", over="ignore", invalid="ignore"):
                 A = nx2[s:e, None] + nx2[None, s:]
                 B = A - 2.0 * G
@@ -174,12 +175,13 @@ def gram(X, kern: Kernel):
                 z = -g * sq
                 ez = g * es + U * np.abs(z)
                 Kb = np.exp(z)
-                Eb = (Kb + _TINY) / (1.0 - _EXP_REL) * (_EXP_REL + np.expm1(ez)) + _TINY
+                Eb = ((Kb + SMALLEST_NORMAL) / (1.0 - _EXP_REL) * (_EXP_REL + np.expm1(ez))
+                      + SMALLEST_NORMAL)
                 Eb = np.fmin(Eb, _RBF_CAP)
                 # the exact squared distance is >= B - es: G*(B - es) > _RBF_FAR (computed, so
                 # within 2u) puts the exact exponent below -745, where exp is below 2^-1074
                 far = g * (B - es) > _RBF_FAR
-                Eb[far] = np.fmin(Eb[far], Kb[far] + _TINY)
+                Eb[far] = np.fmin(Eb[far], Kb[far] + SMALLEST_NORMAL)
             r = np.arange(s, e)
             Kb[r - s, r - s + 0] = 1.0  # exp(-G*0) = 1 exactly
             Eb[r - s, r - s] = 0.0
@@ -460,7 +462,7 @@ class _Watch:
         self.visit_chunks = []  # the visit of each update, for the trace (audit)
         self.last_visit = None
         self.const = constant_slots(sep.gamma, sep.R, sep.s, sep.e_s)
-        start = _start_slots(monitor)
+        start = start_slots()  # from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)
         self.start_env = start
         missing = monitor.slots - set(self._names()) - set(start)
         if missing:
@@ -546,17 +548,11 @@ class _Watch:
         return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.int64)
 
 
-def _start_slots(monitor) -> dict:
-    """The slots of how the run starts (_bounds.start_slots: <w0, w0>, <w_star, w0>, eta): the
-    kernel perceptron starts from w0 = 0 (alpha = 0) with the step y*phi (eta = 1)."""
-    return start_slots()
-
-
 # ------------------------------------------------------------------ run
 
 def check_kernel_data(X, y):
-    """(X, y) checked for a kernel perceptron: finite, and few enough examples for the n x n
-    Gram matrix and its error bounds."""
+    """(X, y) checked for a kernel perceptron: finite, few enough examples for the n x n Gram
+    matrix and its error bounds, and squared norms that do not overflow."""
     X, y = check_data(X, y, rows=False)
     if not np.all(np.isfinite(X)):
         i, j = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
@@ -566,6 +562,9 @@ def check_kernel_data(X, y):
         raise InvalidArgument(f"X: n={n} examples: a kernel perceptron's Gram matrix and its "
                               f"error bounds are n x n float64, refused above n={MAX_N} "
                               f"(16*n^2 bytes: {16 * n * n / 1e9:.1f} GB)")
+    with np.errstate(over="ignore"):
+        if not np.all(np.isfinite(np.einsum("ij,ij->i", X, X))):
+            raise InvalidArgument("X: a squared norm ||X[i]||^2 overflows; rescale the data")
     return X, y
 
 
@@ -596,9 +595,6 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
     gamma = check_gamma(gamma)
     max_epochs = check_positive_int("max_epochs", max_epochs)
     beta = None if w_star is None else _check_beta(w_star, n)
-    with np.errstate(over="ignore"):
-        if not np.all(np.isfinite(np.einsum("ij,ij->i", X, X))):
-            raise InvalidArgument("X: a squared norm ||X[i]||^2 overflows; rescale the data")
     K, E, _ = gram(X, kern)
     monitor = sep = watch = None
     if checks:
@@ -609,7 +605,7 @@ def run_kernel(X, y, *, kernel="linear", w_star=None, gamma=None, order=None,
             beta = _default_beta(K, y, kern, progress)
         sep = _certify(K, E, y, beta, gamma, kern, beta_given=w_star is not None)
     L = order.shape[0]
-    t_end = L if not cyclic else (max_epochs * L if max_epochs else np.iinfo(np.int64).max // 2)
+    t_end = visits_allowed(order, cyclic, max_epochs, True)
     loop = _Loop(K, y, order, cyclic, t_end, log=checks)
     if checks:
         watch = _Watch(monitor, K, E, y, sep, kern)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ._bounds import Bookkeeper, DataStats, certify_margin, check_rows, data_stats, start_slots
-from ._config import RunConfig
+from ._config import RunConfig, visits_allowed
 from ._exact import run_exact
 from ._loops import (BAD, BUDGET, CONVERGED, END, FULL, IMIN, K, NLOG, QMAX, SMALLEST_NORMAL,
                        T, YMIN, YMIN2, check_backend, new_state, run_visits)
@@ -73,8 +73,9 @@ def choose_hinge_gamma(monitor: Monitor, stats: DataStats, y, order, n, d) -> fl
     return best
 
 
-def _prepare(X, y, w_star, gamma, variant, order, cyclic, max_epochs, separable, backend,
-             rows=True):
+def _prepare(X, y, w_star, gamma, variant, order, max_epochs, backend, rows=True):
+    """The arguments every engine of the shared loop checks, checked: (X, y, n, d, variant,
+    order, gamma, max_epochs, w_star)."""
     X, y = check_data(X, y, rows=rows)
     n, d = X.shape
     variant = check_choice("variant", variant, ONLINE)
@@ -111,16 +112,6 @@ def _unvisited(order, n: int, default: bool) -> np.ndarray:
     return np.flatnonzero(~seen)
 
 
-def visits_allowed(order, cyclic: bool, max_epochs, separable: bool) -> int:
-    """The visits a run may make: one pass online; cycling, max_epochs passes (unbounded on
-    separable data without max_epochs, which converges; 100 passes otherwise)."""
-    if not cyclic:
-        return order.shape[0]
-    if max_epochs is None and separable:
-        return np.iinfo(np.int64).max // 2
-    return (max_epochs or 100) * order.shape[0]
-
-
 def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:
     """Run the classic or margin perceptron on (X, y), checking every monitored lemma at every
     update (the shared loop; ``runtime.run`` reaches it through the table of variants).
@@ -140,8 +131,8 @@ def run_online(X, y, config: RunConfig = RunConfig()) -> RunResult:
     later = (c.checks and not c.exact and c.w_star is not None and c.separable and
              not (c.variant == "margin" and c.gamma is None))
     X, y, n, d, variant, order, gamma, max_epochs, w_star = _prepare(
-        X, y, c.w_star, c.gamma, c.variant, c.order, c.cyclic, c.max_epochs, c.separable,
-        c.backend, rows=c.validate and not later)
+        X, y, c.w_star, c.gamma, c.variant, c.order, c.max_epochs, c.backend,
+        rows=c.validate and not later)
     eta, w0 = check_rate_and_start(c.eta, c.w0, d)
     monitor = None
     if c.checks:
@@ -351,12 +342,16 @@ class _Watch:
         if monitor.example_scope == "all":
             monitor.check_examples(self.keeper.examples(), loop.n)
 
+    def chunk_env(self, idx, visits, p, m, nx2) -> dict:
+        """The slots of a chunk of updates (a subclass's engine may add its own)."""
+        return self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+
     def flush(self, log) -> None:
         idx, visits, p, m, nx2 = log
         if idx.size == 0:
             return
         j0 = self.keeper.k
-        env = self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+        env = self.chunk_env(idx, visits, p, m, nx2)
         self.chunks.append(idx)
         self.last_visit = int(visits[-1])
         self.monitor.check_chunk(env, j0, idx.size, examples=idx, visits=visits)

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ._bounds import start_slots
 from ._checks import _isqrt_interval
+from ._config import visits_allowed
 from ._monitor import Monitor
 from ._result import RunResult
 
@@ -57,12 +58,7 @@ def run_exact(X, y, *, w_star, gamma, variant, order, cyclic, max_epochs, monito
     if variant == "margin" and g is None:
         raise InvalidArgument("gamma=None: the margin perceptron needs gamma")
     L = len(order)
-    if cyclic:
-        if max_epochs is None and not separable:
-            max_epochs = 100
-        t_end = max_epochs * L if max_epochs else None
-    else:
-        t_end = L
+    t_end = visits_allowed(order, cyclic, max_epochs, separable)
     hinge = ([max(Fraction(0), g - yi[i] * m[i]) for i in range(n)]
              if monitor is not None and g is not None and m is not None else None)
     run = _ExactRun(Xf, yi, nx2, m, ws, w0, Fraction(float(eta)), hinge)
@@ -138,7 +134,7 @@ class _ExactRun:
         half_g2 = (g / 2) ** 2 if g is not None else None
         status = None
         while status is None:
-            if t_end is not None and t >= t_end:
+            if t >= t_end:
                 status = "end"
                 break
             r = t % L

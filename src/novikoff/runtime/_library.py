@@ -4,16 +4,11 @@ A run of the bundled library needs, of each lemma, its record (``_checks.Monitor
 statement and assumptions compiled into checks).  Making one means checking the proof files (or
 taking their outcome from the cache of checked lemmas) and compiling kernel formulas, which
 imports SymPy, Z3 and the kernel: about 1 s of CPU.  So the records of a list of proof files are
-kept on disk in the cache of checked lemmas (``novikoff.lemma_cache``: sealed by this user's
-secret), keyed like its entries: the bytes of each file and of every file it imports, novikoff's
-version and the source of the code that judges and compiles.  A warm start reads them and
-imports neither SymPy, Z3 nor the kernel.
-
-An entry is written only from records made in this process from lemmas that
-``novikoff.lemmas.load_lemmas`` returned, so a record is ``verified`` only when the kernel
-verified its proof (here, or in the process that sealed the entry); an entry whose seal does not
-match, or that does not describe the files as they are, is ignored.  docs/trust.md says what a
-cache entry may claim.
+kept in the cache of checked lemmas (``novikoff.lemma_cache``), sealed and keyed as
+docs/trust.md, "The compiled monitor", says: an entry is written only from records made in this
+process from lemmas that ``novikoff.lemmas.load_lemmas`` returned, so a record is ``verified``
+only when the kernel verified its proof; an entry whose seal does not match, or that does not
+describe the files as they are, is ignored.
 
 SymPy's side (``_compile``, ``_lemmas``) is imported by name, on a cache miss only: that is
 what keeps it out of a warm start (as the command line imports a subcommand's module).

@@ -4,17 +4,16 @@ Both have the same contract.  They visit examples order[t % L] for t = state[T] 
 update w <- w + eta*y*x when the variant's rule fires (classic: y<w,x> <= 0; margin: w = 0 or
 y<w,x> <= (gamma/2)||w||), from the w they are given (the start w0, or where the last call
 stopped).  The step rounds as fl(w_j + fl((eta*y)*x_j)) in both, never fused into one
-multiply-add, so that they compute the same weights.  Per update they log the example, the visit, the prediction
-fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means checks are off).
+multiply-add, so that they compute the same weights.  Per update they log the example, the
+visit, the prediction fl(<w, x>), fl(<w_star, x>) and fl(||x||^2) (a zero-length log means
+checks are off).
 
-During the first pass (need_stats) they also compute <w_star, x> and ||x||^2 of every example
-visited, fused with the prediction so the data is read once, for the trusted checks: the largest
-||x||^2 (R), the smallest y<w_star, x> and its example (gamma), the second smallest y<w_star, x>
-(counted with multiplicity: a tie makes it equal to the smallest) and the first ||x||^2 that is
-not finite and at least the smallest normal float (bad data).  Every example whose y<w_star, x>
-is below the second smallest is the smallest's: the certification needs the data again only when
-the second smallest is within its tolerance.  <w_star, x> and ||x||^2 of every example are
-stored too when stat_m / stat_q have room.  They return
+During the first pass (need_stats) they also compute, fused with the prediction so the data is
+read once (docs/runtime-bounds.md, "What is compiled, and why"), what the trusted checks need:
+the largest ||x||^2 (R), the smallest y<w_star, x> and its example (gamma), the second smallest
+(with multiplicity: every example below it is the smallest's) and the first bad ||x||^2
+(_bounds.first_bad_row); <w_star, x> and ||x||^2 of every example too when stat_m / stat_q have
+room.  They return
 
     CONVERGED (a cyclic pass made no update), END (t_end reached), FULL (the log is full: it
     filled at the last update) or BUDGET (chunk_visits visits done: the caller checks the log,
@@ -25,8 +24,6 @@ gamma_d * sum|a_i b_i| that the monitor uses holds for every order.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 

@@ -10,8 +10,8 @@ One program, two backends that compute the same floats, operation by operation:
 
 * the compiled judge (numba): it counts (per check: points in force, undetermined, false, the
   first false and the first undetermined point) without per-point arrays, and gives the
-  per-point verdicts when the monitor asks for them (where something failed); 5.8x faster than
-  the numpy interpretation on the benchmark's runs, and the per-run cost of a tiny run (fuzzing);
+  per-point verdicts when the monitor asks for them (where something failed): why it is
+  compiled, docs/runtime-bounds.md, "What is compiled, and why";
 * the same program interpreted by numpy, one instruction at a time over all the points, when
   numba is not installed.
 
@@ -27,14 +27,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._bounds import SAFETY, TINY, U
 from ._jit import AVAILABLE as HAVE_NUMBA
 from ._jit import compiled, jit, worth_compiling
 
 __all__ = ["Program", "Judged", "HAVE_NUMBA", "SAFETY", "Verdict", "float_constant"]
 
-# Radii are computed in floating point, so a decision inflates their sum by SAFETY (relative
-# 1e-6, far above the O(u) relative error of a few operations on non-negative radii).
-SAFETY = 1.0 + 1e-6
 # Checks x points from which the compiled judge is worth numba's start-up (both judges give
 # the same verdicts: tests/test_runtime_compile.py).
 _COMPILE_FROM = 50_000
@@ -63,11 +61,9 @@ class Verdict:
 
 
 LOAD, CONST, ADD, MUL, RECIP, SQRT, ABS, MAX, MIN, IPOW = range(10)
-U = 2.0 ** -53
 # A product or quotient whose result is subnormal rounds by up to half of 2^-1074 whatever its
 # size, so u|v| alone does not bound it (1e-160 squared is 0.0): each adds TINY.  Sums of floats
 # are exact there.
-TINY = 2.0 ** -1074
 _RELS = {">=": 0, ">": 1, "<=": 2, "<": 3, "=": 4, "!=": 5}
 # Points the compiled judge evaluates at once: the registers of a block stay in cache.
 _BLOCK = 256

@@ -29,15 +29,9 @@ def _scipy():
 #
 # max_{||w|| = 1} min_i z_i.w (z_i = y_i x_i) is the distance from 0 to the convex hull of the
 # z_i, attained at its minimum-norm point p (w* = p/||p||), when that distance is positive; 0 in
-# the hull means that no w separates.  The solver generates constraints: it keeps a working set S
-# of examples, computes the minimum-norm point of conv(z_S) exactly (Lawson and Hanson's least
-# distance programming through NNLS, an active-set method that ends on at most d+1 support
-# vectors, polished on them in extended precision), and adds the examples that the resulting
-# direction violates most.  ||p|| over S bounds the best margin from above and min_i z_i.p/||p||
-# from below; the loop stops when they agree to _TOL (relative), so the margin found is the
-# maximum to that precision.  Each round is one pass over the data (a matrix-vector product); a
-# warm start from the same solve on a random 1/32 of the data (recursively) leaves a few rounds
-# on the whole: the cost grows linearly with n.
+# the hull means that no w separates.  ||p|| over a working set S of examples bounds the best
+# margin from above and min_i z_i.p/||p|| from below: the solver grows S until they agree
+# (docs/runtime-bounds.md, "The separator when no w* is given", says how).
 #
 # From d = _CD_FROM the exact solve of a working set is too slow (NNLS adds one support vector
 # at a time, and at d = 1000 there are some 900): dual coordinate descent (_level_cd) takes its

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..errors import InvalidArgument, NovikoffError
 from ._bounds import data_stats
+from ._config import visits_allowed
 from ._engine import (CONVERGED, _hinge_gamma, _Loop, _prepare, _Watch, check_rate_and_start,
-                      make_monitor, visits_allowed)
+                      make_monitor)
 from ._result import RunResult
 from ._separator import max_margin_separator, soft_margin_separator
 
@@ -133,21 +134,15 @@ class _VotedWatch(_Watch):
     def start_values(self) -> dict:  # the vote's constant votes[0] = 1 too
         return {**super().start_values(), "votes[0]": (np.array([1.0]), None)}
 
-    def flush(self, log) -> None:
-        idx, visits, p, m, nx2 = log
-        if idx.size == 0:
-            return
-        j0 = self.keeper.k
+    def chunk_env(self, idx, visits, p, m, nx2) -> dict:
         T0 = float(self.vote.T)
-        env = self.keeper.chunk(idx, p, visits, m=m, nx2=nx2)
+        env = super().chunk_env(idx, visits, p, m, nx2)
         for name, v in self.vote.add(idx, visits).items():
             env[name] = (v, None)
         T1 = visits.astype(float) + 1.0  # from the loop's log, not from the vote
         env["visits_before[k]"] = (np.concatenate(([T0], T1[:-1])), None)
         env["visits_before[k+1]"] = (T1, None)
-        self.chunks.append(idx)
-        self.last_visit = int(visits[-1])
-        self.monitor.check_chunk(env, j0, idx.size, examples=idx, visits=visits)
+        return env
 
     def finish(self):
         self.result = self.vote.final(self.loop.visits)
@@ -186,7 +181,7 @@ def run_voted(X, y, *, w_star=None, gamma=None, order=None, cyclic: bool = True,
     t_start = time.perf_counter()
     default_order = order is None
     X, y, n, d, _, order, gamma, max_epochs, w_star = _prepare(
-        X, y, w_star, gamma, "classic", order, cyclic, max_epochs, separable, backend)
+        X, y, w_star, gamma, "classic", order, max_epochs, backend)
     eta, w0 = check_rate_and_start(eta, w0, d)
     monitor = None
     if checks:

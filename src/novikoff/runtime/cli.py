@@ -293,9 +293,6 @@ def _fmt(v, digits: int = 6) -> str:
 
 # ------------------------------------------------------------------------------- run
 
-# The options an engine of its own does not take, and why.
-
-
 @_guard
 def run_command(args) -> int:
     """novikoff run DATA ..."""
@@ -501,19 +498,16 @@ def audit_command(args) -> int:
               if args.w_star else None)
     w0 = (_vector_file(args.w0, "w0", lambda v: check_vector("w0", v, d, nonzero=False))
           if args.w0 else None)
+    options = dict(w_star=w_star, td=trace.get("td"), gamma=args.gamma, proofs=args.proofs,
+                   include_unverified=args.include_unverified, w0=w0,
+                   eta=check_positive(args.eta, "eta"), bias=args.bias, float32=args.float32)
     if args.variant == "voted":
         report = audit_voted(X, y, order, trace["w"], vectors=trace.get("vectors"),
                              counts=trace.get("counts"), convention=args.vote_counts or "in-use",
-                             w_star=w_star, td=trace.get("td"), gamma=args.gamma,
-                             proofs=args.proofs, include_unverified=args.include_unverified,
-                             w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
-                             float32=args.float32)
+                             **options)
     else:
-        report = audit(X, y, order, trace["w"], w_star=w_star, td=trace.get("td"),
-                       variant=args.variant, gamma=args.gamma, separable=not args.non_separable,
-                       proofs=args.proofs, include_unverified=args.include_unverified,
-                       w0=w0, eta=check_positive(args.eta, "eta"), bias=args.bias,
-                       float32=args.float32)
+        report = audit(X, y, order, trace["w"], variant=args.variant,
+                       separable=not args.non_separable, **options)
     head = [f"trace      {report.visits} visits, {report.updates} updates"]
     r = report.rule
     if r.get("w0") is not None or r.get("eta", 1.0) != 1.0 or r.get("bias") or \
@@ -601,8 +595,6 @@ def _audit_averaged(args) -> int:
     return _print_audit(args, report, [
         f"trace      {report.visits} visits, {report.updates} updates, averages of the weights "
         f"{'after' if convention == 'after' else 'in use at'} each visit"])
-
-
 
 
 def _refused_audit_option(args) -> str | None:
