@@ -939,8 +939,23 @@ class _LemmaCheck:
         # index it shows (those with a per-update symbol speak of update k's example only)
         everywhere = [f for f in self.scope.assumptions.values()
                       if not free_symbols(f) & self.setting.per_update_symbols]
+        everywhere += self._label_declarations()
         return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,
                                whole=whole, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+
+    def _label_declarations(self) -> list:
+        """y[k]^2 = 1 (m[k]^2 = m[k] in {0, 1}) for each label sequence, at a nat k, so that a
+        counterexample meets the declarations at every index it shows (m[0] = 7 does not)."""
+        nat = min(self.setting.nats, key=str, default=None)
+        if nat is None:  # then every element is at a number, and its declaration is told
+            return []
+        out = []
+        for name, kind in self.setting.kinds.items():
+            if kind in ("label_sequence", "label01_sequence"):
+                element = self.scope.symbol(name)(nat)
+                out.append(K.Relation("=", element ** 2, element if kind == "label01_sequence"
+                                      else sp.Integer(1)))
+        return out
 
     def _unverified_citations(self, premises) -> list:
         """The unverified lemmas that a step cites directly."""
@@ -1103,15 +1118,17 @@ class _LemmaCheck:
                                        f"values are put in one after another, so write it in "
                                        f"another order (or in two steps)", expr.pos)
             label = f"{cite.name}[{var.id} := {shown}]"
+            move = K.instantiate if kind == "nat" else K.specialize
+            # Before another value, the fit shown from the declarations alone if it can be: the
+            # step's facts it would rest on could be ones the next value moves (a given about k
+            # or g: only what rests on the setting moves to another k).
+            later = i + 1 < len(cite.at)
             try:
-                if kind == "nat":
-                    shown_fit, instance = K.instantiate(self.setting, thm,
-                                                        self.scope.symbol(var.id), value,
-                                                        premises, self.checker.timeout_ms)
-                else:
-                    shown_fit, instance = K.specialize(self.setting, thm,
-                                                       self.scope.symbol(var.id), value,
-                                                       premises, self.checker.timeout_ms)
+                shown_fit, instance = move(self.setting, thm, self.scope.symbol(var.id), value,
+                                           () if later else premises, self.checker.timeout_ms)
+                if instance is None and later and premises:
+                    shown_fit, instance = move(self.setting, thm, self.scope.symbol(var.id),
+                                               value, premises, self.checker.timeout_ms)
             except KernelError as exc:
                 raise self.scope.error(f"{label}: {exc}", cite.pos) from None
             if instance is None:

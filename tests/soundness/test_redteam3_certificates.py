@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import z3
 
+from novikoff.certify.models import find_model
 from novikoff.certify.store import certificate_path
 from novikoff.checker import Checker
 from novikoff.cli import main
@@ -140,12 +141,15 @@ def test_a_nat_certificate_replayed_where_the_symbol_is_real_is_refused(tmp_path
     """k > 0 gives k >= 1 for a nat (an integer split at 0), not for a real (k = 1/2): the
     nat's certificate, stored under the real's key, must not replay."""
     nat = _write(tmp_path / "nat.proof", NAT_STEP.format(kind="nat"))
-    LEDGER.recording = True
+    LEDGER.recording, LEDGER.unmodelled = True, {}
     Checker(timeout_ms=5000).check_file(nat)
     (nat_key, nat_text), = LEDGER.pending.items()
-    LEDGER.recording, LEDGER.pending = False, {}
+    # (certificates required: the given is shown consistent only by a stored model)
+    models = {key: find_model(text) for key, text in LEDGER.unmodelled.items()}
+    LEDGER.recording, LEDGER.pending, LEDGER.unmodelled = False, {}, {}
+    assert models and None not in models.values()
     check(nat_text, NAT_CERTIFICATE)  # the forger's certificate is right for the nat
-    _store(nat, {nat_key: NAT_CERTIFICATE})
+    _store(nat, {nat_key: NAT_CERTIFICATE, **models})
     report, claim = _claim(nat, required=True)
     assert claim.status == "verified" and {s.basis for s in claim.steps} == {"certified"}
     real = _write(tmp_path / "real.proof", NAT_STEP.format(kind="real"))

@@ -1,13 +1,14 @@
 """The soundness corpus with certificates required: no false claim is ever verified.
 
-With `--require-certificates` the kernel turns every 'valid' that no certificate backs into
-'unknown'.  Here the untrusted search runs on the fly (kernel LEDGER.searcher), so the kernel's
-certificate checker, not Z3, is what a false claim would have to get past.  A true control may
-fail here (its certificate may be beyond the search); a false claim must never be verified.
+With `--require-certificates` the kernel turns every 'valid' that no certificate backs, and
+every consistency check that no model shows, into 'unknown'.  Here the untrusted search runs on
+the fly (kernel LEDGER.searcher and LEDGER.model_searcher), so the kernel's checkers, not Z3,
+are what a false claim would have to get past.  A true control may fail here (its certificate
+may be beyond the search); a false claim must never be verified.
 
-The corpus stores no certificates, and the searcher is asked only after the solver's 'valid':
-so what is verified here is a subset of what test_soundness sees verified, which rejects every
-false claim.  The default run takes one case in eight (the way --require-certificates reaches
+The corpus stores no certificates or models, and the searchers are asked only after the
+solver's 'valid' (a certificate) or 'invalid' (a model): so what is verified here is a subset
+of what test_soundness sees verified, which rejects every false claim.  The default run takes one case in eight (the way --require-certificates reaches
 the kernel); `-m slow` runs the others, and the whole corpus with the search.  The certificate
 checker itself is tried against forged, mutated and misplaced certificates in
 tests/test_certificates.py.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import pytest
 
+from novikoff.certify.models import find_model
 from novikoff.certify.search import find_certificate
 from novikoff.checker import Checker
 from novikoff.kernel.certified import LEDGER
@@ -29,9 +31,11 @@ REJECTED = [pytest.param(p, id=i, marks=[] if n % SAMPLE == 0 else [pytest.mark.
             for n, (p, i) in enumerate((p, i) for p, i in zip(CORPUS, IDS)
                                        if _expectation(p) == "rejected")]
 # With the search, a rejected case that states a known limitation (a vacuous setting that the
-# consistency check does not catch) is a strict xfail, as in test_soundness: a vacuous setting
-# has exact certificates too.  (Without a solver its consistency cannot be shown at all.)
-SEARCHED = [pytest.param(p, id=i, marks=[pytest.mark.xfail(strict=True,
+# consistency check does not catch) is an xfail, as in test_soundness: a vacuous setting has
+# exact certificates too, and its consistency check a model of what it is told (not of the
+# setting itself) when the search finds one in its budget; so not a strict one (measured: the
+# Gram class, g4 and gg, found none).  (Without a solver its consistency cannot be shown.)
+SEARCHED = [pytest.param(p, id=i, marks=[pytest.mark.xfail(strict=False,
                                                            reason="a known limitation")]
                          if LIMITATION.search(p.read_text(encoding="utf-8")) else [])
             for p, i in zip(CORPUS, IDS) if _expectation(p) == "rejected"]
@@ -44,6 +48,7 @@ def required():
         yield LEDGER
     finally:
         LEDGER.required, LEDGER.searcher, LEDGER.store = False, None, {}
+        LEDGER.model_searcher = None
         LEDGER.used = {}
 
 
@@ -65,7 +70,9 @@ def test_false_claims_stay_unverified_without_a_solver(path, required):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SEARCHED)
 def test_false_claims_stay_unverified_with_certificates_searched(path, required):
-    """Each decision the solver calls valid gets a certificate searched for it, which the
-    kernel checks; still no false claim is verified."""
+    """Each decision the solver calls valid gets a certificate searched for it, and each check
+    it finds satisfiable a model (a setting or givens is shown consistent only by one, with
+    certificates required), which the kernel checks; still no false claim is verified."""
     required.searcher = lambda text: find_certificate(text, 3000, budget_s=5.0)
+    required.model_searcher = lambda text: find_model(text, 3000, budget_s=5.0)
     _judge(path)

@@ -60,10 +60,13 @@ class Ledger:
     # Untrusted: statement text -> certificate or None, asked when none is stored (tests search
     # on the fly with it); what it returns is checked like a stored certificate.
     searcher: object = None
+    # Untrusted, the same for a model of a statement a solver found satisfiable.
+    model_searcher: object = None
 
     @property
     def active(self) -> bool:
-        return bool(self.store) or self.recording or self.searcher is not None
+        return (bool(self.store) or self.recording or self.searcher is not None
+                or self.model_searcher is not None)
 
 
 LEDGER = Ledger()
@@ -159,9 +162,24 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
     if replayed is not None:
         return replayed
     verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
-    if verdict.answer == "invalid" and LEDGER.recording and obligation is not None:
-        LEDGER.unmodelled[obligation[0]] = obligation[1].text
+    if verdict.answer == "invalid" and obligation is not None:
+        if LEDGER.recording:
+            LEDGER.unmodelled[obligation[0]] = obligation[1].text
+        modelled = _model_searched(obligation)
+        if modelled is not None:
+            return modelled
     return _uncertified(_searched(verdict, obligation), obligation)
+
+
+def _model_searched(obligation) -> Verdict | None:
+    """'invalid' by a model that the model searcher finds and the checker accepts, or None."""
+    if LEDGER.model_searcher is None:
+        return None
+    model = LEDGER.model_searcher(obligation[1].text)
+    if model is None:
+        return None
+    LEDGER.store[obligation[0]] = model
+    return _replay_model(obligation)
 
 
 def identity(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:

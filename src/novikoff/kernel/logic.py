@@ -424,10 +424,13 @@ def _at_indices_of(s: Setting, formulas) -> list:
     example)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
-    # and every index between two of them up to _CHAIN apart (d[0] and d[10]), so that an
+    # and every index between two of them, or between one of them and a number the assumptions
+    # read (a[0] = 0 and a given about a[2]), up to _CHAIN apart (d[0] and d[10]), so that an
     # assumption chained (d[k] <= d[k+1] ten times) meets both
-    for low in list(indices):
-        for high in list(indices):
+    numbers = {e.args[0] for f in s.assumptions.values() for e in free_symbols(f)
+               if isinstance(e, sp.core.function.AppliedUndef) and e.args[0].is_Integer}
+    for low in list(indices | numbers):
+        for high in list(indices | numbers):
             gap = sp.expand(high - low)
             if gap.is_Integer and 1 < gap <= _CHAIN:
                 indices |= {sp.expand(low + j) for j in range(1, int(gap))}
@@ -826,20 +829,29 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
 
 def _label_sums(s: Setting, formulas) -> list:
     """n >= 0 => sum(i < n, t(i)) = sum(i < n, t'(i)) for every sum whose terms hold a power of
-    an element of a label sequence at the index, t' the terms with y[i]^2 = 1 (the label's
-    declaration at every index): sum(t < T, y[t]^2) = T.  Without it a sum over a symbolic count
-    keeps its label squares, and givens that contradict the declaration looked consistent."""
+    an element of a label sequence at the index, t' the terms with y[i]^2 = 1, or m[i]^2 = m[i]
+    for one in {0, 1} (the label's declaration at every index): sum(t < T, y[t]^2) = T.
+    Without it a sum over a symbolic count keeps its label squares, and givens that contradict
+    the declaration looked consistent."""
     labels = {f for f in s.labels if not isinstance(f, sp.Symbol)}
-    if not labels:
+    if not labels and not s.binary_sequences:
         return []
     facts = []
     for total in sums_in(formulas):
-        reduced = label_reduce(total.function, labels)
+        reduced = _binary_reduce(label_reduce(total.function, labels), s.binary_sequences)
         if reduced != total.function:
             n = count(total)
             facts.append(Implication((Relation(">=", n, sp.Integer(0)),),
                                      Relation("=", total, make_sum(reduced, n))))
     return facts
+
+
+def _binary_reduce(expr: sp.Expr, sequences) -> sp.Expr:
+    """m[i]^p as m[i] (p >= 1) for the elements of label sequences in {0, 1}."""
+    if not sequences:
+        return expr
+    return expr.replace(lambda e: e.is_Pow and e.exp.is_Integer and e.exp >= 1
+                        and getattr(e.base, "func", None) in sequences, lambda e: e.base)
 
 
 def _told(s: Setting, formulas, goal=None) -> list:
@@ -1491,8 +1503,12 @@ def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: in
         # used it so (an induction): its counterpart must hold at every k too, so it must be an
         # assumption.  A declaration, an assumption without nats, a fact at this k (a given, a
         # case) is a condition at this k.
-        if isinstance(h, Everywhere) or (
-                s.allows(h) and free_symbols(formula) & (s.nats | s.per_update_symbols)):
+        at_every_k = free_symbols(formula) & (s.nats | s.per_update_symbols)
+        if isinstance(h, Everywhere) and not at_every_k and not varying \
+                and not s.allows(moved):
+            # Nothing in it depends on k, nor in the value: at every k is at this k.
+            conditions.append(put(formula))
+        elif isinstance(h, Everywhere) or (s.allows(h) and at_every_k):
             if varying or not s.allows(moved):
                 named = next((n for n, f in s.assumptions.items() if f == formula), None)
                 raise KernelError(f"it rests on {f'the assumption {named}' if named else formula}"
