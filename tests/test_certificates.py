@@ -735,12 +735,14 @@ proof:
 
 
 def test_consistency_shown_by_a_solver_alone_is_not_enough_when_certificates_are_required(
-        tmp_path, capsys):
+        tmp_path, capsys, monkeypatch):
     """Under --require-certificates a setting (and a lemma's givens) shown consistent only by a
-    solver's model is not shown: no lemma of it is verified, and the reason says what is missing.
+    solver's model, where no model is stored or found on the fly (the search made to find
+    none here), is not shown: no lemma of it is verified, and the reason says what is missing.
     `novikoff certify` stores models of both checks, and then the same check verifies it."""
     from novikoff.cli import main
 
+    monkeypatch.setattr(LEDGER, "model_searcher", lambda text: None)
     path = tmp_path / "bounded.proof"
     path.write_text(BOUNDED, encoding="utf-8")
     code, steps = _check_json(capsys, path)
@@ -756,6 +758,27 @@ def test_consistency_shown_by_a_solver_alone_is_not_enough_when_certificates_are
     capsys.readouterr()
     code, steps = _check_json(capsys, "--require-certificates", path)
     assert code == 0 and {s["status"] for s in steps.values()} == {"verified"}, steps
+
+
+def test_a_setting_the_solver_cannot_decide_is_shown_consistent_by_a_model_searched(
+        tmp_path, monkeypatch):
+    """Where Z3 gives up on a setting's or givens' consistency check (a kernel perceptron's
+    setting with three nats took it 50 s), the check searches a model, which the kernel's
+    checker accepts: the lemmas are verified, the setting resting on an exact model.  Not where
+    the solver's checks are bounded in units (grading): that search's budget is wall-clock."""
+    from novikoff.kernel import solver
+    from novikoff.kernel.solver import LIMITS, Verdict
+
+    decide = solver.entails
+    monkeypatch.setattr(solver, "entails", lambda h, goal, *a, **k: Verdict(
+        "unknown", reason="gave up") if goal is None else decide(h, goal, *a, **k))
+    path = tmp_path / "bounded.proof"
+    path.write_text(BOUNDED, encoding="utf-8")
+    report = Checker(timeout_ms=5000).check_file(path)
+    assert [(lemma.name, lemma.status) for lemma in report.lemmas] == [("claim", "verified")]
+    monkeypatch.setattr(LIMITS, "lemma_units", 10 ** 9)
+    report = Checker(timeout_ms=5000).check_file(path)
+    assert [lemma.status for lemma in report.lemmas] != ["verified"]
 
 
 MISTAKES = """

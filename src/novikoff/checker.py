@@ -272,12 +272,14 @@ class Checker:
         # A file's decisions replay its own certificates only (an imported file's, its own):
         # with a store that grew with whatever the process checked before, a decision shared
         # by two files was certified or not by the order a pool of workers took the files in.
-        outer = LEDGER.store
+        outer, searcher = LEDGER.store, LEDGER.model_searcher
+        LEDGER.model_searcher = searcher or _search_model
         try:
             LEDGER.store = {**LEDGER.shared, **load_certificates(Path(path))}
         except CertificateFileError as exc:
             report.error = ProofSyntaxError(str(exc), display, 1, 1)
             self.reports[key] = report
+            LEDGER.model_searcher = searcher
             return report
         self._loading.append(key)
         try:
@@ -290,9 +292,10 @@ class Checker:
             report.lemmas = []
         finally:
             self._loading.pop()
-            LEDGER.store = outer
+            LEDGER.store, LEDGER.model_searcher = outer, searcher
         self.reports[key] = report
         return report
+
 
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
         if path.suffix in NOTES_SUFFIXES:  # Markdown or LaTeX notes: the same tree
@@ -1495,3 +1498,21 @@ def _checked_file(job) -> FileReport:
     report = Checker(timeout_ms=timeout_ms, explain_expected=explain_expected).check_file(path)
     report.lemmas = [lemma.settle() for lemma in report.lemmas]
     return report
+
+
+# The model search's budget when a consistency check is undecided (measured: 0.2 s for a
+# kernel-perceptron setting whose check Z3 gave up on after 50 s).
+_MODEL_TIMEOUT_MS, _MODEL_BUDGET_S = 3000, 10.0
+
+
+def _search_model(statement_text: str):
+    """A model of a consistency check that the solver could not decide (untrusted: the kernel's
+    checker accepts it or not), or None; none without Z3, nor where the solver's checks are
+    bounded in its deterministic units (`novikoff grade`): this search's budget is wall-clock."""
+    if LIMITS.lemma_units:
+        return None
+    try:
+        from .certify.models import find_model  # Z3 is optional
+    except ImportError:
+        return None
+    return find_model(statement_text, _MODEL_TIMEOUT_MS, _MODEL_BUDGET_S)

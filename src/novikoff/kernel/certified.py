@@ -60,13 +60,14 @@ class Ledger:
     # Untrusted: statement text -> certificate or None, asked when none is stored (tests search
     # on the fly with it); what it returns is checked like a stored certificate.
     searcher: object = None
-    # Untrusted, the same for a model of a statement a solver found satisfiable.
+    # Untrusted, the same for a model of a consistency check that a solver could not decide, or
+    # found satisfiable where certificates are required; what it returns is checked like a
+    # stored model.
     model_searcher: object = None
 
     @property
     def active(self) -> bool:
-        return (bool(self.store) or self.recording or self.searcher is not None
-                or self.model_searcher is not None)
+        return bool(self.store) or self.recording or self.searcher is not None
 
 
 LEDGER = Ledger()
@@ -154,18 +155,23 @@ def _uncertified(verdict: Verdict, obligation) -> Verdict:
     return verdict
 
 
-def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
+def entails(hypotheses, goal, timeout_ms: int, nats=frozenset(),
+            search_model: bool = False) -> Verdict:
     """solver.entails, or 'valid' by a stored certificate that the checker accepts, or
-    'invalid' by a stored model that the checker accepts."""
+    'invalid' by a stored model that the checker accepts; search_model: a consistency check
+    (no goal) that the solver could not decide, or found satisfiable where certificates are
+    required, asks the model searcher too (a setting's or givens' check)."""
     obligation = _statement(hypotheses, goal, nats) if LEDGER.active else None
     replayed = _replay_model(obligation) or _replay(obligation)
     if replayed is not None:
         return replayed
     verdict = solver.entails(hypotheses, goal, timeout_ms, nats)
-    if verdict.answer == "invalid" and obligation is not None:
-        if LEDGER.recording:
-            LEDGER.unmodelled[obligation[0]] = obligation[1].text
-        modelled = _model_searched(obligation)
+    if verdict.answer == "invalid" and LEDGER.recording and obligation is not None:
+        LEDGER.unmodelled[obligation[0]] = obligation[1].text
+    if search_model and goal is None and LEDGER.model_searcher is not None and (
+            verdict.answer == "unknown" and solver.BUDGET_SPENT not in verdict.reason
+            or verdict.answer == "invalid" and LEDGER.required):
+        modelled = _model_searched(obligation or _statement(hypotheses, goal, nats))
         if modelled is not None:
             return modelled
     return _uncertified(_searched(verdict, obligation), obligation)
@@ -173,7 +179,7 @@ def entails(hypotheses, goal, timeout_ms: int, nats=frozenset()) -> Verdict:
 
 def _model_searched(obligation) -> Verdict | None:
     """'invalid' by a model that the model searcher finds and the checker accepts, or None."""
-    if LEDGER.model_searcher is None:
+    if obligation is None:
         return None
     model = LEDGER.model_searcher(obligation[1].text)
     if model is None:

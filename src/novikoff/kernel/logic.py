@@ -197,7 +197,7 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         verdict = _modelled(entails(_with_gram(
             _hypotheses(s, instances + _defined_vector_facts(s, instances), None,
                         tuple(s.assumptions.values()), summed=True),
-            triples=True), None, 4 * timeout_ms, s.nats))
+            triples=True), None, 4 * timeout_ms, s.nats, search_model=True))
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
@@ -1193,11 +1193,13 @@ _OPPOSITE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "=": "!=", "!=": "="}
 _CONSISTENT: list = []
 
 
-def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False) -> Verdict:
+def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False,
+                   search_model: bool = False) -> Verdict:
     """Verdict 'valid' when the hypotheses contradict each other, with what real vectors satisfy
     for the vectors they and the goal mention (_gram_facts); 'invalid' when they are
     consistent, which certificates required (check --require-certificates) take only from a
-    stored model (else 'unknown': a setting or givens then shown by a solver alone are not)."""
+    stored model (else 'unknown': a setting or givens then shown by a solver alone are not).
+    search_model: the model searcher is asked where the solver could not decide (givens)."""
     told = _with_gram(hyps, goal, triples)
     key, nats = frozenset(told), frozenset(nats)
     # (not where stored models answer: each check then replays its own, so that what a file's
@@ -1206,7 +1208,7 @@ def _contradictory(hyps, nats, timeout_ms: int, goal=None, triples: bool = False
                                  for known_nats, known in _CONSISTENT):
         verdict = Verdict("invalid")
     else:
-        verdict = entails(told, None, timeout_ms, nats)
+        verdict = entails(told, None, timeout_ms, nats, search_model=search_model)
         if verdict.answer == "invalid":
             _CONSISTENT.append((nats, key))
             del _CONSISTENT[:-256]
@@ -1670,7 +1672,7 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
                        givens=True)
-    return _contradictory(told, s.nats, timeout_ms, triples=True)
+    return _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
 
 
 def certifies(thm, statement) -> bool:
