@@ -296,7 +296,6 @@ class Checker:
         self.reports[key] = report
         return report
 
-
     def _check_source(self, source: str, display: str, path: Path, report: FileReport):
         if path.suffix in NOTES_SUFFIXES:  # Markdown or LaTeX notes: the same tree
             tree = read_notes(source, display, markdown=path.suffix == ".md")

@@ -872,8 +872,8 @@ def _never_zero(s: Setting, gap: sp.Expr) -> bool:
     whose coefficients all have the sign of its nonzero constant term (k + 1)."""
     if gap.is_Number:
         return gap != 0
-    if not gap.free_symbols <= s.nats:
-        return False
+    if not gap.free_symbols <= s.nats or not gap.is_polynomial(*gap.free_symbols):
+        return False  # (floor(k/2) - 1 may be 0)
     terms = sp.Poly(gap, *sorted(gap.free_symbols, key=str)).terms()
     constant = dict(terms).get((0,) * len(gap.free_symbols), 0)
     return constant != 0 and all(c * constant > 0 for _, c in terms)
