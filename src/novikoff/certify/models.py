@@ -163,20 +163,22 @@ def _nice_near(value: Fraction) -> list:
     return [c for c in sorted(_PYTHAGOREAN, key=lambda c: abs(c - value)) if c != value][:8]
 
 
+def _approx(value: z3.ExprRef) -> Fraction:
+    """A value of Z3's model, or a rational within 10^-20 of it where it is algebraic."""
+    exact = _fraction(value)
+    return Fraction(value.approx(20).as_fraction()) if exact is None else exact
+
+
 def _whole_near(value: z3.ExprRef) -> list:
     """The whole numbers >= 0 next to a value, nearest first."""
-    approx = _fraction(value)
-    if approx is None:  # algebraic
-        approx = Fraction(value.approx(20).as_fraction())
+    approx = _approx(value)
     below = max(0, math.floor(approx))
     return sorted({Fraction(below), Fraction(below + 1)}, key=lambda c: abs(c - approx))
 
 
 def _near(value: z3.ExprRef) -> list:
     """Simple rationals near a value: whole, halves, tenths, denominators <= 100."""
-    approx = _fraction(value)
-    if approx is None:  # algebraic
-        approx = Fraction(value.approx(20).as_fraction())
+    approx = _approx(value)
     return list(dict.fromkeys([Fraction(round(approx)), Fraction(round(2 * approx), 2),
                                Fraction(round(10 * approx), 10), approx.limit_denominator(100)]))
 

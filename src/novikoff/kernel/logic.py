@@ -1509,7 +1509,7 @@ def specialize(s: Setting, thm: Theorem, var, value, premises=(), timeout_ms: in
         if isinstance(h, Everywhere) and not at_every_k and not varying \
                 and not s.allows(moved):
             # Nothing in it depends on k, nor in the value: at every k is at this k.
-            conditions.append(put(formula))
+            conditions.append(moved.formula)
         elif isinstance(h, Everywhere) or (s.allows(h) and at_every_k):
             if varying or not s.allows(moved):
                 named = next((n for n, f in s.assumptions.items() if f == formula), None)

@@ -28,8 +28,8 @@ __all__ = ["Num", "Sym", "Elem", "ZeroVector", "Neg", "Add", "Sub", "Mul", "Div"
            "WRITTEN_LIMIT_TEXT"]
 
 SCALAR_KINDS = ("real", "label", "label01", "nat")
-KINDS = SCALAR_KINDS + ("vector", "vector_sequence", "real_sequence", "label_sequence",
-                        "label01_sequence")
+SEQUENCE_KINDS = ("vector_sequence", "real_sequence", "label_sequence", "label01_sequence")
+KINDS = SCALAR_KINDS + ("vector",) + SEQUENCE_KINDS
 
 
 def symbol(name: str, kind: str):
@@ -383,7 +383,7 @@ def _power(term: Pow) -> Meaning:
 
 
 def _element(term: Elem) -> Meaning:
-    if term.kind not in ("vector_sequence", "real_sequence", "label_sequence", "label01_sequence"):
+    if term.kind not in SEQUENCE_KINDS:
         raise KernelError(f"{term.name} is a {term.kind}, not a sequence")
     m = interpret(term.index)
     index = _scalar(m, "an index")

@@ -479,9 +479,8 @@ class _Parser:
                 break
             ts.next()
         if kind in ("label", "label_sequence") and ts.at("in"):
-            binary = self._label_values(ts) == "label01"
-            kind = {"label": "label01", "label_sequence": "label01_sequence"}[kind] if binary \
-                else kind
+            if self._label_values(ts) == "label01":  # in {0, 1}
+                kind = {"label": "label01", "label_sequence": "label01_sequence"}[kind]
         ts.end()
         for name, constraint in decls:
             setting.decls.append(A.Decl(kind, name.value, constraint,

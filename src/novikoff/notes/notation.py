@@ -349,8 +349,7 @@ class Typer:
             spelling = f"{name}_{index.args[0].replace(' ', '')}"
             if spelling in self.kinds:
                 return A.Name(spelling, self.pos(node))
-        if self.kinds.get(name) in ("vector_sequence", "real_sequence", "label_sequence",
-                                    "label01_sequence"):
+        if str(self.kinds.get(name)).endswith("_sequence"):
             return A.Index(A.Name(name, self.pos(core)), self.convert(index), self.pos(node))
         shown = "^{(...)}" if sub is None else "_..."
         self.fail(f"{name}{shown}: {name} is not a sequence of the setting (add a notation row)",
