@@ -571,6 +571,33 @@ def integer_polynomial(index: sp.Expr) -> bool:
     return all(c.is_Integer for c in poly.coeffs())
 
 
+def _inverse(c: sp.Expr, labels: frozenset):
+    """1/c when dividing by c needs no condition the formula does not hold already: c is a
+    non-zero number q, times labels in {-1, 1} (1/y = y), over a denominator d (from a written
+    division, whose d != 0 is in the formula's domain): then 1/c is d*labels/q."""
+    num, den = sp.fraction(c)
+    q, rest = num.as_coeff_Mul()
+    if not q.is_Rational or q == 0:
+        return None
+    if rest != 1 and not all(factor in labels for factor in sp.Mul.make_args(rest)):
+        return None
+    return den * rest / q
+
+
+@functools.lru_cache(maxsize=1 << 14)  # defines share subterms: walked once per distinct part
+def _plus_minus_labels(term) -> frozenset:
+    """The SymPy atoms of the labels in {-1, 1} that a written term mentions (`y`, `y[t]`)."""
+    if isinstance(term, Sym):
+        return frozenset({symbol(term.name, "label")}) if term.kind == "label" else frozenset()
+    if isinstance(term, Elem):
+        inner = _plus_minus_labels(term.index)
+        if term.kind != "label_sequence":
+            return inner
+        return inner | {symbol(term.name, term.kind)(interpret(term.index).value)}
+    parts = [getattr(term, f.name) for f in fields(term)]
+    return frozenset().union(*(_plus_minus_labels(p) for p in parts if isinstance(p, _Written)))
+
+
 def formula_of(op: str, lhs, rhs):
     """The formula `lhs op rhs` of two written terms: a Relation, or a VectorEq for vectors.
 
@@ -593,17 +620,26 @@ def formula_of(op: str, lhs, rhs):
             atom = atom_side.terms[0][0]
             if atom not in other.atoms():
                 return VectorEq(atom, other, domain)
-    # Neither side alone (w[k+1] - w[k] = y*x, 2*w[k+1] = w[k] + x): solved for a vector of the
-    # left side whose coefficient is a non-zero number, the sequence element of highest index
-    # first (it defines w[k+1]).
+    # Neither side alone (w[k+1] - w[k] = y*x, 2*w[k+1] = w[k] + x): solved for a vector whose
+    # coefficient a division undoes without a new condition: a number, or a number times labels
+    # in {-1, 1} (1/y = y) over a term the formula already divides by (w[k+1]/eta: its domain
+    # holds eta != 0).  A symbolic coefficient (c*v = x) is never divided by: c may be zero.
+    # A number's coefficient first (y*x = w[k+1] - w[k] defines w[k+1]), the left side's first,
+    # then the sequence element of highest index.
     difference = a.value - b.value
-    candidates = sorted(((atom, c) for atom, c in difference.terms
-                         if c.is_Rational and c != 0 and atom in a.value.atoms()
-                         and not isinstance(atom, VectorSum)),
-                        key=lambda pair: (isinstance(pair[0], sp.core.function.AppliedUndef),
-                                          sp.default_sort_key(pair[0])), reverse=True)
+    labels = _plus_minus_labels(lhs) | _plus_minus_labels(rhs)
+    candidates = []
+    for atom, c in difference.terms:
+        inverse = _inverse(c, labels)
+        if inverse is not None and not isinstance(atom, VectorSum):
+            candidates.append(((c.is_Rational, atom in a.value.atoms(),
+                                isinstance(atom, sp.core.function.AppliedUndef),
+                                sp.default_sort_key(atom)), atom, c, inverse))
     if candidates:
-        atom, c = candidates[0]
+        _, atom, c, inverse = max(candidates, key=lambda candidate: candidate[0])
         rest = difference - Vec.atom(atom).scale(c)
-        return VectorEq(atom, rest.scale(-1 / c), domain)  # c*atom + rest = 0
+        _, den = sp.fraction(c)
+        if den != 1:  # what the coefficient's own division asked (the domain already holds it)
+            domain = tuple(dict.fromkeys(domain + (_nonzero(den, "a division"),)))
+        return VectorEq(atom, rest.scale(-inverse), domain)  # c*atom + rest = 0
     raise KernelError("a vector equation defines a vector: one side is a vector alone")
