@@ -196,7 +196,7 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         instances, refused = _instances(s, values)
         verdict = _modelled(entails(_with_gram(
             _hypotheses(s, instances + _defined_vector_facts(s, instances), None,
-                        tuple(s.assumptions.values()), summed=True),
+                        tuple(s.assumptions.values()), summed=True, label_sums=True),
             triples=True), None, 4 * timeout_ms, s.nats, search_model=True))
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
@@ -806,14 +806,15 @@ def _same_element_facts(s: Setting, defs: dict) -> list:
 
 
 def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False,
-                givens: bool = False) -> list:
+                givens: bool = False, label_sums: bool = False) -> list:
     """What the solver is told: declarations, formulas with vector definitions substituted, and
     the defining facts of the sums they (and the goal) mention; with summed, also the shifts
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
     of a sum may be shown >= 0 at every index.  givens: for the givens check, also the facts
-    that only a given's contradiction needs (_same_element_facts, _label_sums), kept out of the
-    other checks, whose statements (and stored certificates and models) they would change."""
+    that only a given's contradiction needs (_same_element_facts); label_sums: for the givens
+    and setting checks, _label_sums.  Both are kept out of the steps' checks, whose statements
+    (and stored certificates and models) they would change."""
     told, defs = _told_with_definitions(s, formulas, goal)
     if givens:
         told += _same_element_facts(s, defs)
@@ -824,7 +825,7 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
         told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
     known = set(told)
     return (told + sums + [f for f in _label_elements(s, sums) if f not in known]
-            + (_label_sums(s, told + sums) if givens else []))
+            + (_label_sums(s, told + sums) if label_sums else []))
 
 
 def _label_sums(s: Setting, formulas) -> list:
@@ -864,7 +865,43 @@ def _told_with_definitions(s: Setting, formulas, goal=None) -> tuple:
     defs, facts = _vector_definitions(plain, goal)
     told = list(s.declarations) + facts + _rewrite_all(
         [f for f in plain if not isinstance(f, VectorEq)], defs)
+    told += _defined_element_congruence(s, defs, told, goal)
     return told + _label_elements(s, told + ([goal] if goal is not None else [])), defs
+
+
+def _equates_nats(s: Setting, f) -> bool:
+    """Whether f is an equation between integer polynomials in the nats (k = 2, k = T + 1)."""
+    if not (isinstance(f, Relation) and f.rel == "="):
+        return False
+    symbols = f.lhs.free_symbols | f.rhs.free_symbols
+    return bool(symbols) and symbols <= s.nats and integer_polynomial(f.lhs) \
+        and integer_polynomial(f.rhs)
+
+
+def _defined_element_congruence(s: Setting, defs: dict, told: list, goal) -> list:
+    """i = j => <d, v> = 0 for every vector v in play, and ||d||^2 = 0, for a defined element
+    a[i] and an element a[j] of the same sequence still written (at an index that may equal i),
+    d = definition of a[i] - a[j].  The definition is substituted, so without it `w[k] = u` and
+    `k = 2` no longer make w[2] the vector u.  Only where an equation between nats is told:
+    elsewhere two such indices are not shown equal, and the facts were measured to slow down
+    the library's checks 25-fold."""
+    defined = [a for a in defs if isinstance(a, sp.core.function.AppliedUndef)]
+    if not defined or not any(_equates_nats(s, f) for f in told):
+        return []
+    scalar = told + ([goal] if goal is not None else [])
+    mentioned = _vector_atoms(scalar)
+    facts = []
+    for a in defined:
+        for b in mentioned:
+            if not isinstance(b, sp.core.function.AppliedUndef) or b.func != a.func \
+                    or _never_zero(s, sp.expand(a.args[0] - b.args[0])):
+                continue
+            d = defs[a] - Vec.atom(b)
+            same = (Relation("=", a.args[0], b.args[0]),)
+            facts += [Implication(same, Relation("=", ip(d, d), sp.Integer(0)))]
+            facts += [Implication(same, Relation("=", ip(d, Vec.atom(v)), sp.Integer(0)))
+                      for v in mentioned]
+    return facts
 
 
 def _never_zero(s: Setting, gap: sp.Expr) -> bool:
@@ -1660,6 +1697,20 @@ def vacuous_givens(s: Setting, statement, timeout_ms: int = 5000) -> bool:
     return givens_consistency(s, statement, timeout_ms).answer != "invalid"
 
 
+def _nat_values(s: Setting, premises) -> list:
+    """(k, v) for each premise `k = v` (or `v = k`) that gives the nat k a value v: an integer
+    polynomial in the other nats."""
+    out = []
+    for p in premises:
+        if not (isinstance(p, Relation) and p.rel == "="):
+            continue
+        for k, value in ((p.lhs, p.rhs), (p.rhs, p.lhs)):
+            if k in s.nats and value.free_symbols <= s.nats - {k} \
+                    and integer_polynomial(value):
+                out.append((k, value))
+    return out
+
+
 def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict:
     """Verdict 'invalid' when the givens of an implication statement are consistent with the
     setting (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown
@@ -1668,10 +1719,26 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
         return Verdict("invalid")
     formulas = list(s.assumptions.values()) + list(statement.premises)
     formulas += _at_indices_of(s, statement.premises)
+    # A scaled index (w[2*k] = 0) reaches indices no given reads (w[2] at k := 1): then the
+    # setting's own meeting points too.  (Not for every setting: measured to make checking the
+    # library 20 times slower, and to leave a givens check undecided.)
+    assumptions = list(s.assumptions.values())
+    if any(_scaled_indices(assumptions, k) for k in s.nats):
+        formulas += _instances(s)[0]
+    # A given that sets a nat (`k = 2`) moves the others there (w[k] = u gives w[2] = u), and
+    # the setting meets them at their new indices (w[0] = 0, w[k+1] = w[k] + x reach w[2]).
+    for k, value in _nat_values(s, statement.premises):
+        moved = []
+        for premise in statement.premises:
+            try:
+                moved.append(premise.subs(k, value))
+            except ValueError:  # not exactly at that value (terms.exact_subs): left out
+                continue
+        formulas += moved + _at_indices_of(s, moved)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
-                       givens=True)
+                       givens=True, label_sums=True)
     return _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
 
 
