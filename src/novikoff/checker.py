@@ -720,18 +720,13 @@ class _LemmaCheck:
 
     def _chain(self, chain: A.Chain, facts: dict):
         """The chain's result; when its steps do not compose, a supposition of what it claims
-        (the failure is recorded), so that what follows is still judged.  A vector equation
-        `u = v  by ...` is a chain of one step."""
+        (the failure is recorded), so that what follows is still judged.  A chain of vector
+        equations is _vector_chain's."""
         self.scope.vectors_seen = []
         first = chain.steps[0]
         equation = A.Rel(first.op, chain.first, first.rhs, chain.pos, first.text)
         if self.scope.is_vector_equation(equation):
-            if len(chain.steps) > 1:
-                raise self.scope.error("vector equations are not chained: write each as a line "
-                                       "of its own (`have NAME: u = v  by ...`)",
-                                       chain.steps[1].pos)
-            return self._step(self.scope.formula(equation), first.cites, first.xfail,
-                              first.pos, first.text, facts)
+            return self._vector_chain(chain, facts)
         first = self.scope.scalar(chain.first, "a chain relates scalars")
         prev = first
         prev_vectors = list(self.scope.vectors_seen)
@@ -762,6 +757,30 @@ class _LemmaCheck:
             return self._hypothetical(claimed, "failed", f"the chain at line {chain.pos.line} "
                                                          f"does not compose")
         return result
+
+    def _vector_chain(self, chain: A.Chain, facts: dict):
+        """u = v1 = v2 ... of vectors: each link a vector equation proved on its own line, then
+        u = (the last) decided by the kernel from the links alone (each link defines a vector
+        or is an equation ||lhs - rhs||^2 = 0 of its own)."""
+        links = []
+        previous = chain.first
+        for step in chain.steps:
+            link = A.Rel(step.op, previous, step.rhs, step.pos, step.text)
+            links.append(self._step(self.scope.formula(link), step.cites, step.xfail,
+                                    step.pos, step.text, facts))
+            previous = step.rhs
+        if len(links) == 1:
+            return links[0]
+        last = chain.steps[-1]
+        claimed = self.scope.formula(A.Rel("=", chain.first, last.rhs, chain.pos, last.text))
+        decision = K.decide(self.setting, links, claimed, timeout_ms=self.checker.timeout_ms)
+        if decision.status == "verified":
+            return decision.theorem
+        self._record(last.pos, last.text, "failed", f"the chain does not compose: "
+                                                    f"{_show(claimed)} does not follow from its "
+                                                    f"links ({decision.reason})")
+        return self._hypothetical(claimed, "failed", f"the chain at line {chain.pos.line} "
+                                                     f"does not compose")
 
     def _supposed_meaningful(self, rhs, step: A.Step) -> tuple:
         """After a step whose right side may be meaningless (1/0, sqrt(-1)), the next step of
