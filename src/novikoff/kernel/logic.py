@@ -196,7 +196,7 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         instances, refused = _instances(s, values)
         verdict = _modelled(entails(_with_gram(
             _hypotheses(s, instances + _defined_vector_facts(s, instances), None,
-                        tuple(s.assumptions.values()), summed=True, label_sums=True),
+                        tuple(s.assumptions.values()), summed=True),
             triples=True), None, 4 * timeout_ms, s.nats, search_model=True))
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
@@ -806,14 +806,14 @@ def _same_element_facts(s: Setting, defs: dict) -> list:
 
 
 def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False,
-                givens: bool = False, label_sums: bool = False) -> list:
+                givens: bool = False) -> list:
     """What the solver is told: declarations, formulas with vector definitions substituted, and
     the defining facts of the sums they (and the goal) mention; with summed, also the shifts
     and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
     every value of the nats (assumptions, and what rests on them alone), from which the terms
-    of a sum may be shown >= 0 at every index.  givens: for the givens check, also the facts
-    that only a given's contradiction needs (_same_element_facts); label_sums: for the givens
-    and setting checks, _label_sums.  Both are kept out of the steps' checks, whose statements
+    of a sum may be shown >= 0 at every index; the labels' values in the sums' terms
+    (_label_sums).  givens: for the givens check, also the facts that only a given's
+    contradiction needs (_same_element_facts), kept out of the other checks, whose statements
     (and stored certificates and models) they would change."""
     told, defs = _told_with_definitions(s, formulas, goal)
     if givens:
@@ -825,26 +825,49 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
         told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
     known = set(told)
     return (told + sums + [f for f in _label_elements(s, sums) if f not in known]
-            + (_label_sums(s, told + sums) if label_sums else []))
+            + _label_sums(s, told + sums))
 
 
 def _label_sums(s: Setting, formulas) -> list:
-    """n >= 0 => sum(i < n, t(i)) = sum(i < n, t'(i)) for every sum whose terms hold a power of
-    an element of a label sequence at the index, t' the terms with y[i]^2 = 1, or m[i]^2 = m[i]
-    for one in {0, 1} (the label's declaration at every index): sum(t < T, y[t]^2) = T.
-    Without it a sum over a symbolic count keeps its label squares, and givens that contradict
-    the declaration looked consistent."""
+    """n >= 0 => sum(i < n, t(i)) = sum(i < n, t'(i)) for every sum whose terms hold an element
+    of a label sequence other than linearly, t' the terms with y[i]^2 = 1, or m[i]^2 = m[i] for
+    one in {0, 1}, then taken at the label's two values (_affine_in_labels: |y[i]| = 1), as the
+    label's declaration holds at every index: sum(t < T, y[t]^2) = T.  Without it a sum over a
+    symbolic count keeps its label squares, and givens that contradict the declaration looked
+    consistent."""
     labels = {f for f in s.labels if not isinstance(f, sp.Symbol)}
     if not labels and not s.binary_sequences:
         return []
     facts = []
     for total in sums_in(formulas):
         reduced = _binary_reduce(label_reduce(total.function, labels), s.binary_sequences)
+        reduced = _affine_in_labels(reduced, labels, s.binary_sequences)
         if reduced != total.function:
             n = count(total)
             facts.append(Implication((Relation(">=", n, sp.Integer(0)),),
                                      Relation("=", total, make_sum(reduced, n))))
     return facts
+
+
+def _affine_in_labels(term: sp.Expr, labels, binary) -> sp.Expr:
+    """The term as it is at each value of each label element it holds, made affine in it: t(y)
+    = (t(1) + t(-1))/2 + y*(t(1) - t(-1))/2 for y in {-1, 1}, t(m) = t(0) + m*(t(1) - t(0))
+    for m in {0, 1} (exact at those values: |y[i]| is 1).  The term as it was where it holds
+    another sum (whose index is bound apart) or a value means nothing (1/(y + 1) at y = -1)."""
+    if term.has(sp.Sum):
+        return term
+    for e in sorted(term.atoms(sp.core.function.AppliedUndef), key=sp.default_sort_key):
+        values = (-1, 1) if e.func in labels else (0, 1) if e.func in binary else None
+        if values is None:
+            continue
+        low, high = (term.xreplace({e: sp.Integer(v)}) for v in values)
+        if any(v.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I) for v in (low, high)):
+            return term
+        affine = sp.expand((low + high) / 2 + e * (high - low) / 2 if values == (-1, 1)
+                           else low + e * (high - low))
+        if affine != sp.expand(term):  # (an affine term is kept as written)
+            term = affine
+    return term
 
 
 def _binary_reduce(expr: sp.Expr, sequences) -> sp.Expr:
@@ -1738,7 +1761,7 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
-                       givens=True, label_sums=True)
+                       givens=True)
     return _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
 
 
