@@ -853,13 +853,14 @@ def _affine_in_labels(term: sp.Expr, labels, binary) -> sp.Expr:
     """The term as it is at each value of each label element it holds, made affine in it: t(y)
     = (t(1) + t(-1))/2 + y*(t(1) - t(-1))/2 for y in {-1, 1}, t(m) = t(0) + m*(t(1) - t(0))
     for m in {0, 1} (exact at those values: |y[i]| is 1).  The term as it was where it holds
-    another sum (whose index is bound apart) or a value means nothing (1/(y + 1) at y = -1)."""
+    another sum (whose index is bound apart) or a value means nothing (1/(y + 1) at y = -1).
+    A label read at a sum of vectors' index (y[i] in sum(i < n, y[i]*x[i])) is left alone."""
     if term.has(sp.Sum):
         return term
     for e in sorted(term.atoms(sp.core.function.AppliedUndef), key=sp.default_sort_key):
         values = (-1, 1) if e.func in labels else (0, 1) if e.func in binary else None
-        if values is None:
-            continue
+        if values is None or e.args[0].has(VECTOR_BOUND):
+            continue  # not a label, or one read at a sum of vectors' own index
         low, high = (term.xreplace({e: sp.Integer(v)}) for v in values)
         if any(v.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I) for v in (low, high)):
             return term
