@@ -592,3 +592,38 @@ def test_a_false_step_with_a_sum_is_a_slip_with_a_counterexample_in_its_setting(
             if nat in values and f"[{nat} - " in shown:
                 offset = int(shown.split(f"[{nat} - ")[1].split("]")[0])
                 assert values[nat] - offset >= 0, (shown, values)
+
+
+def test_lines_after_an_error_in_a_chain_are_reported_not_checked(tmp_path):
+    """A chain line with an error (a vector added to a scalar) fails; the lines that go on
+    from it are each reported, not dropped, and not counted as verified."""
+    setting = "setting s:\n  vector w\n  real a, b\n"
+    report = check_text(tmp_path, """
+        lemma claim: a = b
+          given h: a = b
+        proof:
+          a = a + 0
+            = a + w
+            = b          by h
+            = b + 0
+        """, setting=setting)
+    steps = steps_of(report, "claim")
+    first = steps[0].line
+    assert [(s.line - first, s.status) for s in steps] == [(0, "verified"), (1, "failed"),
+                                                          (2, "failed"), (3, "failed")]
+    assert "cannot add a vector and a scalar" in steps[1].reason
+    assert all(f"not checked: it goes on from line {first + 1}" in s.reason for s in steps[2:])
+    assert lemma_of(report, "claim").status == "failed"
+
+
+def test_a_vector_identity_is_a_step_of_its_own(tmp_path):
+    """eta*w + eta*x = eta*(w + x) holds for every eta: no vector needs to be alone."""
+    setting = "setting s:\n  vectors v, w, x\n  real eta\n"
+    report = check_text(tmp_path, """
+        lemma claim: <v, eta*w + eta*x> = eta*<v, w> + eta*<v, x>
+        proof:
+          have e: eta*w + eta*x = eta*(w + x)
+          <v, eta*w + eta*x> = <v, eta*(w + x)>    by e
+                             = eta*<v, w> + eta*<v, x>
+        """, setting=setting)
+    assert lemma_of(report, "claim").status == "verified"

@@ -76,7 +76,7 @@ def test_positioned_error(tmp_path, body, where, fragment):
     ("setting s:\n  vector x > 0\n", "only reals take a sign constraint"),
     ("setting s:\n  real a\n  assume h: a < \n", "expected an expression"),
     ("from nowhere import x\n", "no file nowhere.proof"),
-    ("setting s:\n  vectors u, v\n  assume bad: u + v = v + u\n", "must define a vector"),
+    ("setting s:\n  vectors u, v\n  real c\n  assume bad: c*u = c*v\n", "must define a vector"),
     ("setting s:\n  label sequence m in {0, 2}\n", "labels are in {-1, 1} or {0, 1}"),
     ("setting s:\n  real sequence a in {0, 1}\n", "unexpected 'in'"),
 ])

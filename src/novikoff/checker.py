@@ -627,6 +627,13 @@ class _LemmaCheck:
                 self._record_error(exc, xfail)
                 broken = broken or (exc, xfail)
                 last, last_pos = None, item.pos
+                if isinstance(item, A.Chain):  # its later lines go on from the broken one
+                    for step in item.steps:
+                        if step.pos.line > exc.line:
+                            self._record(step.pos, step.text,
+                                         "expected_failure" if step.xfail else "failed",
+                                         f"not checked: it goes on from line {exc.line}, "
+                                         f"which has an error", xfail=step.xfail)
         if last is not None and K.conclusion_matches(last.concl, goal, self.setting.labels):
             return last
         if last is not None and broken is None:

@@ -627,6 +627,10 @@ def formula_of(op: str, lhs, rhs):
     # A number's coefficient first (y*x = w[k+1] - w[k] defines w[k+1]), the left side's first,
     # then the sequence element of highest index.
     difference = a.value - b.value
+    atoms = set(a.value.atoms()) | set(b.value.atoms())
+    if not difference.terms and atoms:  # an identity (eta*w + eta*x = eta*(w + x)): atom = atom
+        atom = min(atoms, key=sp.default_sort_key)
+        return VectorEq(atom, Vec.atom(atom), domain)
     labels = _plus_minus_labels(lhs) | _plus_minus_labels(rhs)
     candidates = []
     for atom, c in difference.terms:
