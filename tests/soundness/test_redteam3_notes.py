@@ -325,3 +325,36 @@ def test_single_superscripts_and_unicode_minus_read_as_shown(tmp_path, statement
                     encoding="utf-8")
     report = Checker(timeout_ms=5000).check_file(path)
     assert report.error is None and _claim_status(report) == "verified"
+
+
+# TeX's \sqrt without braces covers one token: \sqrt16 typesets as sqrt(1)*6 and \sqrt a^2 as
+# (sqrt a)^2.  A display must be read as the reader sees it typeset (redteam 13: both were read
+# as sqrt(16) and sqrt(a^2), and a false display verified).
+SQRT_AS_TYPESET = {
+    "digits": ("setting s:\n  nat k\nlemma claim", "\\sqrt16\\, k \\le 4k"),
+    "superscript": ("setting s:\n  real a\nlemma claim\n  given neg: a <= -1",
+                    "\\sqrt a^2 \\ge 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SQRT_AS_TYPESET))
+def test_a_square_root_without_braces_is_read_as_typeset(tmp_path, case):
+    block, display = SQRT_AS_TYPESET[case]
+    report = _check(tmp_path, "n.md", f"```novikoff\n{block}\n```\n\n$$\n{display}\n$$\n")
+    assert _not_verified(report)
+
+
+def test_a_square_root_of_one_token_reads_as_in_tex(tmp_path):
+    """\\sqrt a^2 is (sqrt a)^2, which is a for a >= 0 (sqrt(a^2) would be |a| too)."""
+    report = _check(tmp_path, "n.md", "```novikoff\nsetting s:\n  real a\nlemma claim\n"
+                                      "  given pos: a >= 0\n  by pos\n```\n\n$$\n"
+                                      "\\sqrt a^2 = a\n$$\n")
+    assert _claim_status(report) == "verified"
+
+
+def test_several_unicode_superscript_digits_are_refused_with_a_position(tmp_path):
+    report = _check(tmp_path, "n.md", "```novikoff\nsetting s:\n  nat k\nlemma claim\n```\n\n"
+                                      "$$\nk²² = k^4\n$$\n")
+    assert _not_verified(report)
+    failed = [s for lemma in report.lemmas for s in lemma.steps if s.status != "verified"]
+    assert failed and "several superscript digits" in failed[0].reason

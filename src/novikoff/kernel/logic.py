@@ -424,6 +424,13 @@ def _at_indices_of(s: Setting, formulas) -> list:
     example)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
+    # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2])
+    for total in sums_in(formulas):
+        n = count(total)
+        if n.is_Integer and 0 < n <= _CHAIN:
+            indices |= {sp.expand(e.args[0].subs(BOUND, j))
+                        for e in total.function.atoms(sp.core.function.AppliedUndef)
+                        if BOUND in e.args[0].free_symbols for j in range(int(n))}
     # and every index between two of them, or between one of them and a number the assumptions
     # read (a[0] = 0 and a given about a[2]), up to _CHAIN apart (d[0] and d[10]), so that an
     # assumption chained (d[k] <= d[k+1] ten times) meets both

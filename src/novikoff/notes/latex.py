@@ -16,6 +16,9 @@ __all__ = ["NotUnderstood", "Tok", "Node", "tokenize", "parse_line", "parse_patt
 MAX_DEPTH = 200  # nesting of braces and parentheses: deeper input is refused, not recursed into
 
 
+_DIGITS = frozenset("0123456789")
+
+
 class NotUnderstood(Exception):
     """Math that the grammar cannot read: message and the offset (in the document) it is about."""
 
@@ -94,13 +97,13 @@ def tokenize(text: str, start: int = 0, holes: bool = False) -> list:
                 j = min(i + 2, n)
             out.append(Tok("CMD", text[i:j], start + i))
             i = j
-        elif ch.isdigit():
+        elif ch in _DIGITS:  # (not str.isdigit, which holds for ² too)
             j = i
-            while j < n and text[j].isdigit():
+            while j < n and text[j] in _DIGITS:
                 j += 1
-            if j + 1 < n and text[j] == "." and text[j + 1].isdigit():
+            if j + 1 < n and text[j] == "." and text[j + 1] in _DIGITS:
                 j += 1
-                while j < n and text[j].isdigit():
+                while j < n and text[j] in _DIGITS:
                     j += 1
             out.append(Tok("NUM", text[i:j], start + i))
             i = j
@@ -249,6 +252,11 @@ class _Reader:
                 node = self._superscript(node)
             elif t.value in ("²", "³"):
                 self.next()
+                after = self.peek()
+                if after is not None and after.value in ("²", "³", "¹", "⁰", "⁴", "⁵", "⁶",
+                                                          "⁷", "⁸", "⁹"):
+                    raise NotUnderstood("several superscript digits (k²² reads as k to the "
+                                        "22nd): write ^{...}", t.offset)
                 node = Node("pow", (node, Node("num", ("2" if t.value == "²" else "3",),
                                                t.offset)), t.offset)
             else:
@@ -402,7 +410,18 @@ class _Reader:
             self.next()
             if self.at("["):
                 raise NotUnderstood(r"a root other than the square root (\sqrt[n])", off)
-            return Node("sqrt", (self.group(r"\sqrt") if self.at("{") else self.factor(),), off)
+            if self.at("{"):
+                return Node("sqrt", (self.group(r"\sqrt"),), off)
+            # Without braces TeX takes one token: \sqrt16 is sqrt(1)*6, \sqrt a^2 is (sqrt a)^2.
+            t = self.peek()
+            if t is not None and (t.kind == "NUM" and len(t.value) == 1
+                                  or t.kind == "CHAR" and t.value.isalpha()
+                                  or t.value[1:] in GREEK):
+                return Node("sqrt", (self.atom(),), off)
+            shown = t.value if t is not None else ""
+            raise NotUnderstood(f"\\sqrt without braces covers one token in TeX ({shown!r} "
+                                f"here is more, or none): put its argument in braces, "
+                                f"\\sqrt{{...}}", off)
         if v in (r"\|", r"\lVert", r"\Vert"):
             self.next()
             node = self.expr(stop=(r"\|", r"\rVert", r"\Vert"))
