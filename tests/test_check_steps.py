@@ -627,3 +627,18 @@ def test_a_vector_identity_is_a_step_of_its_own(tmp_path):
                              = eta*<v, w> + eta*<v, x>
         """, setting=setting)
     assert lemma_of(report, "claim").status == "verified"
+
+
+def test_a_counterexample_that_breaks_a_cited_assumption_elsewhere_is_not_shown(tmp_path):
+    """`c[0] + c[1] <= 2  by cb` with cb: c[t] <= 1 at every t: values that meet cb at the
+    symbolic t but not at 0 or 1 are no counterexample to what it cites, so the step is
+    undecided (unknown), never called false."""
+    setting = "setting s:\n  real sequence c\n  nat t\n  assume cb: c[t] <= 1\n"
+    report = check_text(tmp_path, """
+        lemma claim: c[0] + c[1] <= 2
+        proof:
+          c[0] + c[1] <= 2     by cb
+        """, setting=setting)
+    (step,) = steps_of(report, "claim")
+    assert step.status == "unknown" and step.counterexample is None
+    assert "satisfies what it cites" not in step.reason

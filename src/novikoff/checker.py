@@ -885,7 +885,7 @@ class _LemmaCheck:
         explained = not xfail or self.checker.explain_expected
         if explained and decision.kind == "goal" and status == "failed":
             status, judgement, reason, cex = self._in_setting(goal, premises, instances, facts,
-                                                              base)
+                                                              base, cited)
         elif explained:
             reason, cex = self._explain(decision, base, [c for c in cites if c.name in facts])
         missing = []
@@ -931,7 +931,8 @@ class _LemmaCheck:
                         moved.append(instance)
         return moved
 
-    def _in_setting(self, goal, premises, instances, facts: dict, base: str) -> tuple:
+    def _in_setting(self, goal, premises, instances, facts: dict, base: str,
+                    cited=()) -> tuple:
         """Why a step that does not follow from what it cites fails: (status, judgement,
         reason, counterexample).  A counterexample that satisfies every assumption, given,
         case condition and fact in force makes it a slip (false in its setting, 'failed'); if
@@ -951,21 +952,26 @@ class _LemmaCheck:
                     found.counterexample)
         if found.holds:  # what it needs: the facts _missing finds (cauchy_schwarz among them)
             return "failed", "under-justified", f"true in this setting, but it {base}", None
-        cited = self._search(premises, goal, instances, whole=False)
-        if cited.counterexample is not None:  # it fails as cited; false in its setting or not
+        # (a cited assumption holds at every k: at every index the counterexample shows)
+        as_cited = self._search(premises, goal, instances, whole=False,
+                                everywhere=[self.scope.assumptions[n] for n in cited
+                                            if n in self.scope.assumptions])
+        if as_cited.counterexample is not None:  # it fails as cited; false in its setting or not
             return ("failed", "", f"{base} (the counterexample satisfies what it cites; none "
                                   f"that satisfies the whole setting was confirmed: "
-                                  f"{found.note})", cited.counterexample)
+                                  f"{found.note})", as_cited.counterexample)
         return "unknown", "", f"could not decide: it {base}, and no counterexample in its " \
                               f"setting was confirmed ({found.note})", None
 
-    def _search(self, premises, goal, instances=(), whole: bool = True):
+    def _search(self, premises, goal, instances=(), whole: bool = True, everywhere=None):
         """A counterexample search (diagnostics) over what decide() would tell the solver;
-        whole: one of the whole setting (see explain_failure)."""
+        whole: one of the whole setting (see explain_failure).  everywhere: the assumptions it
+        must meet at every index it shows (default: all of them)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
         # the setting's assumptions hold at every k: a counterexample must meet them at every
         # index it shows (those with a per-update symbol speak of update k's example only)
-        everywhere = [f for f in self.scope.assumptions.values()
+        everywhere = [f for f in (self.scope.assumptions.values() if everywhere is None
+                                  else everywhere)
                       if not free_symbols(f) & self.setting.per_update_symbols]
         everywhere += self._label_declarations()
         return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,

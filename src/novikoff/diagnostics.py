@@ -412,12 +412,12 @@ def _written_out(subs: dict, everywhere, nats) -> list:
 
 def explain_failure(hypotheses, goal, *, nats=(), everywhere=(), whole: bool = False,
                     timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS) -> Explanation:
-    """Look for a counterexample realizable by real vectors, re-checked exactly.  whole: it
-    must also be one of the whole setting, so its sums are re-checked against their terms and
-    the formulas that hold at every k (everywhere) at every index it shows; when the first
+    """Look for a counterexample realizable by real vectors, re-checked exactly, meeting the
+    formulas that hold at every k (everywhere) at every index it shows.  whole: it must also be
+    one of the whole setting, so its sums are re-checked against their terms; when the first
     values leave those unchecked, once more with them written out."""
     if not whole:
-        return _explain(hypotheses, goal, nats, (), timeout_ms, whole=False)
+        return _explain(hypotheses, goal, nats, everywhere, timeout_ms, whole=False)
     first = _explain(hypotheses, goal, nats, everywhere, timeout_ms)
     if first.counterexample is not None or first.holds or first.subs is None:
         return first
@@ -457,9 +457,12 @@ def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
     if not ok or psd is not True or not _consistent_indices(subs, atoms):
         return Explanation(note="the solver found a counterexample, but it did not survive "
                                 "the exact re-check")
-    if not whole:
-        return Explanation(counterexample=shown)
     known = _by_denotation(subs)
+    if not whole:
+        if not _holds_at_every_index(everywhere, subs, known, nats):
+            return Explanation(note="the solver found values, but they break what it cites "
+                                    "at an index they show")
+        return Explanation(counterexample=shown)
     sums = _sums_agree(subs, known)
     if sums is not True:
         return Explanation(note="the solver found values, but its sums " + (

@@ -237,9 +237,11 @@ def _termwise_facts(goal: Relation, nonnegative) -> list:
 
 
 def _plain(c: sp.Expr) -> bool:
-    """A coefficient that is a polynomial in its symbols (no division, no root)."""
+    """A coefficient that is a polynomial in its symbols and their roots (no division): a
+    constant of the sum (sum(i < T, sqrt(K)) = T*sqrt(K)).  A root is real where it is used:
+    the terms' sign is shown with the root's condition (a goal carries its domain)."""
     return BOUND not in c.free_symbols and sp.denom(c).is_Number and \
-        all(not (p.is_Pow and not (p.exp.is_Integer and p.exp > 0)) for p in c.atoms(sp.Pow))
+        all(not (p.is_Pow and not (p.exp.is_Rational and p.exp > 0)) for p in c.atoms(sp.Pow))
 
 
 def _multiple_of(rest: sp.Expr, n: sp.Expr):
