@@ -909,8 +909,9 @@ class _LemmaCheck:
     def _shifted(self, premises, goal) -> list:
         """The cited facts that hold at every value of a nat k, again at k+1, ..., k+c, when the
         goal reads a sequence c places further along than they do (`w[k+2]` by the update rule):
-        what a textbook's "by the update rule" means over two updates.  The kernel
-        (instantiate) decides whether each fact may move; a fact that may not is left as it is."""
+        what a textbook's "by the update rule" means over two updates; and at the other indices
+        the goal reads.  The kernel (instantiate) decides whether each fact may move; a fact that
+        may not is left as it is."""
         def furthest(formula, k):
             offsets = [sp.expand(e.args[0] - k) for e in free_symbols(formula)
                        if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1]
@@ -924,6 +925,29 @@ class _LemmaCheck:
                 for c in range(1, min(reach - own, _SHIFTS) + 1) if own is not None else ():
                     try:
                         _, instance = K.instantiate(self.setting, thm, k, k + c,
+                                                    timeout_ms=self.checker.timeout_ms)
+                    except KernelError:  # it does not hold at every k
+                        break
+                    if instance is not None:
+                        moved.append(instance)
+        # and to the indices the goal reads in another form: `c[0] + c[1] <= 2  by cb` with cb
+        # at every t (at t := 0 and 1), w[T+1] by the update rule in k (at k := T)
+        read = {(e.func, e.args[0]) for e in free_symbols(goal)
+                if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1}
+        for thm in premises:
+            for k in sorted(free_symbols(thm.concl) & self.setting.nats, key=str):
+                own = {(e.func, sp.expand(e.args[0] - k)) for e in free_symbols(thm.concl)
+                       if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1
+                       and sp.expand(e.args[0] - k).is_Integer}
+                values = {sp.expand(index - offset) for func, index in read
+                          for other, offset in own if other == func}
+                for value in sorted(values, key=sp.default_sort_key)[:_SHIFTS]:
+                    if value == k or k in value.free_symbols \
+                            or not value.free_symbols <= self.setting.nats \
+                            or (value.is_Integer and value < 0):
+                        continue
+                    try:
+                        _, instance = K.instantiate(self.setting, thm, k, value,
                                                     timeout_ms=self.checker.timeout_ms)
                     except KernelError:  # it does not hold at every k
                         break
