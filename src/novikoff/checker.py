@@ -773,8 +773,14 @@ class _LemmaCheck:
         previous = chain.first
         for step in chain.steps:
             link = A.Rel(step.op, previous, step.rhs, step.pos, step.text)
-            links.append(self._step(self.scope.formula(link), step.cites, step.xfail,
-                                    step.pos, step.text, facts))
+            try:
+                formula = self.scope.formula(link)
+            except ProofSyntaxError:  # no vector alone (eta*(w + x) = eta*v): ||u - v||^2 = 0
+                if len(chain.steps) == 1 or step.op != "=":
+                    raise
+                formula = self.scope.zero_difference(link)
+            links.append(self._step(formula, step.cites, step.xfail, step.pos, step.text,
+                                    facts))
             previous = step.rhs
         if len(links) == 1:
             return links[0]

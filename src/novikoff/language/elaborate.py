@@ -291,6 +291,13 @@ class Scope:
                              "with a vector or sequence element alone on one side",
                              rel.pos) from None
 
+    def zero_difference(self, rel: A.Rel):
+        """||u - v||^2 = 0 for the vectors u = v: what a vector equation means, as a relation
+        (for a line that need not define a vector: a link of a chain, never cited alone)."""
+        lv, rv = self.vector(rel.lhs, ""), self.vector(rel.rhs, "")
+        return self.written_formula("=", W.Pow(W.NormOf(W.Sub(lv, rv)), Fraction(2)),
+                                    W.Num(Fraction(0)), rel.pos)
+
 
 def _elaborate_bind(scope: Scope, bind: A.Bind) -> None:
     """A `bind` line names a declared symbol and a run quantity of a kind that fits it; the
