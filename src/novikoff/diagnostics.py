@@ -446,7 +446,8 @@ def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
     if any(isinstance(a, VectorSum) for a in atoms):
         # Its inner products are values of their own to the solver, tied to its terms only by
         # the facts told: such values need not be those of any real vectors x[0], x[1], ...
-        return Explanation(note="the solver found values, but a sum of vectors cannot be "
+        return Explanation(note="the solver found values, but a sum of vectors (one written, "
+                                "or the update rule unrolled over the rounds) cannot be "
                                 "re-checked exactly: no counterexample is shown")
     subs, shown = _values(*found)
     if subs is None:
