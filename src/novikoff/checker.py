@@ -916,42 +916,15 @@ class _LemmaCheck:
         """The cited facts that hold at every value of a nat k, again at k+1, ..., k+c, when the
         goal reads a sequence c places further along than they do (`w[k+2]` by the update rule):
         what a textbook's "by the update rule" means over two updates; and at the other indices
-        the goal reads.  The kernel (instantiate) decides whether each fact may move; a fact that
-        may not is left as it is."""
-        def furthest(formula, k):
-            offsets = [sp.expand(e.args[0] - k) for e in free_symbols(formula)
-                       if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1]
-            return max((int(c) for c in offsets if c.is_Integer), default=None)
-
-        moved = []
-        for k in sorted(self.setting.nats, key=str):
-            reach = furthest(goal, k)
-            for thm in premises if reach is not None else ():
-                own = furthest(thm.concl, k)
-                for c in range(1, min(reach - own, _SHIFTS) + 1) if own is not None else ():
-                    try:
-                        _, instance = K.instantiate(self.setting, thm, k, k + c,
-                                                    timeout_ms=self.checker.timeout_ms)
-                    except KernelError:  # it does not hold at every k
-                        break
-                    if instance is not None:
-                        moved.append(instance)
-        # and to the indices the goal reads in another form: `c[0] + c[1] <= 2  by cb` with cb
-        # at every t (at t := 0 and 1), w[T+1] by the update rule in k (at k := T)
+        the goal reads (`c[0] + c[1] <= 2  by cb` with cb at every t: at t := 0 and 1; w[T+1]
+        by the update rule in k: at k := T).  The kernel (instantiate) decides whether each fact
+        may move; a fact that may not is left as it is."""
         read = {(e.func, e.args[0]) for e in free_symbols(goal)
                 if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1}
+        moved = []
         for thm in premises:
             for k in sorted(free_symbols(thm.concl) & self.setting.nats, key=str):
-                own = {(e.func, sp.expand(e.args[0] - k)) for e in free_symbols(thm.concl)
-                       if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1
-                       and sp.expand(e.args[0] - k).is_Integer}
-                values = {sp.expand(index - offset) for func, index in read
-                          for other, offset in own if other == func}
-                for value in sorted(values, key=sp.default_sort_key)[:_SHIFTS]:
-                    if value == k or k in value.free_symbols \
-                            or not value.free_symbols <= self.setting.nats \
-                            or (value.is_Integer and value < 0):
-                        continue
+                for value in _moves(read, thm.concl, k, self.setting.nats):
                     try:
                         _, instance = K.instantiate(self.setting, thm, k, value,
                                                     timeout_ms=self.checker.timeout_ms)
@@ -1359,6 +1332,26 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
                                    status, reason, xfail=True,
                                    seconds=time.perf_counter() - started))
     return report
+
+
+def _moves(read: set, formula, k, nats) -> list:
+    """The values of the nat k at which a fact about k reaches the (sequence, index) pairs a
+    goal reads: k + 1, ..., k + c when the goal reads c places further along (at most
+    _SHIFTS), then the other indices it reads (at most _SHIFTS), whole numbers >= 0 or
+    polynomials in the other nats."""
+    own = {(e.func, sp.expand(e.args[0] - k)) for e in free_symbols(formula)
+           if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1
+           and sp.expand(e.args[0] - k).is_Integer}
+    reach = max((int(index - k) for func, index in read
+                 if sp.expand(index - k).is_Integer), default=None)
+    furthest = max((int(offset) for _, offset in own), default=None)
+    shifts = ([k + c for c in range(1, min(reach - furthest, _SHIFTS) + 1)]
+              if reach is not None and furthest is not None else [])
+    others = {sp.expand(index - offset) for func, index in read
+              for other, offset in own if other == func}
+    others = sorted((v for v in others if k not in v.free_symbols and v.free_symbols <= nats
+                     and not (v.is_Integer and v < 0)), key=sp.default_sort_key)
+    return shifts + others[:_SHIFTS]
 
 
 def _xfail_at(item, line: int) -> bool:
