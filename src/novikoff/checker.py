@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from .kernel.certified import LEDGER
 from .display import display_name
 from .kernel.formulas import free_symbols, sides
 from .kernel.solver import AUDIT, LIMITS, atom_name
+from .kernel.terms import count
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
@@ -862,6 +864,13 @@ class _LemmaCheck:
                                  timeout_ms=self.checker.timeout_ms)
                 if again.status == "verified":
                     decision = again
+            compared = self._sums_compared(premises, goal, instances) \
+                if decision.kind == "goal" and decision.status != "verified" else []
+            if compared:
+                again = K.decide(self.setting, premises + compared, goal, facts=instances,
+                                 timeout_ms=self.checker.timeout_ms)
+                if again.status == "verified":
+                    decision = again
         except KernelError as exc:  # a citation the kernel refuses (a symbol of another kind)
             raise self.scope.error(str(exc), pos) from None
         unverified = self._unverified_citations(premises)
@@ -933,6 +942,25 @@ class _LemmaCheck:
                     if instance is not None:
                         moved.append(instance)
         return moved
+
+    def _sums_compared(self, premises, goal, instances) -> list:
+        """Two sums of one count that the goal holds inside a root or a power, compared term by
+        term from what the step cites (sum(r[i]^2) = sum(c[i]) by r[t]^2 = c[t], for
+        sqrt(sum(r[i]^2)) = sqrt(sum(c[i]))): the kernel's termwise rule reads a goal linear in
+        its sums only.  Each comparison is a kernel decision of its own."""
+        inner = {s for side in sides(goal) for p in side.atoms(sp.Pow)
+                 for s in p.base.atoms(sp.Sum)}
+        out = []
+        pairs = [(a, b) for a, b in itertools.combinations(sorted(inner, key=sp.default_sort_key),
+                                                           2) if count(a) == count(b)]
+        for a, b in pairs[:_SHIFTS]:
+            for rel in ("=", "<=", ">="):
+                compared = K.decide(self.setting, premises, K.Relation(rel, a, b),
+                                    facts=instances, timeout_ms=self.checker.timeout_ms)
+                if compared.status == "verified":
+                    out.append(compared.theorem)
+                    break
+        return out
 
     def _in_setting(self, goal, premises, instances, facts: dict, base: str,
                     cited=()) -> tuple:
