@@ -409,12 +409,18 @@ def _leaf(literals, chosen, degree: int):
     atoms = sorted(set().union(*(_atoms(literals[i][1]) for i in chosen)) if chosen else set())
     columns = []  # (kind, payload, polynomial, nonnegative, strict)
     columns.append(("product", [], {(): Fraction(1)}, True, True))
+    # A product's degree is bounded by twice the degree asked for, or by the highest degree of
+    # a chosen literal: a literal of degree 11 (||a[k] - alpha*a_hat||^2 >= 0 multiplied out)
+    # is a column of its own, and its products by the atoms' signs may reach its degree.
+    top = max((_deg(literals[i][1]) for i in inequalities), default=0)
     for size in range(1, degree + 1):
         for combo in itertools.combinations_with_replacement(inequalities, size):
+            if len(columns) > _MAX_COLUMNS:
+                break
             p = {(): Fraction(1)}
             for i in combo:
                 p = poly_mul(p, literals[i][1])
-            if _deg(p) > 2 * degree or len(columns) > _MAX_COLUMNS:
+            if _deg(p) > max(2 * degree, top):
                 continue
             columns.append(("product", list(combo), p, True,
                             all(literals[i][0] == "gt" for i in combo)))
