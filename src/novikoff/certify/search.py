@@ -402,6 +402,49 @@ def _add_square_columns(columns: list, m: dict, literals, inequalities, size: in
         columns.append(("square", (m, list(combo)), p, True, False))
 
 
+def _signed_atoms(literals, inequalities) -> dict:
+    """atom -> the literal that says it is > 0 (or else >= 0), for the literals a*c > 0, c > 0."""
+    signed: dict = {}
+    for i in inequalities:
+        kind, p = literals[i]
+        if len(p) == 1:
+            (m, c), = p.items()
+            if len(m) == 1 and m[0][1] == 1 and c > 0:
+                a = m[0][0]
+                if a not in signed or kind == "gt" and literals[signed[a]][0] != "gt":
+                    signed[a] = i
+    return signed
+
+
+def _add_scaled_columns(columns: list, literals, inequalities, rounds: int = 2) -> None:
+    """Products of one literal by the atoms' signs that make one of its terms a term of another
+    column: from k*beta^2*eta^2*n in ``||a[k] - alpha*a_hat||^2 >= k*beta^2*eta^2*n`` and k in the
+    negated goal ``k > alpha^2*||a_hat||^2/(beta^2*eta^2*n)``, the goal times beta*beta*eta*eta*n
+    (the "divide both sides" of a bound: a product of six literals, past the degrees tried)."""
+    signed = _signed_atoms(literals, inequalities)
+    if not signed:
+        return
+    general = [i for i in inequalities if i not in signed.values()]
+    seen = {tuple(col[1]) for col in columns if col[0] == "product"}
+    for _ in range(rounds):
+        targets = {m for col in columns for m in col[2]}
+        for i in general:
+            for m in literals[i][1]:
+                for t in targets:
+                    q = _divide(t, m)
+                    if not q or any(a not in signed for a, _ in q) or sum(e for _, e in q) > 8:
+                        continue
+                    combo = tuple(sorted([i] + [signed[a] for a, e in q for _ in range(e)]))
+                    if combo in seen or len(combo) > 12:
+                        continue
+                    seen.add(combo)
+                    p = poly_mul({q: Fraction(1)}, literals[i][1])
+                    columns.append(("product", list(combo), p, True,
+                                    all(literals[j][0] == "gt" for j in combo)))
+                    if len(columns) > _MAX_COLUMNS:
+                        return
+
+
 def _leaf(literals, chosen, degree: int):
     """A psatz node over the chosen literals, or None."""
     inequalities = [i for i in chosen if literals[i][0] in ("ge", "gt")]
@@ -438,6 +481,7 @@ def _leaf(literals, chosen, degree: int):
             _add_square_columns(columns, {half: Fraction(1)}, literals, inequalities, size)
     for a in atoms if degree > 2 else ():
         _add_square_columns(columns, {((a, 1),): Fraction(1)}, literals, inequalities, 2)
+    _add_scaled_columns(columns, literals, inequalities)
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
