@@ -481,7 +481,16 @@ def _leaf(literals, chosen, degree: int):
             _add_square_columns(columns, {half: Fraction(1)}, literals, inequalities, size)
     for a in atoms if degree > 2 else ():
         _add_square_columns(columns, {((a, 1),): Fraction(1)}, literals, inequalities, 2)
+    # The definitions of helper atoms (sqrt(a)^2 = a, inv(g)*g = 1) are used as rewriting rules:
+    # every column is reduced by them, and the multiples of the definitions that the reduction
+    # took are added back exactly (quotients); the LP sees the reduced columns only.
+    rules = _rules(literals, equalities)
+    quotients: dict = {}
+    _reduce_columns(columns, quotients, rules, 0)
     _add_scaled_columns(columns, literals, inequalities)
+    _reduce_columns(columns, quotients, rules, len(quotients))
+    if rules:
+        equalities = [i for i in equalities if i not in {rule[0] for rule in rules}]
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
@@ -505,6 +514,8 @@ def _leaf(literals, chosen, degree: int):
             qp = {q: Fraction(1)}
             columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False, False))
     if len(columns) > _MAX_COLUMNS:
+        return None
+    if not _reduce_columns(columns, quotients, rules, len(quotients)):
         return None
     rows: dict = {}
     for col in columns:
@@ -532,6 +543,7 @@ def _leaf(literals, chosen, degree: int):
     if exact is None:
         return None
     node = {"by": "psatz", "products": [], "squares": [], "multiples": []}
+    multiples: dict = {}
     for j, value in exact.items():
         if value == 0:
             continue
@@ -543,8 +555,73 @@ def _leaf(literals, chosen, degree: int):
             node["squares"].append([text, poly_to_json(payload[0]), payload[1]])
         else:
             q, i = payload
-            node["multiples"].append([poly_to_json(poly_add({}, q, value)), i])
+            multiples[i] = poly_add(multiples.get(i, {}), q, value)
+        # the column is its reduced form plus these multiples of the definitions: take them away
+        for i, q in quotients.get(j, {}).items():
+            multiples[i] = poly_add(multiples.get(i, {}), q, -value)
+    for i in sorted(multiples):
+        if multiples[i]:
+            node["multiples"].append([poly_to_json(multiples[i]), i])
     return node
+
+
+def _rules(literals, equalities) -> list:
+    """(i, lead monomial, its coefficient, the rest) for each equality literal i that defines a
+    helper atom by one of its monomials: the helper atom ('!sqrt[...]', '!inv[...]') is in that
+    monomial and in no other (sqrt(a)^2 - a = 0, inv(g)*g - 1 = 0)."""
+    rules = []
+    for i in equalities:
+        p = literals[i][1]
+        for m, c in sorted(p.items()):
+            helpers = [a for a, _ in m if a.startswith("!")]
+            if any(all(a not in dict(other) for other in p if other != m) for a in helpers):
+                rest = {o: d for o, d in p.items() if o != m}
+                rules.append((i, m, c, rest))
+                break
+    return rules
+
+
+def _reduce(p: dict, rules: list, limit: int = 500):
+    """(p rewritten by the rules until none applies, {i: Q}) with p = reduced + sum Q*E_i, or
+    None when the rewriting does not settle within the bounds."""
+    quotients: dict = {}
+    for _ in range(12):
+        out: dict = {}
+        changed = False
+        for m, c in p.items():
+            for i, lead, cl, rest in rules:
+                q = _divide(m, lead)
+                if q is None:
+                    continue
+                factor = {q: c / cl}
+                quotients[i] = poly_add(quotients.get(i, {}), factor)
+                out = poly_add(out, poly_mul(factor, rest), -1)
+                changed = True
+                break
+            else:
+                out = poly_add(out, {m: c})
+        p = out
+        if len(p) > limit:
+            return None
+        if not changed:
+            return p, quotients
+    return None
+
+
+def _reduce_columns(columns: list, quotients: dict, rules: list, start: int) -> bool:
+    """Reduce the columns from start on by the rules (in place; their quotients into
+    quotients); False when one does not settle."""
+    if not rules:
+        return True
+    for j in range(start, len(columns)):
+        kind, payload, p, nonnegative, strict = columns[j]
+        reduced = _reduce(p, rules)
+        if reduced is None:
+            return False
+        columns[j] = (kind, payload, reduced[0], nonnegative, strict)
+        if reduced[1]:
+            quotients[j] = reduced[1]
+    return True
 
 
 def _text(c: Fraction) -> str:
