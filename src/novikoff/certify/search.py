@@ -486,9 +486,13 @@ def _leaf(literals, chosen, degree: int):
     # took are added back exactly (quotients); the LP sees the reduced columns only.
     rules = _rules(literals, equalities)
     quotients: dict = {}
-    _reduce_columns(columns, quotients, rules, 0)
+    if not _reduce_columns(columns, quotients, rules, 0):
+        return None
+    done = len(columns)
     _add_scaled_columns(columns, literals, inequalities)
-    _reduce_columns(columns, quotients, rules, len(quotients))
+    if not _reduce_columns(columns, quotients, rules, done):
+        return None
+    done = len(columns)
     if rules:
         equalities = [i for i in equalities if i not in {rule[0] for rule in rules}]
     base = {()} | {((a, 1),) for a in atoms}
@@ -515,7 +519,7 @@ def _leaf(literals, chosen, degree: int):
             columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False, False))
     if len(columns) > _MAX_COLUMNS:
         return None
-    if not _reduce_columns(columns, quotients, rules, len(quotients)):
+    if not _reduce_columns(columns, quotients, rules, done):
         return None
     rows: dict = {}
     for col in columns:
@@ -569,16 +573,22 @@ def _rules(literals, equalities) -> list:
     """(i, lead monomial, its coefficient, the rest) for each equality literal i that defines a
     helper atom by one of its monomials: the helper atom ('!sqrt[...]', '!inv[...]') is in that
     monomial and in no other (sqrt(a)^2 - a = 0, inv(g)*g - 1 = 0)."""
-    rules = []
+    best: dict = {}
     for i in equalities:
         p = literals[i][1]
         for m, c in sorted(p.items()):
-            helpers = [a for a, _ in m if a.startswith("!")]
-            if any(all(a not in dict(other) for other in p if other != m) for a in helpers):
+            helpers = [a for a, _ in m if a.startswith("!")
+                       and all(a not in dict(other) for other in p if other != m)]
+            if helpers:
                 rest = {o: d for o, d in p.items() if o != m}
-                rules.append((i, m, c, rest))
+                rule = (i, m, c, rest)
+                # one rule per helper atom, the lowest lead (sqrt(x) = 1 over sqrt(x)^2 = x:
+                # the other is then an equality like any, 1 = x once reduced)
+                key = min(helpers)
+                if key not in best or sum(e for _, e in m) < sum(e for _, e in best[key][1]):
+                    best[key] = rule
                 break
-    return rules
+    return sorted({rule[0]: rule for rule in best.values()}.values(), key=lambda rule: rule[0])
 
 
 def _reduce(p: dict, rules: list, limit: int = 500):
