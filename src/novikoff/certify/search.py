@@ -484,7 +484,7 @@ def _leaf(literals, chosen, degree: int):
     # The definitions of helper atoms (sqrt(a)^2 = a, inv(g)*g = 1) are used as rewriting rules:
     # every column is reduced by them, and the multiples of the definitions that the reduction
     # took are added back exactly (quotients); the LP sees the reduced columns only.
-    rules = _rules(literals, equalities)
+    rules, left = _rules(literals, equalities)
     quotients: dict = {}
     if not _reduce_columns(columns, quotients, rules, 0):
         return None
@@ -493,8 +493,7 @@ def _leaf(literals, chosen, degree: int):
     if not _reduce_columns(columns, quotients, rules, done):
         return None
     done = len(columns)
-    if rules:
-        equalities = [i for i in equalities if i not in {rule[0] for rule in rules}]
+    equalities = left
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
@@ -569,42 +568,78 @@ def _leaf(literals, chosen, degree: int):
     return node
 
 
-def _rules(literals, equalities) -> list:
-    """(i, lead monomial, its coefficient, the rest) for each equality literal i that defines a
-    helper atom by one of its monomials: the helper atom ('!sqrt[...]', '!inv[...]') is in that
-    monomial and in no other (sqrt(a)^2 - a = 0, inv(g)*g - 1 = 0)."""
-    best: dict = {}
-    for i in equalities:
-        p = literals[i][1]
-        for m, c in sorted(p.items()):
-            helpers = [a for a, _ in m if a.startswith("!")
-                       and all(a not in dict(other) for other in p if other != m)]
-            if helpers:
-                rest = {o: d for o, d in p.items() if o != m}
-                rule = (i, m, c, rest)
-                # one rule per helper atom, the lowest lead (sqrt(x) = 1 over sqrt(x)^2 = x:
-                # the other is then an equality like any, 1 = x once reduced)
-                key = min(helpers)
-                if key not in best or sum(e for _, e in m) < sum(e for _, e in best[key][1]):
-                    best[key] = rule
-                break
-    return sorted({rule[0]: rule for rule in best.values()}.values(), key=lambda rule: rule[0])
+def _helper_lead(p: dict):
+    """(lead monomial, its coefficient, helper atom) of an equality that defines a helper atom
+    ('!sqrt[...]', '!inv[...]') by one of its monomials, the helper atom in that monomial and
+    in no other (sqrt(a)^2 - a = 0, inv(g)*g - 1 = 0), the lowest such monomial; or None."""
+    found = None
+    for m, c in sorted(p.items()):
+        helpers = [a for a, _ in m if a.startswith("!")
+                   and all(a not in dict(other) for other in p if other != m)]
+        if helpers and (found is None or sum(e for _, e in m) < sum(e for _, e in found[0])):
+            found = (m, c, min(helpers))
+    return found
+
+
+def _rules(literals, equalities) -> tuple:
+    """(rules, the equalities left to the LP).  A rule (lead, c, rest, combination) rewrites
+    lead to -rest/c, for the equation c*lead + rest = 0 that is the combination {i: Q} of the
+    equality literals, sum Q*E_i.  The rules are taken lowest lead first, one per helper atom,
+    each equation reduced by the rules before it (with sqrt(w*) = B, inv(sqrt(w*))*sqrt(w*) = 1
+    is inv(sqrt(w*))*B = 1); an equality that defines no helper atom once reduced (sqrt(x)^2 =
+    x after sqrt(x) = 1) stays an equality of the LP, and one that reduces to 0 is dropped."""
+    pending = {i: (literals[i][1], {i: {(): Fraction(1)}}) for i in equalities}
+    rules: list = []
+    taken: set = set()
+    while True:
+        best = None
+        for i, (p, combo) in sorted(pending.items()):
+            reduced = _reduce(p, rules)
+            if reduced is None:
+                continue
+            p, quotients = reduced
+            for k, q in quotients.items():
+                combo = _combine(combo, {k: q}, -1)
+            pending[i] = (p, combo)
+            lead = _helper_lead(p)
+            if lead is not None and lead[2] not in taken and (
+                    best is None or sum(e for _, e in lead[0]) < sum(e for _, e in best[1][0])):
+                best = (i, lead)
+        if best is None:
+            break
+        i, (m, c, helper) = best
+        p, combo = pending.pop(i)
+        taken.add(helper)
+        rules.append((m, c, {o: d for o, d in p.items() if o != m}, combo))
+    left = [i for i in equalities if i in pending and pending[i][0]]
+    return rules, left
+
+
+def _combine(combo: dict, other: dict, factor) -> dict:
+    """combo + factor*other, combinations {i: Q} of the equality literals."""
+    out = dict(combo)
+    for i, q in other.items():
+        out[i] = poly_add(out.get(i, {}), q, factor)
+        if not out[i]:
+            del out[i]
+    return out
 
 
 def _reduce(p: dict, rules: list, limit: int = 500):
-    """(p rewritten by the rules until none applies, {i: Q}) with p = reduced + sum Q*E_i, or
-    None when the rewriting does not settle within the bounds."""
+    """(p rewritten by the rules until none applies, {i: Q}) with p = reduced + sum Q*E_i over
+    the equality literals i, or None when the rewriting does not settle within the bounds."""
     quotients: dict = {}
     for _ in range(12):
         out: dict = {}
         changed = False
         for m, c in p.items():
-            for i, lead, cl, rest in rules:
+            for lead, cl, rest, combo in rules:
                 q = _divide(m, lead)
                 if q is None:
                     continue
                 factor = {q: c / cl}
-                quotients[i] = poly_add(quotients.get(i, {}), factor)
+                for i, e in combo.items():
+                    quotients[i] = poly_add(quotients.get(i, {}), poly_mul(factor, e))
                 out = poly_add(out, poly_mul(factor, rest), -1)
                 changed = True
                 break
@@ -614,7 +649,7 @@ def _reduce(p: dict, rules: list, limit: int = 500):
         if len(p) > limit:
             return None
         if not changed:
-            return p, quotients
+            return p, {i: q for i, q in quotients.items() if q}
     return None
 
 
