@@ -31,6 +31,7 @@ __all__ = ["find_certificate", "z3_fact"]
 
 _MAX_DEPTH = 10
 _MAX_COLUMNS = 4000
+_MAX_UNITS = 32
 
 
 def find_certificate(statement_text: str, timeout_ms: int = 3000,
@@ -52,27 +53,30 @@ def find_certificate(statement_text: str, timeout_ms: int = 3000,
     return node
 
 
-def _monomial_z3(monomial, variables) -> z3.ArithRef:
+def _monomial_z3(monomial, variables, ctx=None) -> z3.ArithRef:
     factors = [variables[a] ** e if e > 1 else variables[a] for a, e in monomial]
-    return z3.Product(factors) if len(factors) > 1 else factors[0] if factors else z3.RealVal(1)
+    return (z3.Product(factors) if len(factors) > 1 else factors[0] if factors
+            else z3.RealVal(1, ctx))
 
 
-def _z3_poly(p: dict, variables) -> z3.ArithRef:
+def _z3_poly(p: dict, variables, ctx=None) -> z3.ArithRef:
     if not p:
-        return z3.RealVal(0)
-    terms = [z3.RealVal(f"{c.numerator}/{c.denominator}") * _monomial_z3(m, variables)
+        return z3.RealVal(0, ctx)
+    terms = [z3.RealVal(f"{c.numerator}/{c.denominator}", ctx) * _monomial_z3(m, variables, ctx)
              for m, c in p.items()]
     return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
-def z3_fact(fact, variable) -> z3.BoolRef:
-    """A statement's fact for Z3; variable(name) gives an atom's Z3 term."""
+def z3_fact(fact, variable, ctx=None) -> z3.BoolRef:
+    """A statement's fact for Z3; variable(name) gives an atom's Z3 term (in the context
+    ctx, Z3's main context when None)."""
     kind, body = fact
-    if kind == "and":
-        return z3.And([z3_fact(f, variable) for f in body])
-    if kind == "or":
-        return z3.Or([z3_fact(f, variable) for f in body])
-    p = _z3_poly(body, {a: variable(a) for m in body for a, _ in m})
+    if kind in ("and", "or"):
+        parts = [z3_fact(f, variable, ctx) for f in body]
+        if not parts:
+            return z3.BoolVal(kind == "and", ctx)
+        return z3.And(parts) if kind == "and" else z3.Or(parts)
+    p = _z3_poly(body, {a: variable(a) for m in body for a, _ in m}, ctx)
     return {"ge": p >= 0, "gt": p > 0, "eq": p == 0, "ne": p != 0}[kind]
 
 
@@ -86,33 +90,43 @@ class _Search:
         self.timeout_ms = timeout_ms
         self.deadline = deadline
         self.variables: dict = {}
+        self.translated: dict = {}
+        # A context of its own: a search's Z3 calls do not depend on what the process asked
+        # Z3 before (in one process after a dozen others, a core that took 0.1 s timed out).
+        self.ctx = z3.Context()
 
     def _var(self, name: str):
         if name not in self.variables:
-            self.variables[name] = (z3.ToReal(z3.Int(name)) if name in self.nats
-                                    else z3.Real(name))
+            self.variables[name] = (z3.ToReal(z3.Int(name, self.ctx)) if name in self.nats
+                                    else z3.Real(name, self.ctx))
         return self.variables[name]
 
     def _z3(self, fact):
-        return z3_fact(fact, self._var)
+        # Branches share their facts (a copy copies the lists, not the facts): each is
+        # translated once (the translation took most of a search's time), kept with the fact
+        # so that its id is not reused.
+        cached = self.translated.get(id(fact))
+        if cached is None or cached[0] is not fact:
+            cached = self.translated[id(fact)] = (fact, z3_fact(fact, self._var, self.ctx))
+        return cached[1]
 
     def core(self, branch: Branch, spent: frozenset):
         """(literal indices, compound indices) of an unsat core, or None if not shown unsat.
         spent: compounds already split on above (each case holds one of their disjuncts), and
         ("literal", i) for the literals a cut's proof leaves out (_root_cut)."""
-        solver = z3.Solver()
+        solver = z3.Solver(ctx=self.ctx)
         solver.set("timeout", self.timeout_ms)
         tracks = {}
         for i, lit in enumerate(branch.literals):
             if ("literal", i) in spent:
                 continue
-            t = z3.Bool(f"!l{i}")
+            t = z3.Bool(f"!l{i}", self.ctx)
             tracks[t.get_id()] = ("l", i)
             solver.assert_and_track(self._z3(lit), t)
         for j, comp in enumerate(branch.compounds):
             if j in spent:
                 continue
-            t = z3.Bool(f"!c{j}")
+            t = z3.Bool(f"!c{j}", self.ctx)
             tracks[t.get_id()] = ("c", j)
             solver.assert_and_track(self._z3(comp), t)
         if solver.check() != z3.unsat:
@@ -142,6 +156,12 @@ class _Search:
             if then is None:
                 return None
             return {"by": "cut", "fact": ["eq", poly_to_json(p)], "proof": proof, "then": then}
+        node = _trivial(branch, spent)
+        if node is not None:
+            return node
+        node = self._unit(branch, depth, spent)
+        if node is not None:
+            return node if node else None
         found = self.core(branch, spent)
         if found is None:
             return None
@@ -155,6 +175,10 @@ class _Search:
                                            if ("literal", i) not in spent], degree=2)
         if leaf is not None:
             return leaf
+        # Compounds whose disjuncts are closed at sight but one first (a definition's "Delta =
+        # 0" cases where Delta > 0 is known): splitting them costs no call to Z3.
+        comps = sorted(comps, key=lambda j: sum(not _refuted(branch, d, spent)
+                                                for d in branch.compounds[j][1]))
         for j in comps[:3]:
             cases = []
             for disjunct in branch.compounds[j][1]:
@@ -171,6 +195,35 @@ class _Search:
                     return leaf
             return (self._root_cut(branch, lits, depth, spent)
                     or self._sign_split(branch, lits, depth, spent))
+        return None
+
+    def _unit(self, branch: Branch, depth: int, spent: frozenset):
+        """Unit propagation: split on a compound whose disjuncts but one close at sight (a
+        definition's "Delta = 0" cases where Delta > 0 is known), with no call to Z3, and go
+        on with the one left.  None when there is no such compound (or the splits are at their
+        bound), {} when the branch with the disjunct left is not closed."""
+        if sum(1 for x in spent if isinstance(x, tuple) and x[0] == "unit") >= _MAX_UNITS:
+            return None
+        for j, (_, disjuncts) in enumerate(branch.compounds):
+            if j in spent:
+                continue
+            cases, live = [], None
+            for k, d in enumerate(disjuncts):
+                node = _close_at_sight(branch, d, spent)
+                if node is None:
+                    if live is not None:
+                        break
+                    live = k
+                cases.append(node)
+            else:
+                if live is None:
+                    return {"by": "or", "at": j, "cases": cases}
+                case = self.close(branch.copy().add(disjuncts[live]), depth,
+                                  spent | {j, ("unit", j)})
+                if case is None:
+                    return {}
+                cases[live] = case
+                return {"by": "or", "at": j, "cases": cases}
         return None
 
     def _root_cut(self, branch: Branch, lits, depth: int, spent: frozenset):
@@ -233,6 +286,82 @@ class _Search:
             else:
                 return {"by": "sign", "poly": poly_to_json(k), "cases": cases}
         return None
+
+
+def _trivial(branch: Branch, spent: frozenset):
+    """A psatz leaf of two literals that contradict at sight, or None: P > 0 with P = 0, -P = 0,
+    -P >= 0 or -P > 0; or a constant that is not 0 = 0, or a constant < 0 >= 0.  The disjuncts
+    of the helper atoms' definitions (Delta = 0 where Delta > 0 is known) are closed without a
+    call to Z3."""
+    strict: dict = {}
+    for i, (kind, p) in enumerate(branch.literals):
+        if ("literal", i) in spent:
+            continue
+        if kind == "gt":
+            strict.setdefault(_key(p), i)
+        if p and all(not m for m in p):
+            (c,) = p.values()
+            if kind == "eq" or kind == "gt" and c < 0 or kind == "ge" and c < 0:
+                lits = [] if kind == "eq" else [i]
+                node = {"by": "psatz", "products": [["1", []]], "squares": [], "multiples": []}
+                if kind == "eq":
+                    node["multiples"].append([poly_to_json({(): -1 / c}), i])
+                else:
+                    node["products"].append([_text(-1 / c), lits])
+                return node
+    if not strict:
+        return None
+    for j, (kind, p) in enumerate(branch.literals):
+        if ("literal", j) in spent or not p:
+            continue
+        minus = _key(poly_add({}, p, -1))
+        if kind == "eq":
+            for key, sign in ((_key(p), -1), (minus, 1)):
+                i = strict.get(key)
+                if i is not None:
+                    return {"by": "psatz", "products": [["1", [i]]], "squares": [],
+                            "multiples": [[poly_to_json({(): Fraction(sign)}), j]]}
+        elif minus in strict and strict[minus] != j:
+            return {"by": "psatz", "products": [["1", [strict[minus]]], ["1", [j]]],
+                    "squares": [], "multiples": []}
+    return None
+
+
+def _refuted(branch: Branch, fact, spent: frozenset) -> bool:
+    """Whether adding the fact to the branch closes it at sight (_close_at_sight)."""
+    return _close_at_sight(branch, fact, spent) is not None
+
+
+def _close_at_sight(branch: Branch, fact, spent: frozenset):
+    """A node that closes the branch with the fact added by _trivial leaves alone (an or: each
+    part; an and: its literals, or one of its ors), or None."""
+    kind, body = fact
+    if kind == "ne":
+        return None
+    if kind == "or":
+        at = len(branch.compounds)
+        grown = branch.copy().add(fact)
+        cases = []
+        for part in body:
+            node = _close_at_sight(grown, part, spent)
+            if node is None:
+                return None
+            cases.append(node)
+        return {"by": "or", "at": at, "cases": cases}
+    grown = branch.copy().add(fact)
+    node = _trivial(grown, spent)
+    if node is not None or kind != "and":
+        return node
+    for at in range(len(branch.compounds), len(grown.compounds)):
+        cases = []
+        for part in grown.compounds[at][1]:
+            node = _close_at_sight(grown, part, spent)
+            if node is None:
+                break
+            cases.append(node)
+        else:
+            return {"by": "or", "at": at, "cases": cases}
+    return None
 
 
 def _key(p: dict) -> tuple:
