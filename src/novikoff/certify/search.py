@@ -32,6 +32,14 @@ __all__ = ["find_certificate", "z3_fact"]
 _MAX_DEPTH = 10
 _MAX_COLUMNS = 4000
 _MAX_UNITS = 32
+# The running search's deadline, also checked inside a leaf (its rewriting and exact algebra
+# can be long on a large branch), so that the budget holds.
+_DEADLINE = None
+
+
+def _in_time() -> None:
+    if _DEADLINE is not None and time.monotonic() > _DEADLINE:
+        raise _OutOfTime
 
 
 def find_certificate(statement_text: str, timeout_ms: int = 3000,
@@ -39,11 +47,15 @@ def find_certificate(statement_text: str, timeout_ms: int = 3000,
     """A certificate that the kernel's checker accepts for the statement, or None (also when
     the search takes more than budget_s seconds)."""
     branch, nats = parse_statement(statement_text)
+    global _DEADLINE
     search = _Search(nats, timeout_ms, time.monotonic() + budget_s)
+    _DEADLINE = search.deadline
     try:
         node = search.close(branch, 0, frozenset())
     except _OutOfTime:
         return None
+    finally:
+        _DEADLINE = None
     if node is None:
         return None
     try:
@@ -788,6 +800,7 @@ def _reduce_columns(columns: list, quotients: dict, rules: list, start: int) -> 
     if not rules:
         return True
     for j in range(start, len(columns)):
+        _in_time()
         kind, payload, p, nonnegative, strict = columns[j]
         reduced = _reduce(p, rules)
         if reduced is None:
@@ -832,6 +845,7 @@ def _row_reduce(matrix, width: int):
     pivots = {}
     row = 0
     for col in range(width):
+        _in_time()
         pivot = next((i for i in range(row, len(matrix)) if matrix[i][col] != 0), None)
         if pivot is None:
             continue
