@@ -31,6 +31,15 @@ __all__ = ["find_certificate", "z3_fact"]
 
 _MAX_DEPTH = 10
 _MAX_COLUMNS = 4000
+_MAX_UNITS = 32
+# The running search's deadline, also checked inside a leaf (its rewriting and exact algebra
+# can be long on a large branch), so that the budget holds.
+_DEADLINE = None
+
+
+def _in_time() -> None:
+    if _DEADLINE is not None and time.monotonic() > _DEADLINE:
+        raise _OutOfTime
 
 
 def find_certificate(statement_text: str, timeout_ms: int = 3000,
@@ -38,11 +47,15 @@ def find_certificate(statement_text: str, timeout_ms: int = 3000,
     """A certificate that the kernel's checker accepts for the statement, or None (also when
     the search takes more than budget_s seconds)."""
     branch, nats = parse_statement(statement_text)
+    global _DEADLINE
     search = _Search(nats, timeout_ms, time.monotonic() + budget_s)
+    _DEADLINE = search.deadline
     try:
         node = search.close(branch, 0, frozenset())
     except _OutOfTime:
         return None
+    finally:
+        _DEADLINE = None
     if node is None:
         return None
     try:
@@ -52,27 +65,30 @@ def find_certificate(statement_text: str, timeout_ms: int = 3000,
     return node
 
 
-def _monomial_z3(monomial, variables) -> z3.ArithRef:
+def _monomial_z3(monomial, variables, ctx=None) -> z3.ArithRef:
     factors = [variables[a] ** e if e > 1 else variables[a] for a, e in monomial]
-    return z3.Product(factors) if len(factors) > 1 else factors[0] if factors else z3.RealVal(1)
+    return (z3.Product(factors) if len(factors) > 1 else factors[0] if factors
+            else z3.RealVal(1, ctx))
 
 
-def _z3_poly(p: dict, variables) -> z3.ArithRef:
+def _z3_poly(p: dict, variables, ctx=None) -> z3.ArithRef:
     if not p:
-        return z3.RealVal(0)
-    terms = [z3.RealVal(f"{c.numerator}/{c.denominator}") * _monomial_z3(m, variables)
+        return z3.RealVal(0, ctx)
+    terms = [z3.RealVal(f"{c.numerator}/{c.denominator}", ctx) * _monomial_z3(m, variables, ctx)
              for m, c in p.items()]
     return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
-def z3_fact(fact, variable) -> z3.BoolRef:
-    """A statement's fact for Z3; variable(name) gives an atom's Z3 term."""
+def z3_fact(fact, variable, ctx=None) -> z3.BoolRef:
+    """A statement's fact for Z3; variable(name) gives an atom's Z3 term (in the context
+    ctx, Z3's main context when None)."""
     kind, body = fact
-    if kind == "and":
-        return z3.And([z3_fact(f, variable) for f in body])
-    if kind == "or":
-        return z3.Or([z3_fact(f, variable) for f in body])
-    p = _z3_poly(body, {a: variable(a) for m in body for a, _ in m})
+    if kind in ("and", "or"):
+        parts = [z3_fact(f, variable, ctx) for f in body]
+        if not parts:
+            return z3.BoolVal(kind == "and", ctx)
+        return z3.And(parts) if kind == "and" else z3.Or(parts)
+    p = _z3_poly(body, {a: variable(a) for m in body for a, _ in m}, ctx)
     return {"ge": p >= 0, "gt": p > 0, "eq": p == 0, "ne": p != 0}[kind]
 
 
@@ -86,33 +102,43 @@ class _Search:
         self.timeout_ms = timeout_ms
         self.deadline = deadline
         self.variables: dict = {}
+        self.translated: dict = {}
+        # A context of its own: a search's Z3 calls do not depend on what the process asked
+        # Z3 before (in one process after a dozen others, a core that took 0.1 s timed out).
+        self.ctx = z3.Context()
 
     def _var(self, name: str):
         if name not in self.variables:
-            self.variables[name] = (z3.ToReal(z3.Int(name)) if name in self.nats
-                                    else z3.Real(name))
+            self.variables[name] = (z3.ToReal(z3.Int(name, self.ctx)) if name in self.nats
+                                    else z3.Real(name, self.ctx))
         return self.variables[name]
 
     def _z3(self, fact):
-        return z3_fact(fact, self._var)
+        # Branches share their facts (a copy copies the lists, not the facts): each is
+        # translated once (the translation took most of a search's time), kept with the fact
+        # so that its id is not reused.
+        cached = self.translated.get(id(fact))
+        if cached is None or cached[0] is not fact:
+            cached = self.translated[id(fact)] = (fact, z3_fact(fact, self._var, self.ctx))
+        return cached[1]
 
     def core(self, branch: Branch, spent: frozenset):
         """(literal indices, compound indices) of an unsat core, or None if not shown unsat.
         spent: compounds already split on above (each case holds one of their disjuncts), and
         ("literal", i) for the literals a cut's proof leaves out (_root_cut)."""
-        solver = z3.Solver()
+        solver = z3.Solver(ctx=self.ctx)
         solver.set("timeout", self.timeout_ms)
         tracks = {}
         for i, lit in enumerate(branch.literals):
             if ("literal", i) in spent:
                 continue
-            t = z3.Bool(f"!l{i}")
+            t = z3.Bool(f"!l{i}", self.ctx)
             tracks[t.get_id()] = ("l", i)
             solver.assert_and_track(self._z3(lit), t)
         for j, comp in enumerate(branch.compounds):
             if j in spent:
                 continue
-            t = z3.Bool(f"!c{j}")
+            t = z3.Bool(f"!c{j}", self.ctx)
             tracks[t.get_id()] = ("c", j)
             solver.assert_and_track(self._z3(comp), t)
         if solver.check() != z3.unsat:
@@ -142,6 +168,12 @@ class _Search:
             if then is None:
                 return None
             return {"by": "cut", "fact": ["eq", poly_to_json(p)], "proof": proof, "then": then}
+        node = _trivial(branch, spent)
+        if node is not None:
+            return node
+        node = self._unit(branch, depth, spent)
+        if node is not None:
+            return node if node else None
         found = self.core(branch, spent)
         if found is None:
             return None
@@ -155,6 +187,10 @@ class _Search:
                                            if ("literal", i) not in spent], degree=2)
         if leaf is not None:
             return leaf
+        # Compounds whose disjuncts are closed at sight but one first (a definition's "Delta =
+        # 0" cases where Delta > 0 is known): splitting them costs no call to Z3.
+        comps = sorted(comps, key=lambda j: sum(not _refuted(branch, d, spent)
+                                                for d in branch.compounds[j][1]))
         for j in comps[:3]:
             cases = []
             for disjunct in branch.compounds[j][1]:
@@ -171,6 +207,35 @@ class _Search:
                     return leaf
             return (self._root_cut(branch, lits, depth, spent)
                     or self._sign_split(branch, lits, depth, spent))
+        return None
+
+    def _unit(self, branch: Branch, depth: int, spent: frozenset):
+        """Unit propagation: split on a compound whose disjuncts but one close at sight (a
+        definition's "Delta = 0" cases where Delta > 0 is known), with no call to Z3, and go
+        on with the one left.  None when there is no such compound (or the splits are at their
+        bound), {} when the branch with the disjunct left is not closed."""
+        if sum(1 for x in spent if isinstance(x, tuple) and x[0] == "unit") >= _MAX_UNITS:
+            return None
+        for j, (_, disjuncts) in enumerate(branch.compounds):
+            if j in spent:
+                continue
+            cases, live = [], None
+            for k, d in enumerate(disjuncts):
+                node = _close_at_sight(branch, d, spent)
+                if node is None:
+                    if live is not None:
+                        break
+                    live = k
+                cases.append(node)
+            else:
+                if live is None:
+                    return {"by": "or", "at": j, "cases": cases}
+                case = self.close(branch.copy().add(disjuncts[live]), depth,
+                                  spent | {j, ("unit", j)})
+                if case is None:
+                    return {}
+                cases[live] = case
+                return {"by": "or", "at": j, "cases": cases}
         return None
 
     def _root_cut(self, branch: Branch, lits, depth: int, spent: frozenset):
@@ -233,6 +298,82 @@ class _Search:
             else:
                 return {"by": "sign", "poly": poly_to_json(k), "cases": cases}
         return None
+
+
+def _trivial(branch: Branch, spent: frozenset):
+    """A psatz leaf of two literals that contradict at sight, or None: P > 0 with P = 0, -P = 0,
+    -P >= 0 or -P > 0; or a constant that is not 0 = 0, or a constant < 0 >= 0.  The disjuncts
+    of the helper atoms' definitions (Delta = 0 where Delta > 0 is known) are closed without a
+    call to Z3."""
+    strict: dict = {}
+    for i, (kind, p) in enumerate(branch.literals):
+        if ("literal", i) in spent:
+            continue
+        if kind == "gt":
+            strict.setdefault(_key(p), i)
+        if p and all(not m for m in p):
+            (c,) = p.values()
+            if kind == "eq" or kind == "gt" and c < 0 or kind == "ge" and c < 0:
+                lits = [] if kind == "eq" else [i]
+                node = {"by": "psatz", "products": [["1", []]], "squares": [], "multiples": []}
+                if kind == "eq":
+                    node["multiples"].append([poly_to_json({(): -1 / c}), i])
+                else:
+                    node["products"].append([_text(-1 / c), lits])
+                return node
+    if not strict:
+        return None
+    for j, (kind, p) in enumerate(branch.literals):
+        if ("literal", j) in spent or not p:
+            continue
+        minus = _key(poly_add({}, p, -1))
+        if kind == "eq":
+            for key, sign in ((_key(p), -1), (minus, 1)):
+                i = strict.get(key)
+                if i is not None:
+                    return {"by": "psatz", "products": [["1", [i]]], "squares": [],
+                            "multiples": [[poly_to_json({(): Fraction(sign)}), j]]}
+        elif minus in strict and strict[minus] != j:
+            return {"by": "psatz", "products": [["1", [strict[minus]]], ["1", [j]]],
+                    "squares": [], "multiples": []}
+    return None
+
+
+def _refuted(branch: Branch, fact, spent: frozenset) -> bool:
+    """Whether adding the fact to the branch closes it at sight (_close_at_sight)."""
+    return _close_at_sight(branch, fact, spent) is not None
+
+
+def _close_at_sight(branch: Branch, fact, spent: frozenset):
+    """A node that closes the branch with the fact added by _trivial leaves alone (an or: each
+    part; an and: its literals, or one of its ors), or None."""
+    kind, body = fact
+    if kind == "ne":
+        return None
+    if kind == "or":
+        at = len(branch.compounds)
+        grown = branch.copy().add(fact)
+        cases = []
+        for part in body:
+            node = _close_at_sight(grown, part, spent)
+            if node is None:
+                return None
+            cases.append(node)
+        return {"by": "or", "at": at, "cases": cases}
+    grown = branch.copy().add(fact)
+    node = _trivial(grown, spent)
+    if node is not None or kind != "and":
+        return node
+    for at in range(len(branch.compounds), len(grown.compounds)):
+        cases = []
+        for part in grown.compounds[at][1]:
+            node = _close_at_sight(grown, part, spent)
+            if node is None:
+                break
+            cases.append(node)
+        else:
+            return {"by": "or", "at": at, "cases": cases}
+    return None
 
 
 def _key(p: dict) -> tuple:
@@ -402,6 +543,49 @@ def _add_square_columns(columns: list, m: dict, literals, inequalities, size: in
         columns.append(("square", (m, list(combo)), p, True, False))
 
 
+def _signed_atoms(literals, inequalities) -> dict:
+    """atom -> the literal that says it is > 0 (or else >= 0), for the literals a*c > 0, c > 0."""
+    signed: dict = {}
+    for i in inequalities:
+        kind, p = literals[i]
+        if len(p) == 1:
+            (m, c), = p.items()
+            if len(m) == 1 and m[0][1] == 1 and c > 0:
+                a = m[0][0]
+                if a not in signed or kind == "gt" and literals[signed[a]][0] != "gt":
+                    signed[a] = i
+    return signed
+
+
+def _add_scaled_columns(columns: list, literals, inequalities, rounds: int = 2) -> None:
+    """Products of one literal by the atoms' signs that make one of its terms a term of another
+    column: from k*beta^2*eta^2*n in ``||a[k] - alpha*a_hat||^2 >= k*beta^2*eta^2*n`` and k in the
+    negated goal ``k > alpha^2*||a_hat||^2/(beta^2*eta^2*n)``, the goal times beta*beta*eta*eta*n
+    (the "divide both sides" of a bound: a product of six literals, past the degrees tried)."""
+    signed = _signed_atoms(literals, inequalities)
+    if not signed:
+        return
+    general = [i for i in inequalities if i not in signed.values()]
+    seen = {tuple(col[1]) for col in columns if col[0] == "product"}
+    for _ in range(rounds):
+        targets = {m for col in columns for m in col[2]}
+        for i in general:
+            for m in literals[i][1]:
+                for t in targets:
+                    q = _divide(t, m)
+                    if not q or any(a not in signed for a, _ in q) or sum(e for _, e in q) > 8:
+                        continue
+                    combo = tuple(sorted([i] + [signed[a] for a, e in q for _ in range(e)]))
+                    if combo in seen or len(combo) > 12:
+                        continue
+                    seen.add(combo)
+                    p = poly_mul({q: Fraction(1)}, literals[i][1])
+                    columns.append(("product", list(combo), p, True,
+                                    all(literals[j][0] == "gt" for j in combo)))
+                    if len(columns) > _MAX_COLUMNS:
+                        return
+
+
 def _leaf(literals, chosen, degree: int):
     """A psatz node over the chosen literals, or None."""
     inequalities = [i for i in chosen if literals[i][0] in ("ge", "gt")]
@@ -409,12 +593,18 @@ def _leaf(literals, chosen, degree: int):
     atoms = sorted(set().union(*(_atoms(literals[i][1]) for i in chosen)) if chosen else set())
     columns = []  # (kind, payload, polynomial, nonnegative, strict)
     columns.append(("product", [], {(): Fraction(1)}, True, True))
+    # A product's degree is bounded by twice the degree asked for, or by the highest degree of
+    # a chosen literal: a literal of degree 11 (||a[k] - alpha*a_hat||^2 >= 0 multiplied out)
+    # is a column of its own, and its products by the atoms' signs may reach its degree.
+    top = max((_deg(literals[i][1]) for i in inequalities), default=0)
     for size in range(1, degree + 1):
         for combo in itertools.combinations_with_replacement(inequalities, size):
+            if len(columns) > _MAX_COLUMNS:
+                break
             p = {(): Fraction(1)}
             for i in combo:
                 p = poly_mul(p, literals[i][1])
-            if _deg(p) > 2 * degree or len(columns) > _MAX_COLUMNS:
+            if _deg(p) > max(2 * degree, top):
                 continue
             columns.append(("product", list(combo), p, True,
                             all(literals[i][0] == "gt" for i in combo)))
@@ -432,6 +622,19 @@ def _leaf(literals, chosen, degree: int):
             _add_square_columns(columns, {half: Fraction(1)}, literals, inequalities, size)
     for a in atoms if degree > 2 else ():
         _add_square_columns(columns, {((a, 1),): Fraction(1)}, literals, inequalities, 2)
+    # The definitions of helper atoms (sqrt(a)^2 = a, inv(g)*g = 1) are used as rewriting rules:
+    # every column is reduced by them, and the multiples of the definitions that the reduction
+    # took are added back exactly (quotients); the LP sees the reduced columns only.
+    rules, left = _rules(literals, equalities)
+    quotients: dict = {}
+    if not _reduce_columns(columns, quotients, rules, 0):
+        return None
+    done = len(columns)
+    _add_scaled_columns(columns, literals, inequalities)
+    if not _reduce_columns(columns, quotients, rules, done):
+        return None
+    done = len(columns)
+    equalities = left
     base = {()} | {((a, 1),) for a in atoms}
     if len(atoms) <= 8:
         base |= {_mono_mul(((a, 1),), ((b, 1),))
@@ -455,6 +658,8 @@ def _leaf(literals, chosen, degree: int):
             qp = {q: Fraction(1)}
             columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False, False))
     if len(columns) > _MAX_COLUMNS:
+        return None
+    if not _reduce_columns(columns, quotients, rules, done):
         return None
     rows: dict = {}
     for col in columns:
@@ -482,6 +687,7 @@ def _leaf(literals, chosen, degree: int):
     if exact is None:
         return None
     node = {"by": "psatz", "products": [], "squares": [], "multiples": []}
+    multiples: dict = {}
     for j, value in exact.items():
         if value == 0:
             continue
@@ -493,8 +699,116 @@ def _leaf(literals, chosen, degree: int):
             node["squares"].append([text, poly_to_json(payload[0]), payload[1]])
         else:
             q, i = payload
-            node["multiples"].append([poly_to_json(poly_add({}, q, value)), i])
+            multiples[i] = poly_add(multiples.get(i, {}), q, value)
+        # the column is its reduced form plus these multiples of the definitions: take them away
+        for i, q in quotients.get(j, {}).items():
+            multiples[i] = poly_add(multiples.get(i, {}), q, -value)
+    for i in sorted(multiples):
+        if multiples[i]:
+            node["multiples"].append([poly_to_json(multiples[i]), i])
     return node
+
+
+def _helper_lead(p: dict):
+    """(lead monomial, its coefficient, helper atom) of an equality that defines a helper atom
+    ('!sqrt[...]', '!inv[...]') by one of its monomials, the helper atom in that monomial and
+    in no other (sqrt(a)^2 - a = 0, inv(g)*g - 1 = 0), the lowest such monomial; or None."""
+    found = None
+    for m, c in sorted(p.items()):
+        helpers = [a for a, _ in m if a.startswith("!")
+                   and all(a not in dict(other) for other in p if other != m)]
+        if helpers and (found is None or sum(e for _, e in m) < sum(e for _, e in found[0])):
+            found = (m, c, min(helpers))
+    return found
+
+
+def _rules(literals, equalities) -> tuple:
+    """(rules, the equalities left to the LP).  A rule (lead, c, rest, combination) rewrites
+    lead to -rest/c, for the equation c*lead + rest = 0 that is the combination {i: Q} of the
+    equality literals, sum Q*E_i.  The rules are taken lowest lead first, one per helper atom,
+    each equation reduced by the rules before it (with sqrt(w*) = B, inv(sqrt(w*))*sqrt(w*) = 1
+    is inv(sqrt(w*))*B = 1); an equality that defines no helper atom once reduced (sqrt(x)^2 =
+    x after sqrt(x) = 1) stays an equality of the LP, and one that reduces to 0 is dropped."""
+    pending = {i: (literals[i][1], {i: {(): Fraction(1)}}) for i in equalities}
+    rules: list = []
+    taken: set = set()
+    while True:
+        best = None
+        for i, (p, combo) in sorted(pending.items()):
+            reduced = _reduce(p, rules)
+            if reduced is None:
+                continue
+            p, quotients = reduced
+            for k, q in quotients.items():
+                combo = _combine(combo, {k: q}, -1)
+            pending[i] = (p, combo)
+            lead = _helper_lead(p)
+            if lead is not None and lead[2] not in taken and (
+                    best is None or sum(e for _, e in lead[0]) < sum(e for _, e in best[1][0])):
+                best = (i, lead)
+        if best is None:
+            break
+        i, (m, c, helper) = best
+        p, combo = pending.pop(i)
+        taken.add(helper)
+        rules.append((m, c, {o: d for o, d in p.items() if o != m}, combo))
+    left = [i for i in equalities if i in pending and pending[i][0]]
+    return rules, left
+
+
+def _combine(combo: dict, other: dict, factor) -> dict:
+    """combo + factor*other, combinations {i: Q} of the equality literals."""
+    out = dict(combo)
+    for i, q in other.items():
+        out[i] = poly_add(out.get(i, {}), q, factor)
+        if not out[i]:
+            del out[i]
+    return out
+
+
+def _reduce(p: dict, rules: list, limit: int = 500):
+    """(p rewritten by the rules until none applies, {i: Q}) with p = reduced + sum Q*E_i over
+    the equality literals i, or None when the rewriting does not settle within the bounds."""
+    quotients: dict = {}
+    for _ in range(12):
+        out: dict = {}
+        changed = False
+        for m, c in p.items():
+            for lead, cl, rest, combo in rules:
+                q = _divide(m, lead)
+                if q is None:
+                    continue
+                factor = {q: c / cl}
+                for i, e in combo.items():
+                    quotients[i] = poly_add(quotients.get(i, {}), poly_mul(factor, e))
+                out = poly_add(out, poly_mul(factor, rest), -1)
+                changed = True
+                break
+            else:
+                out = poly_add(out, {m: c})
+        p = out
+        if len(p) > limit:
+            return None
+        if not changed:
+            return p, {i: q for i, q in quotients.items() if q}
+    return None
+
+
+def _reduce_columns(columns: list, quotients: dict, rules: list, start: int) -> bool:
+    """Reduce the columns from start on by the rules (in place; their quotients into
+    quotients); False when one does not settle."""
+    if not rules:
+        return True
+    for j in range(start, len(columns)):
+        _in_time()
+        kind, payload, p, nonnegative, strict = columns[j]
+        reduced = _reduce(p, rules)
+        if reduced is None:
+            return False
+        columns[j] = (kind, payload, reduced[0], nonnegative, strict)
+        if reduced[1]:
+            quotients[j] = reduced[1]
+    return True
 
 
 def _text(c: Fraction) -> str:
@@ -531,6 +845,7 @@ def _row_reduce(matrix, width: int):
     pivots = {}
     row = 0
     for col in range(width):
+        _in_time()
         pivot = next((i for i in range(row, len(matrix)) if matrix[i][col] != 0), None)
         if pivot is None:
             continue
