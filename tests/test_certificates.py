@@ -54,7 +54,7 @@ GAMMA = _statement(["gt", _poly(("1", {"g": 1}))], ["ge", _poly(("-1", {"g": 1})
 
 
 def _literal_index(text, fact):
-    branch, _ = parse_statement(text)
+    branch, _, _ = parse_statement(text)
     return branch.literals.index(fact)
 
 
@@ -117,6 +117,79 @@ def test_cases_cuts_and_integer_splits():
            "proof": _leaf([["1", [1]], ["1", [2]], ["1", []]]),  # (x-2) + (1-x) + 1 = 0
            "then": _leaf([["1", [0]], ["1", [2]], ["1", []]])}  # -x + (x-1) + 1 = 0
     check(text, cut)
+
+
+# ---------------------------------------------------------------------------- floor and ceil
+# floor(a) and ceil(a) are helper atoms listed among the statement's integers: whole numbers
+# of either sign, with f <= a < f + 1 (c - 1 < a <= c).  Integer splits may use them; a model
+# must give them whole values.
+
+def _whole_statement(kind: str, value: Fraction, n: int):
+    """The kernel's statement of 'X = value gives kind(X) = n', and the name of kind(X)'s atom."""
+    import sympy as sp
+
+    from novikoff.kernel.certificates import fact_atoms
+    from novikoff.kernel.formulas import Relation
+    from novikoff.kernel.statements import statement_of
+    x = sp.Symbol("X", real=True)
+    term = sp.floor(x) if kind == "floor" else sp.ceiling(x)
+    statement = statement_of((Relation("=", x, sp.Rational(value.numerator, value.denominator)),),
+                             Relation("=", term, n))
+    atoms = set().union(*(fact_atoms(f, set()) for f in statement.facts))
+    (whole,) = atoms - {"X"}
+    return statement, whole
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(["floor", "ceil"]),
+       value=st.fractions(min_value=-20, max_value=20, max_denominator=6),
+       n=st.integers(-21, 21), guess=st.integers(-21, 21))
+def test_floor_and_ceil_have_exactly_their_whole_value(kind, value, n, guess):
+    """With X = value, the statement 'kind(X) = n' negated has a model exactly where the
+    helper atom takes kind(value) (and that is not n): the definitions pin it, and it is whole."""
+    import math
+    statement, whole = _whole_statement(kind, value, n)
+    assert statement.integers == {whole} and '"integers":[' in statement.text
+    truth = math.floor(value) if kind == "floor" else math.ceil(value)
+    for v in {Fraction(guess), Fraction(truth), truth + Fraction(1, 2)}:
+        model = _model(X=value, **{whole: v})
+        if v == truth and truth != n:
+            check_model(statement.facts, statement.nats, model, statement.integers)
+        else:
+            with pytest.raises(CertificateError):
+                check_model(statement.facts, statement.nats, model, statement.integers)
+
+
+def test_an_integer_split_is_allowed_on_the_integers_only():
+    """T > floor(a), T <= a: T - floor(a) > 0 is >= 1 for whole numbers; refused once floor(a)
+    is not listed among the integers, or on a real atom."""
+    f = "!floor[a]"
+    facts = [["gt", _poly(("1", {"T": 1}), ("-1", {f: 1}))],  # T - f > 0
+             ["ge", _poly(("1", {"a": 1}), ("-1", {"T": 1}))],  # a - T >= 0
+             ["gt", _poly(("1", {f: 1}), ("1", {}), ("-1", {"a": 1}))]]  # f + 1 - a > 0
+    text = canonical_statement(facts, ["T"], [f])
+    assert text.endswith(f',"integers":{json.dumps([f])}}}')
+    split = _poly(("1", {"T": 1}), ("-1", {f: 1}))
+    literals = parse_statement(text)[0].literals
+    t_minus_f, a_minus_t, f_above = (_literal_index(text, (k, poly_from_json(p)))
+                                     for k, p in facts)
+    low = _leaf([["1", [t_minus_f]], ["1", [len(literals)]]])  # P > 0 and -P >= 0
+    high = _leaf([["1", [a_minus_t]], ["1", [f_above]], ["1", [len(literals)]]])
+    node = {"by": "integer", "poly": split, "at": "0", "cases": [low, high]}
+    check(text, node)
+    with pytest.raises(CertificateError, match="integers"):
+        check(canonical_statement(facts, ["T"]), node)
+    moved = canonical_statement([[k, json.loads(json.dumps(p).replace(f, "b"))]
+                                 for k, p in facts], ["T"], [f])
+    with pytest.raises(CertificateError, match="integers"):
+        check(moved, json.loads(json.dumps(node).replace(f, "b")))
+    # a model gives an integer a whole value, of either sign
+    facts_only, nats, integers = read_statement(text)
+    with pytest.raises(CertificateError, match="whole"):
+        check_model(facts_only, nats, _model(T=0, a=Fraction(-1, 2), **{f: Fraction(-1, 2)}),
+                    integers)
+    with pytest.raises(CertificateError, match="false"):
+        check_model(facts_only, nats, _model(T=0, a=Fraction(-1, 2), **{f: -1}), integers)
 
 
 # ---------------------------------------------------------------------------- cut nodes
@@ -257,7 +330,7 @@ def certificates(draw, size: int):
 @given(data=st.data())
 def test_no_certificate_is_accepted_for_a_satisfiable_statement(data):
     text, point = data.draw(false_obligations())
-    branch, _ = parse_statement(text)
+    branch, _, _ = parse_statement(text)
     for kind, p in branch.literals:  # the drawn point satisfies every fact
         value = sum(c * _value(m, point) for m, c in p.items())
         assert {"ge": value >= 0, "gt": value > 0, "eq": value == 0}[kind]
@@ -282,8 +355,8 @@ def _model(**values):
 
 
 def _check_model(text, model):
-    facts, nats = read_statement(text)
-    check_model(facts, nats, model)
+    facts, nats, integers = read_statement(text)
+    check_model(facts, nats, model, integers)
 
 
 # k is a nat with k*g >= 1, g > 0: satisfied at k = 2, g = 1/2
@@ -390,8 +463,9 @@ def test_the_kernel_hands_the_checker_the_facts_of_its_text(replayed):
     assert len(_STATEMENTS) > 500
     renamed = 0
     for statement in _STATEMENTS:
-        facts, nats = read_statement(statement.text)
-        assert (list(statement.facts), statement.nats) == (facts, nats), statement.text[:300]
+        facts, nats, integers = read_statement(statement.text)
+        assert (list(statement.facts), statement.nats, statement.integers) == (
+            facts, nats, integers), statement.text[:300]
         assert statement.key == statement_key(statement.text)
         renamed += "~1" in statement.text or "dummy_index=1" in statement.text
     assert renamed > 50  # the statements whose fresh symbols are numbered are among them
@@ -432,7 +506,7 @@ def _cut_nodes(node):
 def _term_polys(text, certificate):
     """Per leaf (in _leaves order): the polynomial of each term, from the checker's arithmetic
     (only the root branch's literals are known here: leaves under cases are skipped)."""
-    branch, _ = parse_statement(text)
+    branch, _, _ = parse_statement(text)
     literals = branch.literals
     if certificate["by"] != "psatz":
         return None
@@ -826,12 +900,12 @@ def test_a_model_of_a_run_of_mistakes_is_found_with_vectors_in_coordinates(tmp_p
     for text in statements:
         model = find_model(text, 5000, 60.0)
         assert model is not None, text[:300]
-        facts, nats = read_statement(text)
-        check_model(facts, nats, model)
-    facts, nats = read_statement(statements[0])
+        facts, nats, integers = read_statement(text)
+        check_model(facts, nats, model, integers)
+    facts, nats, integers = read_statement(statements[0])
     deadline = time.monotonic() + 30
-    assert _search(facts, nats, 1, 5000, deadline) is None  # not on a line
-    assert _search(facts, nats, 2, 5000, deadline) is not None
+    assert _search(facts, nats, integers, 1, 5000, deadline) is None  # not on a line
+    assert _search(facts, nats, integers, 2, 5000, deadline) is not None
 
 
 def test_no_model_is_accepted_for_a_statement_a_certificate_proves_contradictory(replayed):
@@ -844,7 +918,7 @@ def test_no_model_is_accepted_for_a_statement_a_certificate_proves_contradictory
     assert len(models) >= 100 and len(certified_) >= 300, (len(models), len(certified_))
     for text, certificate in certified_[::4]:
         check(text, certificate)
-        facts, nats = read_statement(text)
+        facts, nats, _ = read_statement(text)
         atoms = {a for fact in json.loads(text)["facts"] for a in _fact_atom_names(fact)}
         tries = [{a: "0" for a in atoms}, {a: "1" for a in atoms}] + [
             {a: values.get(a, "0") for a in atoms} for values in models[::7]]

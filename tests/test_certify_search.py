@@ -219,5 +219,38 @@ def test_a_leaf_of_a_high_degree_literal_and_its_negation():
                                                   ("-1", {"d": 1}))],
                                      ["gt", _poly(("-1", {"a": 3, "b": 4, "c": 4}),
                                                   ("1", {"d": 1}))]], [])
-    branch, _ = parse_statement(statement)
+    branch, _, _ = parse_statement(statement)
     check(statement, _leaf(branch.literals, [0, 1], degree=2))
+
+
+WHOLE = """setting s:
+  real gamma > 0
+  nat T
+
+lemma at_most_floor: T <= floor(1/gamma^2)
+  given bound: T <= 1/gamma^2
+proof:
+  T <= floor(1/gamma^2)    by bound
+
+lemma ceil_of_nat: ceil(T) = T
+proof:
+  ceil(T) = T
+"""
+
+
+def test_floor_and_ceil_steps_are_certified(tmp_path):
+    """A whole P > 0 is P >= 1 (T > floor(a), ceil(T) > T): Z3 leaves 0 < ceil(T) - T < 1
+    unknown, so the search splits first; without the statement's integers the kernel refuses
+    the split."""
+    path = tmp_path / "whole.proof"
+    path.write_text(WHOLE, encoding="utf-8")
+    pending = {label: s for label, s in _pending(path).items() if "!floor" in s or "!ceil" in s}
+    assert len(pending) == 2, pending
+    for label, statement in pending.items():
+        certificate = find_certificate(statement)
+        assert certificate is not None, label
+        check(statement, certificate)
+        assert '"by": "integer"' in json.dumps(certificate)
+        without = {k: v for k, v in json.loads(statement).items() if k != "integers"}
+        with pytest.raises(CertificateError, match="integers"):
+            check(json.dumps(without), certificate)

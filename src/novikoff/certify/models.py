@@ -39,28 +39,30 @@ def find_model(statement_text: str, timeout_ms: int = 3000, budget_s: float = 20
     product is theirs: what real vectors satisfy (Cauchy-Schwarz, Gram determinants) then holds
     by construction, and in one dimension the norm of a combination of vectors is a whole number,
     where free values leave it a square root."""
-    facts, nats = read_statement(statement_text)
+    facts, nats, integers = read_statement(statement_text)
     # Each share counted from its own start: a search can run past its deadline by a solver
     # call or two, which must not leave the next one no time (a loaded machine did).
     for dimensions, share in ((None, 0.4), (1, 0.2), (2, 0.2), (3, 0.2)):
-        model = _search(facts, nats, dimensions, timeout_ms,
+        model = _search(facts, nats, integers, dimensions, timeout_ms,
                         time.monotonic() + share * budget_s)
         if model is not None:
             return model
     return None
 
 
-def _search(facts, nats, dimensions, timeout_ms: int, deadline: float) -> dict | None:
+def _search(facts, nats, integers, dimensions, timeout_ms: int,
+            deadline: float) -> dict | None:
     variables: dict = {}
     # Free values: the nats are reals for nlsat, which is complete for real arithmetic (on the
     # margin perceptron's setting it answered in 0.03 s, where Z3's default solver with whole
     # nats gave up after 20 s), and a nat that comes out fractional is pinned to a whole number
     # below.  Coordinates are whole numbers: Z3's integer arithmetic.
     whole_nats = dimensions is not None
+    wholes = nats | integers
 
     def variable(name: str) -> z3.ArithRef:
         if name not in variables:
-            variables[name] = (z3.ToReal(z3.Int(name)) if name in nats and whole_nats
+            variables[name] = (z3.ToReal(z3.Int(name)) if name in wholes and whole_nats
                                else z3.Real(name))
         return variables[name]
 
@@ -88,13 +90,14 @@ def _search(facts, nats, dimensions, timeout_ms: int, deadline: float) -> dict |
         unwieldy = sorted((not name.startswith("!"), len(name), name)
                           for name, value in values.items()
                           if value is None or len(str(value)) > _MAX_TEXT
-                          or (name in nats and value.denominator != 1))
+                          or (name in wholes and value.denominator != 1))
         if not unwieldy:
-            return _checked(facts, nats, values)
+            return _checked(facts, nats, integers, values)
         name = unwieldy[0][-1]
-        if name in nats:  # a nat at a fraction (or an irrational): the whole numbers around it
+        if name in wholes:  # at a fraction (or an irrational): the whole numbers around it
             if not _pin(solver, variables[name], _whole_near(
-                    model.eval(variables[name], model_completion=True)), deadline):
+                    model.eval(variables[name], model_completion=True), name in nats),
+                    deadline):
                 return None
             continue
         # An atom under the root at a value that makes the root rational (1 + R^2 is a square
@@ -169,10 +172,10 @@ def _approx(value: z3.ExprRef) -> Fraction:
     return Fraction(value.approx(20).as_fraction()) if exact is None else exact
 
 
-def _whole_near(value: z3.ExprRef) -> list:
-    """The whole numbers >= 0 next to a value, nearest first."""
+def _whole_near(value: z3.ExprRef, nat: bool) -> list:
+    """The whole numbers (>= 0 for a nat) next to a value, nearest first."""
     approx = _approx(value)
-    below = max(0, math.floor(approx))
+    below = max(0, math.floor(approx)) if nat else math.floor(approx)
     return sorted({Fraction(below), Fraction(below + 1)}, key=lambda c: abs(c - approx))
 
 
@@ -207,10 +210,10 @@ def _fraction(value: z3.ExprRef) -> Fraction | None:
     return None
 
 
-def _checked(facts, nats, values: dict) -> dict | None:
+def _checked(facts, nats, integers, values: dict) -> dict | None:
     model = {"by": "model", "values": {name: str(value) for name, value in sorted(values.items())}}
     try:
-        check_model(facts, nats, model)
+        check_model(facts, nats, model, integers)
     except CertificateError:
         return None
     return model

@@ -46,9 +46,9 @@ def find_certificate(statement_text: str, timeout_ms: int = 3000,
                      budget_s: float = 20.0) -> dict | None:
     """A certificate that the kernel's checker accepts for the statement, or None (also when
     the search takes more than budget_s seconds)."""
-    branch, nats = parse_statement(statement_text)
+    branch, nats, integers = parse_statement(statement_text)
     global _DEADLINE
-    search = _Search(nats, timeout_ms, time.monotonic() + budget_s)
+    search = _Search(nats, integers, timeout_ms, time.monotonic() + budget_s)
     _DEADLINE = search.deadline
     try:
         node = search.close(branch, 0, frozenset())
@@ -97,8 +97,12 @@ class _OutOfTime(Exception):
 
 
 class _Search:
-    def __init__(self, nats, timeout_ms: int, deadline: float):
-        self.nats = nats
+    def __init__(self, nats, integers, timeout_ms: int, deadline: float):
+        # The integers (floor, ceil) are whole numbers as the nats are: Z3's integers, and
+        # atoms to split on by whole numbers (nothing here uses a nat's sign unless a fact says
+        # it).
+        self.nats = nats | integers
+        self.integers = integers
         self.timeout_ms = timeout_ms
         self.deadline = deadline
         self.variables: dict = {}
@@ -172,6 +176,8 @@ class _Search:
         if node is not None:
             return node
         node = self._unit(branch, depth, spent)
+        if node is None:
+            node = self._whole_strict(branch, depth, spent)
         if node is not None:
             return node if node else None
         found = self.core(branch, spent)
@@ -236,6 +242,27 @@ class _Search:
                     return {}
                 cases[live] = case
                 return {"by": "or", "at": j, "cases": cases}
+        return None
+
+    def _whole_strict(self, branch: Branch, depth: int, spent: frozenset):
+        """A strict literal P > 0 of whole numbers that holds a floor or a ceil is P >= 1 (an
+        integer split whose case P <= 0 closes at sight): T > floor(a) is T >= floor(a) + 1.
+        Z3 leaves `0 < ceil(T) - T < 1` unknown, so this is done before its core is asked.  None
+        when there is no such literal, {} when the branch with P >= 1 is not closed."""
+        for i, (kind, p) in enumerate(branch.literals):
+            key = ("integer", _key(p))
+            if kind != "gt" or ("literal", i) in spent or key in spent \
+                    or not _atoms(p) & self.integers \
+                    or not all(c.denominator == 1 and all(a in self.nats for a, _ in m)
+                               for m, c in p.items()):
+                continue
+            low = {"by": "psatz", "products": [["1", [i]], ["1", [len(branch.literals)]]],
+                   "squares": [], "multiples": []}  # P > 0 and -P >= 0
+            high = self.close(branch.copy().add(("ge", poly_add(p, {(): Fraction(-1)}))),
+                              depth, spent | {key})
+            if high is None:
+                return {}
+            return {"by": "integer", "poly": poly_to_json(p), "at": "0", "cases": [low, high]}
         return None
 
     def _root_cut(self, branch: Branch, lits, depth: int, spent: frozenset):

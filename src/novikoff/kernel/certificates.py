@@ -11,7 +11,8 @@ definitions of helper variables (square roots, inverses, ``abs``, ``max``, ``min
 
 and a polynomial ``P`` is a list of terms ``["p/q", [[atom, exponent], ...]]`` (atoms are the
 solver names of the kernel's atoms; exponents are positive integers).  ``nats`` lists the atoms
-that are natural numbers (whole numbers), for integer splits.
+that are natural numbers (whole numbers >= 0) and ``integers``, when a statement has any, the
+atoms that are whole numbers of either sign (``floor`` and ``ceil``), for integer splits.
 
 A *certificate* is a tree; each node closes the branch it is checked in.  A branch holds
 *literals* (``ge``, ``gt``, ``eq`` facts, numbered in the order they were met) and *compounds*
@@ -22,6 +23,7 @@ A *certificate* is a tree; each node closes the branch it is checked in.  A bran
     {"by": "sign", "poly": P, "cases": [pos, zero, neg]}          P > 0 | P = 0 | -P > 0
     {"by": "integer", "poly": P, "at": "n", "cases": [low, high]}  P <= n | P >= n + 1, for
                                                         P with integer coefficients in nats
+                                                        and integers
     {"by": "cut", "fact": ["ge"|"gt"|"eq", P], "proof": node, "then": node}
                                                         proof: the branch with the fact
                                                         negated; then: the branch with it
@@ -37,8 +39,8 @@ A *certificate* is a tree; each node closes the branch it is checked in.  A bran
 
 The other side, a statement whose facts are *consistent* (a setting that is not vacuous), is
 shown by a *model*, ``{"by": "model", "values": {atom: "p/q", ...}}``: ``check_model`` accepts
-it only if it gives every atom of the facts an exact rational value (a nat a whole number >= 0)
-at which every fact holds.
+it only if it gives every atom of the facts an exact rational value (a nat a whole number >= 0,
+an integer a whole number) at which every fact holds.
 """
 
 from __future__ import annotations
@@ -175,15 +177,19 @@ def _fact_from_json(data, depth: int = 0):
     raise CertificateError(f"unknown fact kind {kind!r}")
 
 
-def canonical_statement(facts, nats) -> str:
-    """The statement's canonical text: facts (JSON forms) without repeats, sorted; nats sorted."""
-    return canonical_text([json.dumps(f, separators=(",", ":")) for f in facts], nats)
+def canonical_statement(facts, nats, integers=()) -> str:
+    """The statement's canonical text: facts (JSON forms) without repeats, sorted; nats and
+    integers sorted (integers written only when there are some)."""
+    return canonical_text([json.dumps(f, separators=(",", ":")) for f in facts], nats, integers)
 
 
-def canonical_text(fact_texts, nats) -> str:
+def canonical_text(fact_texts, nats, integers=()) -> str:
     """canonical_statement of facts already written as compact JSON."""
-    return ('{"facts":[' + ",".join(sorted(set(fact_texts))) + '],"nats":'
-            + json.dumps(sorted(set(nats)), separators=(",", ":")) + "}")
+    text = ('{"facts":[' + ",".join(sorted(set(fact_texts))) + '],"nats":'
+            + json.dumps(sorted(set(nats)), separators=(",", ":")))
+    if integers:
+        text += ',"integers":' + json.dumps(sorted(set(integers)), separators=(",", ":"))
+    return text + "}"
 
 
 def statement_key(text: str) -> str:
@@ -224,8 +230,8 @@ def _negated(fact):
 
 
 class _Checker:
-    def __init__(self, nats):
-        self.nats = frozenset(nats)
+    def __init__(self, wholes):
+        self.wholes = frozenset(wholes)  # the atoms that are whole numbers: nats and integers
         self.nodes = 0
         self.work = 0
 
@@ -266,10 +272,11 @@ class _Checker:
     def _integer(self, branch: Branch, node, depth: int) -> None:
         p = poly_from_json(node["poly"])
         n = _rational(node["at"])
-        if n.denominator != 1 or any(c.denominator != 1 or any(a not in self.nats for a, _ in m)
+        if n.denominator != 1 or any(c.denominator != 1
+                                     or any(a not in self.wholes for a, _ in m)
                                      for m, c in p.items()):
             raise CertificateError("integer: a whole number, and a polynomial with integer "
-                                   "coefficients in the nats, are needed")
+                                   "coefficients in the nats and integers, are needed")
         low = poly_add(_constant(n), p, -1)  # n - p >= 0
         high = poly_add(p, _constant(-n - 1))  # p - n - 1 >= 0
         self._cases(branch, node, [("ge", low), ("ge", high)], depth)
@@ -334,45 +341,49 @@ class _Checker:
 
 
 def read_statement(statement_text: str) -> tuple:
-    """(facts, nats) of a statement's canonical text, the facts in its order."""
+    """(facts, nats, integers) of a statement's canonical text, the facts in its order."""
     try:
         statement = json.loads(statement_text)
     except ValueError as exc:
         raise CertificateError(f"the statement is not JSON: {exc}") from None
-    if not (isinstance(statement, dict) and set(statement) == {"facts", "nats"}
-            and isinstance(statement["facts"], list) and isinstance(statement["nats"], list)
-            and all(isinstance(n, str) for n in statement["nats"])):
-        raise CertificateError("a statement is {facts, nats}")
-    return [_fact_from_json(f) for f in statement["facts"]], frozenset(statement["nats"])
+    if not (isinstance(statement, dict)
+            and set(statement) in ({"facts", "nats"}, {"facts", "nats", "integers"})
+            and isinstance(statement["facts"], list)
+            and all(isinstance(statement.get(key, []), list)
+                    and all(isinstance(n, str) for n in statement.get(key, []))
+                    for key in ("nats", "integers"))):
+        raise CertificateError("a statement is {facts, nats} or {facts, nats, integers}")
+    return ([_fact_from_json(f) for f in statement["facts"]], frozenset(statement["nats"]),
+            frozenset(statement.get("integers", [])))
 
 
 def parse_statement(statement_text: str) -> tuple:
-    """(the root Branch, nats) of a statement's canonical text."""
-    facts, nats = read_statement(statement_text)
+    """(the root Branch, nats, integers) of a statement's canonical text."""
+    facts, nats, integers = read_statement(statement_text)
     branch = Branch()
     for fact in facts:
         branch.add(fact)
-    return branch, nats
+    return branch, nats, integers
 
 
 def check(statement_text: str, certificate) -> None:
     """Accept (return None) only if the certificate shows the statement's facts contradictory;
     raise CertificateError otherwise.  statement_text: canonical_statement's text."""
     try:
-        facts, nats = read_statement(statement_text)
+        facts, nats, integers = read_statement(statement_text)
     except RecursionError:
         raise CertificateError("the statement is nested too deeply") from None
-    check_facts(facts, nats, certificate)
+    check_facts(facts, nats, certificate, integers)
 
 
-def check_facts(facts, nats, certificate) -> None:
+def check_facts(facts, nats, certificate, integers=frozenset()) -> None:
     """check, for a statement's facts as read_statement reads its text (the kernel hands over
     the facts it built, so as not to print and parse them again)."""
     with _failing_closed("certificate", nested="certificate"):
         branch = Branch()
         for fact in facts:
             branch.add(fact)
-        _Checker(nats).close(branch, certificate, 0)
+        _Checker(frozenset(nats) | frozenset(integers)).close(branch, certificate, 0)
 
 
 @contextlib.contextmanager
@@ -391,10 +402,11 @@ def _failing_closed(what: str, nested: str):
 
 # ---------------------------------------------------------------------------- models
 
-def check_model(facts, nats, model) -> None:
+def check_model(facts, nats, model, integers=frozenset()) -> None:
     """Accept (return None) only if the model satisfies every fact exactly, so the facts are
     consistent; raise CertificateError otherwise.  model: {"by": "model", "values": {atom:
-    "p/q"}} with a value for each atom of the facts and for no other, a nat's whole and >= 0."""
+    "p/q"}} with a value for each atom of the facts and for no other, a nat's whole and >= 0,
+    an integer's whole."""
     with _failing_closed("model", nested="statement"):
         if not (isinstance(model, dict) and set(model) == {"by", "values"}
                 and model["by"] == "model" and isinstance(model["values"], dict)):
@@ -409,6 +421,9 @@ def check_model(facts, nats, model) -> None:
         for n in atoms & set(nats):
             if values[n].denominator != 1 or values[n] < 0:
                 raise CertificateError(f"the nat {n} is not a whole number >= 0 in the model")
+        for n in atoms & set(integers):
+            if values[n].denominator != 1:
+                raise CertificateError(f"the integer {n} is not a whole number in the model")
         for fact in facts:
             if not _holds(fact, values):
                 raise CertificateError("a fact of the statement is false in the model")

@@ -96,7 +96,8 @@ def _accepted(obligation, model: bool) -> bool:
     if entry is None or _is_model(entry) != model:
         return False
     try:
-        (check_model if model else check_facts)(statement.facts, statement.nats, entry)
+        (check_model if model else check_facts)(statement.facts, statement.nats, entry,
+                                                  statement.integers)
     except CertificateError as exc:
         LEDGER.refused[key] = str(exc)
         return False

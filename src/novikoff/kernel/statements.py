@@ -6,9 +6,10 @@ simplification): atoms are named by ``atom_name``; square roots, inverses, ``abs
 ``min`` are helper atoms with their total definitions (``a >= 0 => s >= 0 and s^2 = a``,
 ``a < 0 => s = 0``; ``b != 0 => q*b = 1``, ``b = 0 => q = 0``); a relation holds only with its
 domain (a goal also with the conditions its SymPy terms show); ``<v, v> >= 0``; elements of one
-sequence at equal indices are equal.  ``floor`` and ``ceil`` have no statement (such obligations
-rest on the solver).  A helper atom is named after its kind and its argument's polynomial, so
-two different helpers never share a name and the same helper is the same atom everywhere.
+sequence at equal indices are equal.  ``floor(a)`` is a helper atom f that the statement lists
+among its integers (whole numbers of either sign), with ``f <= a < f + 1``; ``ceil(a)`` one c
+with ``c - 1 < a <= c``.  A helper atom is named after its kind and its argument's polynomial,
+so two different helpers never share a name and the same helper is the same atom everywhere.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .certificates import (canonical_text, poly_add, poly_mul, poly_to_json,
+from .certificates import (canonical_text, fact_atoms, poly_add, poly_mul, poly_to_json,
                            statement_key)
-from .formulas import (Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq,
-                       sides)
+from .formulas import Conjunction, Disjunction, Equivalence, Implication, Relation, VectorEq
 from .solver import atom_name, coefficient_conditions
 from .terms import Inner, Norm, index_of
 
@@ -32,10 +32,12 @@ __all__ = ["NoStatement", "Statement", "statement_of"]
 
 
 class NoStatement(Exception):
-    """The obligation has no polynomial statement (floor, ceil, an unsupported term)."""
+    """The obligation has no polynomial statement (an unsupported term)."""
 
 
 _ONE = {(): Fraction(1)}
+# The helper atoms that are whole numbers (a statement's integers), by the prefix of their names.
+_WHOLE_HELPERS = ("!floor[", "!ceil[")
 
 
 def _negate(fact):
@@ -127,6 +129,17 @@ class _Builder:
                      ("and", (("ge", a_minus_b), ("eq", second))))
         return self._define(name, [("or", cases)])
 
+    def whole(self, kind: str, arg) -> dict:
+        """floor(a): a whole number f with f <= a < f + 1; ceil(a): c with c - 1 < a <= c."""
+        a = self.term(arg)
+        name = _helper_name(kind, a)
+        v = {((name, 1),): Fraction(1)}
+        if kind == "floor":
+            facts = [("ge", poly_add(a, v, -1)), ("gt", poly_add(poly_add(v, _ONE), a, -1))]
+        else:
+            facts = [("ge", poly_add(v, a, -1)), ("gt", poly_add(poly_add(a, _ONE), v, -1))]
+        return self._define(name, facts)
+
     def term(self, e) -> dict:
         """The polynomial of a term (not to be mutated: compound terms' are shared)."""
         if e.is_Rational:
@@ -165,6 +178,8 @@ class _Builder:
             for a in args[1:]:
                 out = self.choice("max" if isinstance(e, sp.Max) else "min", a, out)
             return out
+        if isinstance(e, (sp.floor, sp.ceiling)):
+            return self.whole("floor" if isinstance(e, sp.floor) else "ceil", e.args[0])
         raise NoStatement(f"no polynomial statement for {type(e).__name__}")
 
     def power(self, base, exp) -> dict:
@@ -312,6 +327,7 @@ class Statement:
     text: str
     facts: tuple
     nats: frozenset
+    integers: frozenset
 
     @functools.cached_property
     def key(self) -> str:
@@ -334,13 +350,18 @@ def _statement(hypotheses: tuple, goals: tuple, nats: frozenset) -> Statement:
         facts[_text(negated)] = negated
     facts.update(_congruence(atoms))
     names = sorted({atom_name(n) for n in nats})
+    wholes = sorted({name for text, fact in facts.items()
+                     if any(prefix in text for prefix in _WHOLE_HELPERS)
+                     for name in fact_atoms(fact, set()) if name.startswith(_WHOLE_HELPERS)})
     if any(_FRESH.search(t) for t in facts) or any(_FRESH.search(n) for n in names):
         rename = _fresh_names(list(facts), names)
         facts = {rename(t): _renamed(f, rename) for t, f in facts.items()}
         names = sorted({rename(n) for n in names})
+        wholes = sorted({rename(n) for n in wholes})
     order = sorted(facts)
-    return Statement(canonical_text(order, names), tuple(facts[t] for t in order),
-                     frozenset(names))
+    return Statement(canonical_text(order, names, wholes), tuple(facts[t] for t in order),
+                     frozenset(names), frozenset(wholes))
+
 
 
 _FRESH = re.compile(r"(?<=~)\d+|(?<=dummy_index=)\d+")
@@ -372,17 +393,10 @@ def _renamed(fact, rename):
     return kind, {tuple(sorted((rename(a), e) for a, e in m)): c for m, c in body.items()}
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _has_integer_parts(f) -> bool:
-    return any(side.has(sp.floor, sp.ceiling) for side in sides(f))
-
-
 def statement_of(hypotheses, goal, nats=frozenset()) -> Statement:
     """The statement 'the hypotheses and the negated goal are contradictory' (goal: a formula,
     a tuple of them, or None).  Raises NoStatement when there is none."""
     goals = goal if isinstance(goal, tuple) else (goal,) if goal is not None else ()
-    if any(_has_integer_parts(f) for f in (*hypotheses, *goals)):
-        raise NoStatement("floor and ceil rest on the solver")
     try:
         return _statement(tuple(hypotheses), goals, frozenset(nats))
     except RecursionError:
