@@ -355,7 +355,10 @@ def _statement(hypotheses: tuple, goals: tuple, nats: frozenset) -> Statement:
                      for name in fact_atoms(fact, set()) if name.startswith(_WHOLE_HELPERS)})
     if any(_FRESH.search(t) for t in facts) or any(_FRESH.search(n) for n in names):
         rename = _fresh_names(list(facts), names)
-        facts = {rename(t): _renamed(f, rename) for t, f in facts.items()}
+        # (a fact with no fresh symbol is its own renaming: measured, renaming 0.26 -> 0.06 s of
+        # CPU in a check of four library files)
+        facts = {rename(t): _renamed(f, rename) if _FRESH.search(t) else f
+                 for t, f in facts.items()}
         names = sorted({rename(n) for n in names})
         wholes = sorted({rename(n) for n in wholes})
     order = sorted(facts)
