@@ -1742,6 +1742,45 @@ def _nat_values(s: Setting, premises) -> list:
     return out
 
 
+def _solved_nat_values(s: Setting, premises) -> list:
+    """(k, v) for the whole values v >= 0 that SymPy solves the premises' equations between
+    nats for (2*k = 4; k = j + 1 and j = 1; k*k = 4), where they are not a literal `k = v`, and
+    those that numeric bounds leave a nat (k >= 2 and k <= 2; at most 3 values).  Untrusted:
+    each is used only as the premise of an implication, true whatever it is."""
+    parts = list(premises)
+    for p in parts:  # (the list grows with the parts of a conjunction)
+        if isinstance(p, Conjunction):
+            parts += p.parts
+    equations, low, high = [], {}, {}
+    for p in parts:
+        if isinstance(p, Relation) and p.rel in ("<", "<=", ">", ">="):
+            for k, c, rel in ((p.lhs, p.rhs, p.rel), (p.rhs, p.lhs, _FLIP[p.rel])):
+                if k in s.nats and c.is_Rational:  # the whole numbers k may take
+                    bound = int({">": sp.floor(c) + 1, ">=": sp.ceiling(c),
+                                 "<": sp.ceiling(c) - 1, "<=": sp.floor(c)}[rel])
+                    if rel in (">", ">="):
+                        low[k] = max(low.get(k, 0), bound)
+                    else:
+                        high[k] = min(high.get(k, bound), bound)
+        if isinstance(p, Relation) and p.rel == "=":
+            e = sp.expand(p.lhs - p.rhs)
+            if e.free_symbols and e.free_symbols <= s.nats and e.is_polynomial() \
+                    and sp.Poly(e, *sorted(e.free_symbols, key=str)).total_degree() <= 2:
+                equations.append(e)
+    found = [(k, sp.Integer(v)) for k in high for v in range(low.get(k, 0), high[k] + 1)
+             if high[k] - low.get(k, 0) < 3]
+    unknowns = sorted(set().union(*(e.free_symbols for e in equations)), key=str)
+    if equations and len(unknowns) <= 3:
+        try:
+            solutions = sp.solve(equations, unknowns, dict=True)
+        except (NotImplementedError, ValueError, TypeError):
+            solutions = []
+        found += [(k, v) for solution in solutions[:4] for k, v in solution.items()
+                  if v.is_Integer and v >= 0]
+    literal = set(_nat_values(s, premises))
+    return [kv for kv in dict.fromkeys(found) if kv not in literal]
+
+
 def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict:
     """Verdict 'invalid' when the givens of an implication statement are consistent with the
     setting (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown
@@ -1766,6 +1805,17 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
             except ValueError:  # not exactly at that value (terms.exact_subs): left out
                 continue
         formulas += moved + _at_indices_of(s, moved)
+    # A nat the givens set through other formulas (2*k = 4): where k = v, the givens hold at v
+    # (an implication, true whichever v SymPy solved), and the setting meets them there.
+    for k, value in _solved_nat_values(s, statement.premises):
+        moved = []
+        for premise in statement.premises:
+            try:
+                moved.append(premise.subs(k, value))
+            except ValueError:
+                continue
+        formulas += [Implication((Relation("=", k, value),), m) for m in moved]
+        formulas += _at_indices_of(s, moved)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
