@@ -27,7 +27,7 @@ from .kernel.certified import LEDGER
 from .display import display_name
 from .kernel.formulas import free_symbols, sides
 from .kernel.solver import AUDIT, LIMITS, atom_name
-from .kernel.terms import count
+from .kernel.terms import count, exact_subs
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
 from .language.lexer import read_source, source_lines
@@ -953,6 +953,7 @@ class _LemmaCheck:
         out = []
         pairs = [(a, b) for a, b in itertools.combinations(sorted(inner, key=sp.default_sort_key),
                                                            2) if count(a) == count(b)]
+        pairs += self._partner_sums(premises, inner)
         for a, b in pairs[:_SHIFTS]:
             for rel in ("=", "<=", ">="):
                 compared = K.decide(self.setting, premises, K.Relation(rel, a, b),
@@ -961,6 +962,30 @@ class _LemmaCheck:
                     out.append(compared.theorem)
                     break
         return out
+
+    def _partner_sums(self, premises, sums) -> list:
+        """(S', S) for each sum S and each cited fact `A = B` (or `<=`, `>=`) in a nat k whose
+        side B at k := S's index is S's term: S' the sum of A over S's count (sum(i < T,
+        r[i]^2) for sum(i < T, c[i]) by r[t]^2 = c[t]), which the goal need not mention (a
+        Cauchy-Schwarz fact for sums brings it in)."""
+        out = []
+        for total in sorted(sums, key=sp.default_sort_key):
+            (index, *_), = total.limits
+            for thm in premises:
+                f = thm.concl
+                if not (isinstance(f, K.Relation) and f.rel in ("=", "<=", ">=")):
+                    continue
+                for k in sorted(free_symbols(f) & self.setting.nats, key=str):
+                    for side, other in ((f.rhs, f.lhs), (f.lhs, f.rhs)):
+                        try:
+                            if exact_subs(side, k, index) != total.function:
+                                continue
+                            partner = total.func(exact_subs(other, k, index), *total.limits)
+                        except ValueError:  # not exactly at that index (terms.exact_subs)
+                            continue
+                        if partner != total and (partner, total) not in out:
+                            out.append((partner, total))
+        return out[:_SHIFTS]
 
     def _in_setting(self, goal, premises, instances, facts: dict, base: str,
                     cited=()) -> tuple:
