@@ -194,10 +194,10 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
         instances, refused = _instances(s, values)
-        verdict = _modelled(entails(_with_gram(
-            _hypotheses(s, instances + _defined_vector_facts(s, instances), None,
-                        tuple(s.assumptions.values()), summed=True),
-            triples=True), None, 4 * timeout_ms, s.nats, search_model=True))
+        told = _with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances), None,
+                                      tuple(s.assumptions.values()), summed=True),
+                          triples=True)
+        verdict = _modelled(entails(told, None, 4 * timeout_ms, s.nats, search_model=True))
         if verdict.answer == "valid":
             problems.append((None, "failed", "the assumptions contradict each other (at some "
                                              "value of the nats): every lemma of this setting "
@@ -213,7 +213,25 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                                               f"{verdict.reason or 'the solver could not decide'}"
                                               f"; if they contradict each other, every lemma of "
                                               f"this setting would hold vacuously"))
+        elif s.nats:
+            # The same, every nat at least a number past those the assumptions hold: where
+            # they bound a nat (c[k] = k with c[k] <= 5; a recurrence that outgrows a bound),
+            # they fail there, and every nat takes every value.  Only a contradiction counts.
+            large = _past_their_numbers(s)
+            beyond = entails(told + [Relation(">=", k, large) for k in sorted(s.nats, key=str)],
+                             None, timeout_ms, s.nats)
+            if beyond.answer == "valid":
+                problems.append((None, "failed", f"the assumptions contradict each other where "
+                                                 f"every nat is at least {large}: every lemma "
+                                                 f"of this setting would hold vacuously"))
     return problems
+
+
+def _past_their_numbers(s: Setting) -> sp.Integer:
+    """A whole number past twice every number the assumptions hold (10 at least)."""
+    numbers = [abs(n) for f in s.assumptions.values() for side in sides(f)
+               for n in side.atoms(sp.Number) if n.is_Rational]
+    return sp.Integer(2 * int(max(numbers, default=0)) + 10)
 
 
 # At most this many Cauchy-Schwarz facts about vectors defined by a formula, per setting.
