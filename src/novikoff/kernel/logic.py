@@ -1762,7 +1762,8 @@ def _nat_values(s: Setting, premises) -> list:
 
 def _solved_nat_values(s: Setting, premises) -> list:
     """(k, v) for the whole values v >= 0 that SymPy solves the premises' equations between
-    nats for (2*k = 4; k = j + 1 and j = 1; k*k = 4), where they are not a literal `k = v`, and
+    nats for (2*k = 4; k = j + 1 and j = 1; k*k = 4: the linear ones together, a quadratic in
+    one nat alone), where they are not a literal `k = v`, and
     those that numeric bounds leave a nat (k >= 2 and k <= 2; at most 3 values).  Untrusted:
     each is used only as the premise of an implication, true whatever it is."""
     parts = list(premises)
@@ -1787,14 +1788,17 @@ def _solved_nat_values(s: Setting, premises) -> list:
                 equations.append(e)
     found = [(k, sp.Integer(v)) for k in high for v in range(low.get(k, 0), high[k] + 1)
              if high[k] - low.get(k, 0) < 3]
-    unknowns = sorted(set().union(*(e.free_symbols for e in equations)), key=str)
-    if equations and len(unknowns) <= 3:
-        try:
-            solutions = sp.solve(equations, unknowns, dict=True)
-        except (NotImplementedError, ValueError, TypeError):
-            solutions = []
-        found += [(k, v) for solution in solutions[:4] for k, v in solution.items()
-                  if v.is_Integer and v >= 0]
+    # The linear equations together (an exact elimination), a quadratic in one nat alone (its
+    # roots in closed form): SymPy's solve on quadratics in two nats ran for minutes.
+    linear = [e for e in equations if sp.Poly(e, *e.free_symbols).total_degree() == 1]
+    if linear:
+        unknowns = sorted(set().union(*(e.free_symbols for e in linear)), key=str)
+        for values in sp.linsolve(linear, unknowns):
+            found += [(k, v) for k, v in zip(unknowns, values) if v.is_Integer and v >= 0]
+    for e in equations:
+        if len(e.free_symbols) == 1 and e not in linear:
+            (k,) = e.free_symbols
+            found += [(k, v) for v in sp.roots(sp.Poly(e, k)) if v.is_Integer and v >= 0]
     literal = set(_nat_values(s, premises))
     return [kv for kv in dict.fromkeys(found) if kv not in literal]
 
