@@ -254,3 +254,71 @@ def test_floor_and_ceil_steps_are_certified(tmp_path):
         without = {k: v for k, v in json.loads(statement).items() if k != "integers"}
         with pytest.raises(CertificateError, match="integers"):
             check(json.dumps(without), certificate)
+
+
+# ---------------------------------------------------------------------------- 1/sqrt(a)^2 = 1/a
+
+def _helper(kind: str, argument) -> str:
+    """A helper atom's name, as statements write it: !sqrt[[P]], !inv[[P]]."""
+    return kind + json.dumps([argument], separators=(",", ":"))
+
+
+_ARG = _poly(("1", {}), ("1", {"d": 2, "e": 1}))            # a = 1 + d^2*e
+_Z = _helper("!sqrt", _ARG)                                  # Z = sqrt(a)
+_IZ = _helper("!inv", _poly(("1", {_Z: 1})))                 # 1/Z
+_IA = _helper("!inv", _ARG)                                  # 1/a
+_Z_DEF = ["eq", _poly(("1", {_Z: 2}), ("-1", {}), ("-1", {"d": 2, "e": 1}))]
+_IZ_DEF = ["eq", _poly(("1", {_IZ: 1, _Z: 1}), ("-1", {}))]
+
+
+def test_two_definitions_of_one_root_combine_in_a_leaf():
+    """From Z^2 = a and inv(Z)*Z = 1, inv(Z)^2*a = 1: a multiple of Z's definition by
+    inv(Z)^2, reduced by inv(Z)'s, which one rule per helper atom does not give."""
+    statement = canonical_statement(
+        [_Z_DEF, _IZ_DEF, ["gt", _poly(("1", {_IZ: 2}), ("1", {_IZ: 2, "d": 2, "e": 1}),
+                                       ("-1", {}))]], [])
+    branch, _, _ = parse_statement(statement)
+    node = _leaf(branch.literals, list(range(len(branch.literals))), degree=2)
+    assert node is not None
+    check(statement, node)
+
+
+@pytest.fixture(scope="module")
+def inverse_root():
+    """x/Z^2 = x/a for Z = sqrt(a), the shape of `||u||^2/Z^2` against `||u||^2/(1 + D^2/
+    Delta^2)` (freund_schapire_nonseparable.proof:66), and its certificate."""
+    statement = canonical_statement(
+        [["ge", _poly(("1", {"e": 1}))], ["ge", _poly(("1", {_Z: 1}))], _Z_DEF, _IZ_DEF,
+         ["eq", _poly(("1", {_IA: 1}), ("1", {_IA: 1, "d": 2, "e": 1}), ("-1", {}))],
+         ["ne", _poly(("1", {"x": 1, _IZ: 2}), ("-1", {"x": 1, _IA: 1}))]], [])
+    certificate = find_certificate(statement, 5000, 30.0)
+    assert certificate is not None
+    return statement, certificate
+
+
+def test_the_inverse_of_a_root_squared_is_cut(inverse_root):
+    statement, certificate = inverse_root
+    check(statement, certificate)
+    facts = [poly_from_json(n["fact"][1]) for n in _nodes(certificate)
+             if n["by"] == "cut" and n["fact"][0] == "eq"]
+    # inv(Z)^2*(1 + d^2*e) - 1 = 0
+    assert {(): -1, ((_IZ, 2),): 1, tuple(sorted([("d", 2), ("e", 1), (_IZ, 2)])): 1} in facts, \
+        certificate
+
+
+def test_a_mutated_inverse_root_cut_or_leaf_is_refused(inverse_root):
+    statement, certificate = inverse_root
+    tried = 0
+    for mutated in _mutated_cuts(certificate):
+        tried += 1
+        with pytest.raises(CertificateError):
+            check(statement, mutated)
+    assert tried >= 4
+    leaves = [n for n in _nodes(certificate) if n["by"] == "psatz" and n["multiples"]]
+    assert leaves
+    for k in range(len(leaves)):
+        mutated = copy.deepcopy(certificate)
+        leaf = [n for n in _nodes(mutated) if n["by"] == "psatz" and n["multiples"]][k]
+        leaf["multiples"][0][0].append(["1", [["x", 1]]])
+        with pytest.raises(CertificateError):
+            check(statement, mutated)

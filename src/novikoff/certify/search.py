@@ -8,7 +8,8 @@ strict products weighing 1.  The LP's solution is floating point: it only names 
 which the identity is solved again exactly in Fractions.  When no leaf is found, the branch is
 split on a disjunction of its core (each disjunct a branch of its own); when none is left, the
 core's literals are tried with products of three, four and five, then a cut that squares a
-literal's sides, or takes their square roots (_root_cuts), then an integer split on a nat
+literal's sides, or takes their square roots (_root_cuts), then a cut of inv(s)^2*a = 1 for a
+root s = sqrt(a) and its inverse (_inverse_root_cut), then an integer split on a nat
 (n <= 0 | n >= 1), then a sign split on an atom of the core, nats first.
 """
 
@@ -211,7 +212,11 @@ class _Search:
                 leaf = _leaf(branch.literals, lits, degree=degree)
                 if leaf is not None:
                     return leaf
+            # A root's two definitions combined (inv(s)^2*a = 1 from s^2 = a, inv(s)*s = 1) are
+            # a cut of their own: a leaf rewrites by one rule per helper atom, and a goal that
+            # writes 1/a where the facts have 1/s^2 needs both at once.
             return (self._root_cut(branch, lits, depth, spent)
+                    or self._inverse_root_cut(branch, depth, spent)
                     or self._sign_split(branch, lits, depth, spent))
         return None
 
@@ -292,6 +297,54 @@ class _Search:
             then = self.close(branch.copy().add(fact), depth + 1, spent | {key})
             if then is not None:
                 return {"by": "cut", "fact": [fact[0], poly_to_json(fact[1])], "proof": proof,
+                        "then": then}
+        return None
+
+    def _inverse_root_cut(self, branch: Branch, depth: int, spent: frozenset):
+        """A cut of inv(s)^2*a = 1 where the branch defines s = sqrt(a) (s^2 = a) and its
+        inverse (inv(s)*s = 1): the two definitions combined, which the leaves' rewriting (one
+        rule per atom) does not do (1/Z^2 = 1/(1 + D^2/Delta^2) for Z = sqrt(1 + D^2/Delta^2)).
+        Only where the branch also has 1/a (the atom !inv[[a]]): the cut links the facts on 1/s
+        to those on 1/a; elsewhere it is true but of no use, and the search under it can take
+        the budget that the splits after it need (freund_schapire_nonseparable.proof:120)."""
+        atoms: set = set()
+        for fact in branch.literals + branch.compounds:
+            fact_atoms(fact, atoms)
+        squares, inverses = {}, []
+        for kind, p in branch.literals:
+            if kind != "eq" or len(p) < 2:
+                continue
+            for m, c in p.items():
+                if len(m) == 1 and m[0][1] == 2 and m[0][0].startswith(_ROOT + "[") \
+                        and all(m[0][0] not in dict(o) for o in p if o != m):
+                    squares[m[0][0]] = poly_add({}, {o: d for o, d in p.items() if o != m},
+                                                -1 / c)
+                if len(m) == 2 and all(e == 1 for _, e in m) and len(p) == 2 \
+                        and () in p and any(a.startswith("!inv[") for a, _ in m):
+                    inverses.append((m, -p[()] / c))
+        for m, value in inverses:
+            (a, _), (b, _) = m
+            inverse, root = (a, b) if a.startswith("!inv[") else (b, a)
+            if root not in squares or "!inv" + root[len(_ROOT):] not in atoms:
+                continue
+            fact = poly_add(poly_mul({((inverse, 2),): Fraction(1)}, squares[root]),
+                            {(): value * value}, -1)
+            key = ("cut", _key(fact))
+            if key in spent:
+                continue
+            # its proof with the facts on its atoms alone, as for _root_cut
+            allowed = _atoms(fact) | {root}
+            hidden = {("literal", j) for j, lit in enumerate(branch.literals)
+                      if not fact_atoms(lit, set()) <= allowed}
+            hidden |= {j for j, comp in enumerate(branch.compounds)
+                       if not fact_atoms(comp, set()) <= allowed}
+            proof = self.close(branch.copy().add(("ne", fact)), depth + 1,
+                               spent | hidden | {key})
+            if proof is None:
+                continue
+            then = self.close(branch.copy().add(("eq", fact)), depth + 1, spent | {key})
+            if then is not None:
+                return {"by": "cut", "fact": ["eq", poly_to_json(fact)], "proof": proof,
                         "then": then}
         return None
 
@@ -684,10 +737,24 @@ def _leaf(literals, chosen, degree: int):
         for q in sorted(multipliers[i]):
             qp = {q: Fraction(1)}
             columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False, False))
+    # The definitions made rules, times the base monomials only: reduced by another rule, a
+    # multiple is what combining two definitions gives (inv(Z)^2*(Z^2 - a) is 1 - inv(Z)^2*a
+    # once inv(Z)*Z is 1); the others reduce to 0 and are dropped.
+    ruled = [i for i in chosen if literals[i][0] == "eq" and i not in left]
+    if len(ruled) > 1:
+        for i in ruled:
+            for q in sorted(base):
+                qp = {q: Fraction(1)}
+                columns.append(("multiple", (qp, i), poly_mul(qp, literals[i][1]), False,
+                                False))
     if len(columns) > _MAX_COLUMNS:
         return None
     if not _reduce_columns(columns, quotients, rules, done):
         return None
+    kept = [j for j, col in enumerate(columns) if col[2] or col[0] != "multiple"]
+    if len(kept) < len(columns):
+        quotients = {new: quotients[j] for new, j in enumerate(kept) if j in quotients}
+        columns = [columns[j] for j in kept]
     rows: dict = {}
     for col in columns:
         for m in col[2]:
