@@ -485,9 +485,9 @@ class _LemmaCheck:
             givens.append(g)
             facts[gname] = K.assume(setting, g)
             self.supposed.append(facts[gname])
-        consistency = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
-                                            self.checker.timeout_ms).answer if givens
-                       else "invalid")
+        verdict = (K.givens_consistency(setting, K.Implication(tuple(givens), goal),
+                                        self.checker.timeout_ms) if givens else None)
+        consistency = verdict.answer if verdict is not None else "invalid"
         if consistency != "invalid":  # the kernel then refuses the lemma: say why here
             first = lemma.givens[0][2]
             self._record(first, "given: " + ", ".join(g[0] for g in lemma.givens),
@@ -498,7 +498,8 @@ class _LemmaCheck:
                          "could not show the givens consistent with the setting's assumptions "
                          + ("by a stored model, and certificates are required (`novikoff "
                             "certify` searches one)" if LEDGER.required else
-                            "(no values satisfying all of them were found in time)")
+                            f"({verdict.reason})" if verdict.reason.startswith("could not")
+                            else "(no values satisfying all of them were found in time)")
                          + ", so the lemma might hold only vacuously")
         proof = lemma.proof
         if proof.method == "induction":

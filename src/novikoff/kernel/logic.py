@@ -434,7 +434,7 @@ def _meeting_points(s: Setting, k) -> set:
     return set(points[:_MEETING_POINTS])
 
 
-def _at_indices_of(s: Setting, formulas) -> list:
+def _at_indices_of(s: Setting, formulas, refused: list | None = None) -> list:
     """The assumptions at the indices the formulas read (a given about d[T + 5] meets
     `d[k] <= a` at k := T + 5) and those between two of them: for each nat k, offset c of the
     assumptions' indices and index e, the assumption at k := e - c where that is >= 0.
@@ -473,8 +473,9 @@ def _at_indices_of(s: Setting, formulas) -> list:
                     try:
                         out.append(Implication((Relation(">=", value, sp.Integer(0)),),
                                                f.subs(k, value)))
-                    except ValueError:  # not exactly at that value: left out
-                        continue
+                    except ValueError:  # not exactly at that value: left out, and said
+                        if refused is not None:
+                            refused.append(f"{k} = {value}")
     return out
 
 
@@ -1809,40 +1810,52 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
     (its reason says why)."""
     if not isinstance(statement, Implication):
         return Verdict("invalid")
+    refused: list = []  # the values at which a term would be evaluated in floating point
     formulas = list(s.assumptions.values()) + list(statement.premises)
-    formulas += _at_indices_of(s, statement.premises)
+    formulas += _at_indices_of(s, statement.premises, refused)
     # A scaled index (w[2*k] = 0) reaches indices no given reads (w[2] at k := 1): then the
     # setting's own meeting points too.  (Not for every setting: measured to make checking the
     # library 20 times slower, and to leave a givens check undecided.)
     assumptions = list(s.assumptions.values())
     if any(_scaled_indices(assumptions, k) for k in s.nats):
-        formulas += _instances(s)[0]
-    # A given that sets a nat (`k = 2`) moves the others there (w[k] = u gives w[2] = u), and
-    # the setting meets them at their new indices (w[0] = 0, w[k+1] = w[k] + x reach w[2]).
-    for k, value in _nat_values(s, statement.premises):
+        instances, left_out = _instances(s)
+        formulas += instances
+        refused += left_out
+    # A given that sets a nat (`k = 2`, or through other formulas: 2*k = 4) moves the givens
+    # there (w[k] = u gives w[2] = u), each nat alone and all the nats set to numbers together
+    # (k = 1 and j = 1 read w[k + j] at 2), as implications (`k = 2 => w[2] = u`: true
+    # whichever values SymPy solved), and the setting meets them at their new indices (w[0] =
+    # 0, w[k+1] = w[k] + x reach w[2]).
+    values = _nat_values(s, statement.premises) + _solved_nat_values(s, statement.premises)
+    numbers = {}
+    for k, value in values:
+        if value.is_Integer:
+            numbers.setdefault(k, value)
+    moves = [{k: value} for k, value in values]
+    if len(numbers) >= 2:
+        moves.append(numbers)
+    for move in moves:
         moved = []
         for premise in statement.premises:
             try:
-                moved.append(premise.subs(k, value))
-            except ValueError:  # not exactly at that value (terms.exact_subs): left out
+                for k, value in move.items():
+                    premise = premise.subs(k, value)
+            except ValueError:  # not exactly at that value (terms.exact_subs): said below
+                refused.append(", ".join(f"{k} = {v}" for k, v in move.items()))
                 continue
-        formulas += moved + _at_indices_of(s, moved)
-    # A nat the givens set through other formulas (2*k = 4): where k = v, the givens hold at v
-    # (an implication, true whichever v SymPy solved), and the setting meets them there.
-    for k, value in _solved_nat_values(s, statement.premises):
-        moved = []
-        for premise in statement.premises:
-            try:
-                moved.append(premise.subs(k, value))
-            except ValueError:
-                continue
-        formulas += [Implication((Relation("=", k, value),), m) for m in moved]
-        formulas += _at_indices_of(s, moved)
+            moved.append(premise)
+        at = tuple(Relation("=", k, value) for k, value in move.items())
+        formulas += [Implication(at, m) for m in moved] + _at_indices_of(s, moved, refused)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
                        givens=True)
-    return _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
+    verdict = _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
+    if verdict.answer == "invalid" and refused:  # (a contradiction there was not looked for)
+        return Verdict("unknown", reason=f"could not check the givens at "
+                                         f"{', '.join(dict.fromkeys(refused))}: a term there "
+                                         f"would be evaluated in floating point")
+    return verdict
 
 
 def certifies(thm, statement) -> bool:
