@@ -949,7 +949,8 @@ class _LemmaCheck:
         return moved
 
     def _sums_compared(self, premises, goal, instances) -> list:
-        """Two sums of one count that the goal holds inside a root or a power, compared term by
+        """Two sums of one count that the goal holds inside a root or a power (or a sum of the
+        goal and the sum of what a cited fact equates its terms with), compared term by
         term from what the step cites (sum(r[i]^2) = sum(c[i]) by r[t]^2 = c[t], for
         sqrt(sum(r[i]^2)) = sqrt(sum(c[i]))): the kernel's termwise rule reads a goal linear in
         its sums only.  Each comparison is a kernel decision of its own."""
@@ -958,7 +959,10 @@ class _LemmaCheck:
         out = []
         pairs = [(a, b) for a, b in itertools.combinations(sorted(inner, key=sp.default_sort_key),
                                                            2) if count(a) == count(b)]
-        pairs += self._partner_sums(premises, inner)
+        # (a partner sum for any sum of the goal: sum(r)^2 <= T*sum(c) by r[t]^2 = c[t] needs
+        # sum(r^2) = sum(c), the sum outside the power)
+        pairs += self._partner_sums(premises, {s for side in sides(goal)
+                                               for s in side.atoms(sp.Sum)})
         # At most _COMPARISONS decisions in all: each is a whole decision, and hard givens made
         # the 24 of 8 pairs take minutes.
         tries = [(a, b, rel) for a, b in pairs for rel in ("=", "<=", ">=")][:_COMPARISONS]
