@@ -210,16 +210,18 @@ def _margins_near(X, y, w_star, stats: DataStats, gamma, tol):
     """Examples whose y*m is at most tol above gamma (or above the smallest y*m).
 
     Returns (their indices, their y*m, the smallest y*m).  Uses the engine's candidates when
-    they are complete up to that threshold; otherwise computes every <w_star, x_i> once more.
+    they are complete up to that threshold; otherwise the margins kept by the engine's first
+    pass, or every <w_star, x_i> computed once more.
     """
-    if stats.m is None and stats.candidates is not None:
+    if stats.candidates is not None:
         idx, ym, floor = stats.candidates
         threshold = (stats.ym_min if gamma is None else gamma) + tol
         if threshold < floor:
             keep = ym <= threshold
             return idx[keep], ym[keep], stats.ym_min
-        # The candidates may miss an example: the minimum comes from the new margins too.
-        stats.m, stats.ym_min = X @ w_star, None
+        if stats.m is None:
+            # The candidates may miss an example: the minimum comes from the new margins too.
+            stats.m, stats.ym_min = X @ w_star, None
     ym = y * stats.m
     if stats.ym_min is None:
         stats.ym_min = float(ym.min())
