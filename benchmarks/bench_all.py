@@ -10,8 +10,9 @@ voted and averaged perceptrons (variant_rows: `run(..., variant=V)` against the 
 run, audit; n <= 50, d <= 8), as `novikoff fuzz --profile ci` measures it (200 runs per worker,
 forked workers on every core; target >= 300), and on one core.  Then scale and overhead
 (bench_scale.py): the default separator at 20k x 1000 (as `novikoff run` commands and run()
-calls) and 1M x 20 (run() calls) against the run with w* given (target 3), the 100k x 100 run against checks off (target 1.1), exact replay of a
-breast-cancer run (target 60 s).  Then start-up
+calls), 20k x 1000 without numba (run() calls in a process with NOVIKOFF_NO_NUMBA=1) and 1M x 20
+(run() calls) against the run with w* given (target 3), the 100k x 100 run against checks off
+(target 1.1), exact replay of a breast-cancer run (target 60 s).  Then start-up
 (bench_startup.py): commands as fresh processes with the cache of checked lemmas warm and cold
 (target < 1 s), and a run() call that loads the library against one given the lemmas.
 """

@@ -7,8 +7,10 @@ Rows (each a ratio to a baseline measured in this script; ratio / target <= 1 me
   separator         the run with w* computed by the separator and certified against the run
                     with w_star=w_gen on the same planted data: target 3.  20k x 1000 as
                     commands (`novikoff run DATA` against `... --w-star W`, fresh processes;
-                    the ratio of CPU seconds, which stand for a quiet machine's wall time) and
-                    as run() calls; 1M x 20 as run() calls (--small: 5k x 1000, 100k x 20)
+                    the ratio of CPU seconds, which stand for a quiet machine's wall time), as
+                    run() calls, and as run() calls of the numpy fallback (NOVIKOFF_NO_NUMBA=1,
+                    a fresh process, one run of each); 1M x 20 as run() calls (--small: 5k x
+                    1000, 100k x 20)
   overhead          the monitored run at 100k x 100, gamma 0.05 (bench_runtime.py's data)
                     against the same run with checks off: target 1.1
   replay            `replay` of a saved breast-cancer run (the CLI's 1000 passes: some 50k
@@ -89,6 +91,36 @@ def _command_row(X, y, w, repeat: int) -> str:
                 default[1] / given[1], TARGET_SEPARATOR)
 
 
+_FALLBACK_PROBE = """
+import sys, time
+sys.path.insert(0, {here!r})
+from bench_separator import planted
+from novikoff.runtime import HAVE_NUMBA, load_lemmas, run
+assert not HAVE_NUMBA
+lemmas = load_lemmas()
+X, y, w = planted({n}, {d}, 0.01)
+run(X[:1000], y[:1000], w_star=w, lemmas=lemmas)
+given = default = float("inf")
+for _ in range({repeat}):
+    t = time.perf_counter(); run(X, y, w_star=w, lemmas=lemmas); given = min(given, time.perf_counter() - t)
+    t = time.perf_counter(); run(X, y, lemmas=lemmas); default = min(default, time.perf_counter() - t)
+print(given, default)
+"""
+
+
+def fallback_rows(repeat: int, small: bool) -> list:
+    """The numpy fallback (NOVIKOFF_NO_NUMBA=1, a fresh process): the default separator against
+    w* given, as run() calls at 20k x 1000 (--small: 5k x 1000); target 3, as with numba."""
+    import subprocess
+    n, d = (5_000, 1000) if small else (20_000, 1000)
+    code = _FALLBACK_PROBE.format(here=str(Path(__file__).parent), n=n, d=d, repeat=repeat)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, NOVIKOFF_NO_NUMBA="1"), check=True)
+    given, default = map(float, done.stdout.split())
+    return [_row(f"separator {n:,} x {d} no numba", f"default {default:.1f} s, w_star "
+                 f"{given:.2f} s", default / given, TARGET_SEPARATOR)]
+
+
 def overhead_rows(repeat: int) -> list:
     from novikoff.runtime import load_lemmas, max_margin_separator, run
     lemmas = load_lemmas()
@@ -124,7 +156,8 @@ def replay_rows(small: bool) -> list:
 
 def scale_rows(repeat: int, small: bool = False) -> list:
     """Every row of this benchmark (bench_all.py prints them too)."""
-    return [HEAD] + separator_rows(repeat, small) + overhead_rows(repeat) + replay_rows(small)
+    return ([HEAD] + separator_rows(repeat, small) + fallback_rows(1, small)
+            + overhead_rows(repeat) + replay_rows(small))
 
 
 def main(argv=None) -> int:

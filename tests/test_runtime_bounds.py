@@ -91,3 +91,24 @@ def test_certified_constants():
     assert min(exact_margins) - Fraction(gamma) <= Fraction(1, 10 ** 15) * abs(gamma)
     norms2 = [exact_dot(X[i], X[i]) for i in range(200)]
     assert Fraction(stats.R) ** 2 >= max(norms2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_margins_of_many_rows_equal_exact_dot_row_by_row(seed):
+    """The batched exact margins (one scale for all rows) are exact_dot's, row for row: zeros,
+    subnormals, huge and tiny entries, rows that are all zero, rows in any order."""
+    from novikoff.runtime._bounds import exact_margins_scaled
+    rng = np.random.default_rng(seed)
+    n, d = 12, int(rng.integers(1, 9))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-320, 300, (n, d))
+    X[rng.random((n, d)) < 0.2] = 0.0
+    X[0] = 0.0
+    X[1, 0] = 5e-324  # the smallest subnormal
+    w = rng.standard_normal(d) * 10.0 ** rng.integers(-20, 20, d)
+    w[rng.random(d) < 0.1] = 0.0
+    y = rng.choice([-1.0, 1.0], n)
+    rows = rng.permutation(n)[: int(rng.integers(1, n + 1))]
+    totals, exp = exact_margins_scaled(X, y, w, rows)
+    scale = Fraction(2) ** exp
+    assert [t * scale for t in totals] == [int(y[i]) * exact_dot(X[i], w) for i in rows]
+    assert exact_margins_scaled(X, y, w, np.zeros(0, np.int64)) == ([], 0)

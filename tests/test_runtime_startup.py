@@ -110,7 +110,11 @@ def test_run_with_no_checks_runs_the_same_engine_unmonitored(variant, capsys):
     on = json.loads(out_on)
     assert (code, code_on) == (0, 0)
     assert off["checks"] == 0 and off["monitor"] is None and on["checks"] > 0
-    assert off["mistakes"] == on["mistakes"]
+    # nothing certified either (gamma, unless given, and the bound come from the checks)
+    assert off["gamma"] == (0.1 if extra else None)
+    assert off["bound"] is None and on["bound"] is not None
+    for key in ("mistakes", "epochs", "visits", "converged"):
+        assert off[key] == on[key], key
 
 
 @pytest.mark.parametrize("flag, value", [("--report", "out"), ("--plot", "run.png")])

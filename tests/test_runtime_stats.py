@@ -142,19 +142,37 @@ def all_modes_agree(X, y, ws, **kw):
     return ref, res
 
 
+class _Read(np.ndarray):
+    """A view of the kept margins that notes when an operation reads them."""
+    read = False
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _Read.read = True
+        inputs = tuple(np.asarray(a) if isinstance(a, _Read) else a for a in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+
 class CertifySpy:
-    """Wraps the engine's certify_margin: did the certification re-read the data?"""
+    """Wraps the engine's certify_margin: did the certification look past the first pass's
+    candidates (at the margins the first pass kept, or by re-reading the data)?"""
 
     def __init__(self, monkeypatch):
         self.calls = []
         original = _engine.certify_margin
 
         def spy(X, y, ws, stats, gamma=None):
-            before = stats.m is None and stats.candidates is not None
+            before = stats.candidates is not None
+            kept = stats.m
+            _Read.read = False
+            if kept is not None:
+                stats.m = kept.view(_Read)
             out = original(X, y, ws, stats, gamma)
-            # the fallback computes every <w_star, x_i> (stats.m) from the data
-            self.calls.append({"used_candidates": before, "fell_back": before and
-                               stats.m is not None})
+            # past the candidates: every y*m read (kept, or X @ w_star computed into stats.m)
+            past = _Read.read if kept is not None else stats.m is not None
+            if kept is not None:
+                stats.m = kept
+            self.calls.append({"used_candidates": before, "fell_back": before and past,
+                               "reread": before and kept is None and stats.m is not None})
             return out
 
         monkeypatch.setattr(_engine, "certify_margin", spy)
@@ -261,8 +279,9 @@ def test_rows_repeated_many_times(backend, monkeypatch):
         res = run(X, y, w_star=ws, lemmas=[], order=order, cyclic=cyclic, backend=backend)
         assert res.gamma == expected
         (call,) = spy.calls
-        # the minimum is tied (repeated rows, or one row visited twice): the data is re-read
-        assert call["fell_back"]
+        # the minimum is tied (repeated rows, or one row visited twice): every margin is looked
+        # at, those the first pass kept (X is not read again)
+        assert call["fell_back"] and not call["reread"]
     # with a given gamma: at the exact margin it is certified, just above it it is refused
     run(X, y, w_star=ws, gamma=expected, lemmas=[], backend=backend)
     with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
@@ -274,7 +293,7 @@ def _largest_row_last(n=40, big=1e6):
     """Margins 1, 1 + 1e-12, 1 + 2e-12, ... on unit-ish rows, then a row of norm `big`.
 
     The margins are far apart compared with the rounding error of unit rows, but the last row's
-    norm raises the certification's tolerance above the second smallest: the data is re-read.
+    norm raises the certification's tolerance above the second smallest: every margin is looked at.
     """
     rng = np.random.default_rng(3)
     ws = np.array([1.0, 0.0, 0.0])
@@ -299,7 +318,7 @@ def test_largest_row_last_falls_back_and_keeps_the_exact_gamma(backend, monkeypa
         assert res.gamma == expected and res.monitor["violations"] == []
         assert res.R == pytest.approx(np.linalg.norm(X[-1]), rel=1e-12)
         (call,) = spy.calls
-        assert call["fell_back"]
+        assert call["fell_back"] and not call["reread"]
     # given gamma: exactly the margin passes, any larger one is refused in every mode
     run(X, y, w_star=ws, gamma=1.0, lemmas=[], backend=backend)
     with pytest.raises(InvalidArgument, match=r"y\[0\]\*<w_star, X\[0\]> = 1.0 < gamma"):

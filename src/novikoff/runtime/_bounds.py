@@ -142,8 +142,36 @@ def exact_dot(a, b) -> Fraction:
     return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
 
 
-def _exact_margin(X, y, w_star, i) -> Fraction:
-    return int(y[i]) * exact_dot(X[i], w_star)
+def _scaled(total: int, exp: int) -> Fraction:
+    return Fraction(total << exp) if exp >= 0 else Fraction(total, 1 << -exp)
+
+
+def exact_margins_scaled(X, y, w_star, rows) -> tuple:
+    """y_i <w_star, x_i> exactly for every i of rows, as integers t_i on one scale:
+    y_i <w_star, x_i> = t_i * 2**exp.  Returns ([t_i], exp).
+
+    exact_dot's arithmetic for many rows at once: the significands' products and their shifts
+    in numpy object arrays (Python integers, so exact), one exponent for all rows, so that the
+    rows compare as integers and only the one a caller keeps becomes a Fraction (twice as fast
+    as exact_dot row by row on 99 rows of 100 entries; no gcd per row).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return [], 0
+    ma, ea = np.frexp(np.asarray(X[rows], dtype=np.float64))
+    mb, eb = np.frexp(np.asarray(w_star, dtype=np.float64))
+    keep = (ma != 0) & (mb != 0)
+    if not keep.any():
+        return [0] * rows.size, 0
+    ex = (ea + eb).astype(np.int64)
+    low = int(ex[keep].min())
+    # a = (ma * 2**53) * 2**(ea - 53) with an integer significand, exactly; a zero term is 0
+    ia = np.where(keep, (ma * 2.0 ** 53).astype(np.int64), 0).astype(object)
+    ib = (mb * 2.0 ** 53).astype(np.int64).astype(object)
+    shifts = np.where(keep, ex - low, 0).astype(object)
+    totals = ((ia * ib) << shifts).sum(axis=1).tolist()
+    signs = [int(v) for v in np.asarray(y)[rows].tolist()]
+    return [s * int(t) for s, t in zip(signs, totals)], low - 106
 
 
 def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
@@ -162,9 +190,9 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
         # Rows that could hold the minimum: y*m within 2E of the smallest y*m.
         cand, ym, ym_min = _margins_near(X, y, w_star, stats, None, 2 * E)
         if cand.size * max(d, 1) <= _EXACT_BUDGET:
-            exact = {int(i): _exact_margin(X, y, w_star, int(i)) for i in cand}
-            i_min = min(exact, key=exact.get)
-            g_exact = exact[i_min]
+            totals, exp = exact_margins_scaled(X, y, w_star, cand)
+            j = min(range(len(totals)), key=totals.__getitem__)  # the first smallest
+            i_min, g_exact = int(cand[j]), _scaled(totals[j], exp)
             if g_exact <= 0:
                 raise InvalidArgument(
                     f"w_star does not separate the data: y[{i_min}]*<w_star, X[{i_min}]> = "
@@ -196,8 +224,9 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
         raise InvalidArgument(f"gamma={gamma!r}: too many examples ({unsure.size}) are within "
                               f"rounding error of the margin to certify it exactly")
     g = Fraction(gamma)
-    for i in unsure:
-        e = _exact_margin(X, y, w_star, int(i))
+    totals, exp = exact_margins_scaled(X, y, w_star, unsure)
+    for i, t in zip(unsure.tolist(), totals):
+        e = _scaled(t, exp)
         if e < g:
             raise InvalidArgument(
                 f"w_star has a smaller margin than gamma: y[{i}]*<w_star, X[{i}]> = "
@@ -210,16 +239,18 @@ def _margins_near(X, y, w_star, stats: DataStats, gamma, tol):
     """Examples whose y*m is at most tol above gamma (or above the smallest y*m).
 
     Returns (their indices, their y*m, the smallest y*m).  Uses the engine's candidates when
-    they are complete up to that threshold; otherwise computes every <w_star, x_i> once more.
+    they are complete up to that threshold; otherwise the margins kept by the engine's first
+    pass, or every <w_star, x_i> computed once more.
     """
-    if stats.m is None and stats.candidates is not None:
+    if stats.candidates is not None:
         idx, ym, floor = stats.candidates
         threshold = (stats.ym_min if gamma is None else gamma) + tol
         if threshold < floor:
             keep = ym <= threshold
             return idx[keep], ym[keep], stats.ym_min
-        # The candidates may miss an example: the minimum comes from the new margins too.
-        stats.m, stats.ym_min = X @ w_star, None
+        if stats.m is None:
+            # The candidates may miss an example: the minimum comes from the new margins too.
+            stats.m, stats.ym_min = X @ w_star, None
     ym = y * stats.m
     if stats.ym_min is None:
         stats.ym_min = float(ym.min())

@@ -220,10 +220,14 @@ class _Loop:
                     np.empty(cap), np.empty(cap)]  # example, visit, p, <w_star, x>, ||x||^2
         self.first_pass_stats = first_pass_stats
         self.gamma = gamma
-        # <w_star, x_i> and ||x_i||^2 of every example are kept only when every example is
-        # checked; otherwise the first pass keeps their extremes (gamma, R), and the update log
-        # brings the updates' own.
-        self.stat_m = np.empty(n if keep_all else 0)
+        # ||x_i||^2 of every example is kept only when every example is checked; otherwise the
+        # first pass keeps its maximum (R), and the update log brings the updates' own.
+        # <w_star, x_i> is kept whenever the first pass computes the statistics: certifying
+        # gamma needs every y*m near the smallest, and a separator with many support vectors
+        # at one margin (a max-margin w*) puts more than the loop's two smallest there, where
+        # recomputing X @ w_star read all of X again (a fifth of the monitor's overhead at
+        # 100k x 100).  Writing n floats in the loop costs next to nothing.
+        self.stat_m = np.empty(n if keep_all or first_pass_stats else 0)
         self.stat_q = np.empty(n if keep_all else 0)
 
     @property
@@ -284,7 +288,8 @@ class _Loop:
         """The data's statistics from the first pass, completed with the examples the order
         never visited; raises InvalidArgument for a bad row."""
         X, y, ws, st, qw = self.X, self.y, self.ws, self.st, self.qw
-        keep_all = self.stat_m.shape[0] > 0
+        keep_all = self.stat_q.shape[0] > 0
+        keep_m = self.stat_m.shape[0] > 0
         bad, qmax, ymin, imin = int(st[BAD]), float(qw[QMAX]), float(qw[YMIN]), int(st[IMIN])
         # Every example visited whose y*m is below the second smallest is the smallest's.
         idx, ym = np.array([imin] if imin >= 0 else [], np.int64), np.array([ymin] if imin >= 0 else [])
@@ -292,8 +297,10 @@ class _Loop:
         if missing.size:  # examples the order never visited: all of them are candidates
             mm = X[missing] @ ws
             mq = np.einsum("ij,ij->i", X[missing], X[missing])
+            if keep_m:
+                self.stat_m[missing] = mm
             if keep_all:
-                self.stat_m[missing], self.stat_q[missing] = mm, mq
+                self.stat_q[missing] = mq
             ok = (mq >= SMALLEST_NORMAL) & (mq < np.inf)
             if not ok.all():
                 bad = bad if bad >= 0 else int(missing[np.argmin(ok)])
@@ -302,7 +309,7 @@ class _Loop:
             ymin = min(ymin, float(ym_missing.min()))
             idx, ym = np.concatenate([idx, missing]), np.concatenate([ym, ym_missing])
         check_rows(X, bad)
-        return DataStats(self.stat_m if keep_all else None, self.stat_q if keep_all else None,
+        return DataStats(self.stat_m if keep_m else None, self.stat_q if keep_all else None,
                          float(self.ws @ self.ws), X.shape[1], qmax, ymin,
                          candidates=(idx, ym, float(qw[YMIN2])))
 

@@ -64,11 +64,29 @@ _NUMPY_SLICE = 4096  # visits per call of the numpy loop while the run is small
 
 
 def _numpy_visits(*args):
-    """Blocked numpy version: predict a block with one matrix product, stop at its first update."""
+    """Blocked numpy version: predict a block with one matrix product, stop at its first update.
+
+    The first pass's statistics depend on the rows only, not on the updates: they are computed
+    once for every position the call visited in the first pass, after the loop, not block by
+    block (an update every few rows made that a few small numpy calls per update).
+    """
+    X, y, order, ws, st, qw = args[0], args[1], args[2], args[4], args[5], args[6]
+    stat_m, stat_q, need_stats = args[16], args[17], args[18]
+    t0 = int(st[T])
     # Bad entries (NaN, inf) are reported from the statistics once the loop returns; numpy's
     # warnings about them meanwhile would only be noise.
     with np.errstate(all="ignore"):
-        return _numpy_visits_blocks(*args)
+        status = _numpy_visits_blocks(*args[:18], False, *args[19:])
+        t1 = min(int(st[T]), order.shape[0])
+        if need_stats and t0 < t1:
+            rows = order[t0:t1]
+            consecutive = rows[-1] - rows[0] == t1 - t0 - 1 and bool(np.all(np.diff(rows) == 1))
+            step = t1 - t0 if consecutive else _NUMPY_SLICE  # a view, or copies of few rows
+            for a in range(0, t1 - t0, step):
+                part = rows[a:a + step]
+                Xb = X[part[0]:part[-1] + 1] if consecutive else X[part]
+                _numpy_first_pass(Xb, y[part], part, ws, st, qw, stat_m, stat_q)
+    return status
 
 
 def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
@@ -97,9 +115,6 @@ def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, 
         else:
             fire = yb * p <= 0.0
         hits = np.flatnonzero(fire)
-        seen = (stop - r) if hits.size == 0 else int(hits[0]) + 1
-        if need_stats and t < L:  # the first pass: the statistics of the rows visited
-            _numpy_first_pass(Xb[:seen], yb[:seen], rows[:seen], ws, st, qw, stat_m, stat_q)
         if hits.size == 0:
             st[T] = t + (stop - r)
             block = min(block * 2, 1 << 16)
