@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,9 +26,12 @@ from novikoff.certify.store import certificate_path, load_certificates
 from novikoff.checker import Checker, bundled_proofs_dir, proof_files
 from novikoff.kernel import certified
 from novikoff.kernel.certificates import (CertificateError, canonical_statement, check,
-                                          check_model, parse_statement, poly_from_json,
-                                          poly_mul, read_statement, statement_key)
+                                          check_model, fact_atoms, parse_statement,
+                                          poly_from_json, poly_mul, read_statement,
+                                          statement_key)
 from novikoff.kernel.certified import LEDGER
+from novikoff.kernel.formulas import Relation
+from novikoff.kernel.statements import statement_of
 
 from helpers import PERCEPTRON  # noqa: E402  (tests/ is on sys.path)
 
@@ -126,11 +131,6 @@ def test_cases_cuts_and_integer_splits():
 
 def _whole_statement(kind: str, value: Fraction, n: int):
     """The kernel's statement of 'X = value gives kind(X) = n', and the name of kind(X)'s atom."""
-    import sympy as sp
-
-    from novikoff.kernel.certificates import fact_atoms
-    from novikoff.kernel.formulas import Relation
-    from novikoff.kernel.statements import statement_of
     x = sp.Symbol("X", real=True)
     term = sp.floor(x) if kind == "floor" else sp.ceiling(x)
     statement = statement_of((Relation("=", x, sp.Rational(value.numerator, value.denominator)),),
@@ -147,7 +147,6 @@ def _whole_statement(kind: str, value: Fraction, n: int):
 def test_floor_and_ceil_have_exactly_their_whole_value(kind, value, n, guess):
     """With X = value, the statement 'kind(X) = n' negated has a model exactly where the
     helper atom takes kind(value) (and that is not n): the definitions pin it, and it is whole."""
-    import math
     statement, whole = _whole_statement(kind, value, n)
     assert statement.integers == {whole} and '"integers":[' in statement.text
     truth = math.floor(value) if kind == "floor" else math.ceil(value)
@@ -396,8 +395,6 @@ def test_a_model_is_never_accepted_for_a_statement_a_certificate_shows_contradic
 
 def _satisfied(text, point) -> bool:
     """Whether every fact holds at the point, evaluated apart from the kernel (SymPy)."""
-    import sympy as sp
-
     def holds(fact):
         kind, body = fact
         if kind in ("and", "or"):
@@ -450,11 +447,11 @@ _STATEMENTS: list = []  # every Statement the kernel built in the library's chec
 
 
 def _kept(build):
-    def statement_of(*args):
+    def keeping(*args):
         statement = build(*args)
         _STATEMENTS.append(statement)
         return statement
-    return statement_of
+    return keeping
 
 
 def test_the_kernel_hands_the_checker_the_facts_of_its_text(replayed):

@@ -29,17 +29,8 @@ from novikoff.kernel.statements import NoStatement, statement_of
 CASES = Path(__file__).resolve().parent / "cases"
 
 
-@pytest.fixture(autouse=True)
-def clean_ledger():
-    """The ledger is process-wide: every test starts and ends with an empty one."""
-    def reset():
-        LEDGER.store, LEDGER.used, LEDGER.refused = {}, {}, {}
-        LEDGER.recording, LEDGER.pending, LEDGER.labels = False, {}, {}
-        LEDGER.statements, LEDGER.satisfiable = {}, {}
-        LEDGER.required, LEDGER.searcher = False, None
-    reset()
-    yield
-    reset()
+# The ledger is process-wide: every test starts and ends with an empty one (conftest.py).
+pytestmark = pytest.mark.usefixtures("clean_ledger")
 
 
 def _write(path: Path, text: str) -> Path:

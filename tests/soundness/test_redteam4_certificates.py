@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -27,16 +26,8 @@ SAT_NAT = '{"facts":[["gt",[["2",[["n",1]]],["-1",[]]]],["gt",[["-2",[["n",1]]],
 SAT_REAL = SAT_NAT.replace('"nats":["n"]', '"nats":[]')
 
 
-@pytest.fixture(autouse=True)
-def clean_ledger():
-    def reset():
-        LEDGER.store, LEDGER.used, LEDGER.refused = {}, {}, {}
-        LEDGER.recording, LEDGER.pending, LEDGER.labels = False, {}, {}
-        LEDGER.statements, LEDGER.satisfiable = {}, {}
-        LEDGER.required, LEDGER.searcher = False, None
-    reset()
-    yield
-    reset()
+# The ledger is process-wide: every test starts and ends with an empty one (conftest.py).
+pytestmark = pytest.mark.usefixtures("clean_ledger")
 
 
 def _refused(statement, certificate):
