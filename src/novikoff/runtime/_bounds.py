@@ -138,11 +138,11 @@ def exact_dot(a, b) -> Fraction:
     ex = (ea[keep] + eb[keep]).tolist()
     low = min(ex)
     total = sum(x * z << (e - low) for x, z, e in zip(ia, ib, ex))
-    shift = low - 106
-    return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
+    return _scaled(total, low - 106)
 
 
 def _scaled(total: int, exp: int) -> Fraction:
+    """total * 2**exp, exactly."""
     return Fraction(total << exp) if exp >= 0 else Fraction(total, 1 << -exp)
 
 

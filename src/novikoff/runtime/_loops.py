@@ -76,7 +76,7 @@ def _numpy_visits(*args):
     # Bad entries (NaN, inf) are reported from the statistics once the loop returns; numpy's
     # warnings about them meanwhile would only be noise.
     with np.errstate(all="ignore"):
-        status = _numpy_visits_blocks(*args[:18], False, *args[19:])
+        status = _numpy_visits_blocks(*args)
         t1 = min(int(st[T]), order.shape[0])
         if need_stats and t0 < t1:
             rows = order[t0:t1]
@@ -92,6 +92,8 @@ def _numpy_visits(*args):
 def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
                          log_i, log_t, log_p, log_m, log_q, stat_m, stat_q, need_stats,
                          chunk_visits, eta=1.0):
+    """The visits alone (the loops' arguments; stat_m, stat_q and need_stats are its caller's,
+    _numpy_visits, which computes the first pass's statistics after it)."""
     L = order.shape[0]
     cap = log_i.shape[0]
     budget_end = st[T] + chunk_visits
