@@ -41,6 +41,7 @@ def _as_expr(value) -> sp.Expr:
     raise TypeError(f"not a term: {value!r}")
 
 
+@functools.lru_cache(maxsize=1 << 15)  # the same terms are sides of many relations
 def visible_obligations(expr: sp.Expr) -> tuple:
     """The obligations that a SymPy term shows: denominators != 0, radicands >= 0."""
     out = []

@@ -1160,6 +1160,10 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
         return vacuous
 
     for obligation, verdict in _meaningful(s, hyps, target.obligations(), timeout_ms):
+        if sums_in([obligation]) and _met_term_by_term(
+                s, _step_told(s, premises, obligation, facts, summed=True)[0], obligation,
+                timeout_ms, vacuity=not supposed):
+            continue
         return Decision("failed" if verdict.answer == "invalid" else "unknown", "domain",
                         None, verdict, obligation, hyps, verdict.reason)
 
@@ -1202,6 +1206,18 @@ def decide(s: Setting, premises, goal, *, facts=(), timeout_ms: int = 5000) -> D
         return Decision("verified", "goal", _make(s, all_hyps, goal), verdict, target, hyps)
     status = "failed" if verdict.answer == "invalid" else "unknown"
     return Decision(status, "goal", None, verdict, target, hyps, verdict.reason)
+
+
+def _met_term_by_term(s: Setting, told, obligation, timeout_ms: int, vacuity: bool = True
+                      ) -> bool:
+    """Whether a condition of meaning about a sum follows from told, the hypotheses with the
+    sums' shifted and termwise facts for it as the goal (sqrt(sum(i < T, c[i] - 1)) means
+    something where c[t] >= 1 at every t): asked, as for a goal, only where it failed without
+    them.  The facts are true; told them, the hypotheses must still not contradict each other
+    (vacuity: unless they rest on a supposed step, whose consequence that is)."""
+    if vacuity and _contradictory(told, s.nats, timeout_ms, goal=obligation).answer == "valid":
+        return False
+    return not _meaningful(s, told, (obligation,), timeout_ms)
 
 
 def _vacuous(s: Setting, hyps, target, timeout_ms: int):
@@ -1364,8 +1380,10 @@ def _defined(s: Setting, hyps, formula, timeout_ms: int) -> bool:
         return _defined(s, set(hyps) | set(formula.premises), formula.conclusion, timeout_ms)
     # Only what the proof used at every k may be read at every index of a sum.
     everywhere = [h.formula for h in hyps if isinstance(h, Everywhere) and s.allows(h)]
-    return not _meaningful(s, _hypotheses(s, hyps, formula, everywhere), formula.obligations(),
-                           timeout_ms)
+    failing = _meaningful(s, _hypotheses(s, hyps, formula, everywhere), formula.obligations(),
+                          timeout_ms)
+    return all(sums_in([o]) and _met_term_by_term(
+        s, _hypotheses(s, hyps, o, everywhere, summed=True), o, timeout_ms) for o, _ in failing)
 
 
 # ---------------------------------------------------------------------------- structural rules

@@ -162,13 +162,16 @@ class Translator:
 
     def whole(self, e: sp.Expr) -> z3.ArithRef:
         """floor(a) (SMT-LIB's to_int) or ceiling(a) = -floor(-a).  (Z3 fails on the trivial
-        `n - 1 < T <= n, n != T` when floor is an integer variable with bounds, not on to_int.)"""
+        `n - 1 < T <= n, n != T` when floor is an integer variable with bounds, not on to_int.)
+        The term is an integer one: compared with a nat, or added to one, it stays an integer,
+        which Z3 decides at once, where T <= floor(R^2/gamma^2) compared as reals ran out of its
+        budget (the value is the same either way; Z3 makes it real where a real meets it)."""
         self._integers()
         a = self.term(e.args[0])
         a = z3.ToReal(a) if a.is_int() else a
         if isinstance(e, sp.floor):
-            return z3.ToReal(z3.ToInt(a))
-        return -z3.ToReal(z3.ToInt(-a))
+            return z3.ToInt(a)
+        return -z3.ToInt(-a)
 
     def number(self, value: sp.Rational) -> z3.ArithRef:
         f = Fraction(int(value.p), int(value.q))

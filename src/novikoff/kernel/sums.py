@@ -77,8 +77,11 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
                 facts += new
                 found += sums_in(new)
         pending = found
-    if summed and isinstance(goal, Relation):
-        facts += _termwise_facts(goal, nonnegative)
+    if summed:
+        # and for the goal's conditions of meaning, which its proof must show too (the root of
+        # sum(i < T, c[i] - 1) >= 0 where c[t] >= 1)
+        for f in ([goal, *goal.obligations()] if isinstance(goal, Relation) else []):
+            facts += _termwise_facts(f, nonnegative)
     return facts
 
 
