@@ -833,14 +833,20 @@ def _same_element_facts(s: Setting, defs: dict) -> list:
 
 def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False,
                 givens: bool = False) -> list:
-    """What the solver is told: declarations, formulas with vector definitions substituted, and
-    the defining facts of the sums they (and the goal) mention; with summed, also the shifts
-    and the goal's termwise facts (sums.sum_facts).  everywhere: those formulas that hold at
-    every value of the nats (assumptions, and what rests on them alone), from which the terms
-    of a sum may be shown >= 0 at every index; the labels' values in the sums' terms
-    (_label_sums).  givens: for the givens check, also the facts that only a given's
-    contradiction needs (_same_element_facts), kept out of the other checks, whose statements
-    (and stored certificates and models) they would change."""
+    return _hypotheses_and_definitions(s, formulas, goal, everywhere, summed, givens)[0]
+
+
+def _hypotheses_and_definitions(s: Setting, formulas, goal=None, everywhere=(),
+                                summed: bool = False, givens: bool = False) -> tuple:
+    """(what the solver is told, the vector definitions substituted in it). What it is told:
+    declarations, formulas with vector definitions substituted, and the defining facts of the
+    sums they (and the goal) mention; with summed, also the shifts and the goal's termwise
+    facts (sums.sum_facts). everywhere: those formulas that hold at every value of the nats
+    (assumptions, and what rests on them alone), from which the terms of a sum may be shown >=
+    0 at every index; the labels' values in the sums' terms (_label_sums). givens: for the
+    givens check, also the facts that only a given's contradiction needs (_same_element_facts),
+    kept out of the other checks, whose statements (and stored certificates and models) they
+    would change."""
     told, defs = _told_with_definitions(s, formulas, goal)
     if givens:
         told += _same_element_facts(s, defs)
@@ -851,7 +857,7 @@ def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = F
         told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
     known = set(told)
     return (told + sums + [f for f in _label_elements(s, sums) if f not in known]
-            + _label_sums(s, told + sums))
+            + _label_sums(s, told + sums)), defs
 
 
 def _label_sums(s: Setting, formulas) -> list:
@@ -1108,9 +1114,13 @@ def _step_told(s: Setting, premises, goal, facts, summed: bool, unrolled: bool |
                                           goal.domain), defs)
     else:
         target = rewrite_vectors(goal, defs)
-    hyps = _hypotheses(s, concls + _instances_of(s, facts), target,
-                       [t.concl for t in _movable(s, premises)], summed=summed)
-    return tuple(hyps), target
+    hyps, told_defs = _hypotheses_and_definitions(
+        s, concls + _instances_of(s, facts), target, [t.concl for t in _movable(s, premises)],
+        summed=summed)
+    # In the atoms the hypotheses are told in: a sum of vectors of a constant number of terms
+    # that the goal still holds is written one term further out there (sums.vector_sum_steps,
+    # once more), and ||x[19] + S(19)|| is not the atom ||x[18] + x[19] + S(18)||.
+    return tuple(hyps), rewrite_vectors(target, told_defs)
 
 
 def _unrolled(s: Setting, premises, goal) -> list:

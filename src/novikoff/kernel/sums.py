@@ -167,12 +167,36 @@ def _triangle_facts(sums, formulas) -> list:
         if not isinstance(terms, Norm):
             continue
         try:
-            whole = norm(vector_sum(terms.vector(), n))
+            whole = vector_sum(terms.vector(), n)
+            # (and the same sum with its last terms written out, as vector_sum_steps writes a
+            # sum of a constant number of terms in the goal: ||x[19] + S(19)||)
+            forms = [norm(v) for v in _last_terms_out(whole, _PEELED)]
         except ValueError:  # a sum inside the terms
             continue
-        if whole in norms:
-            facts.append(Implication((Relation(">=", n, 0),), Relation("<=", whole, s)))
+        facts += [Implication((Relation(">=", n, 0),), Relation("<=", f, s))
+                  for f in forms if f in norms]
     return facts
+
+
+# How many last terms of a sum of vectors the triangle fact also takes written out.
+_PEELED = 3
+
+
+def _last_terms_out(v: Vec, most: int) -> list:
+    """v, then v with its one sum of vectors S(n) as S(n-1) + (its last term), ... most times
+    (while n >= 1 by its form): the same vector each time."""
+    forms = [v]
+    for _ in range(most):
+        sums = [a for a in v.atoms() if isinstance(a, VectorSum)]
+        if len(sums) != 1 or not _at_least_one(sums[0].count()):
+            break
+        one = sums[0]
+        c = dict(v.terms)[one]
+        n = one.count()
+        shorter = VectorSum(*one.args[:2], n - 1).normal() + one.term_at(n - 1)
+        v = v - Vec.atom(one).scale(c) + shorter.scale(c)
+        forms.append(v)
+    return forms
 
 
 def _starts_later(terms: sp.Expr) -> bool:
