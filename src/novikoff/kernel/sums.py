@@ -79,8 +79,12 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
         pending = found
     if summed:
         # and for the goal's conditions of meaning, which its proof must show too (the root of
-        # sum(i < T, c[i] - 1) >= 0 where c[t] >= 1)
-        for f in ([goal, *goal.obligations()] if isinstance(goal, Relation) else []):
+        # sum(i < T, c[i] - 1) >= 0 where c[t] >= 1); with no goal (a consistency check), for
+        # the formulas' own sums (a[k] <= c[k] against sum(t < 20, a[t]) > sum(t < 20, c[t]))
+        compared = [goal, *goal.obligations()] if isinstance(goal, Relation) else [
+            f for f in formulas if isinstance(f, Relation) and sums_in([f])] if goal is None \
+            else []
+        for f in compared:
             facts += _termwise_facts(f, nonnegative)
     return facts
 
