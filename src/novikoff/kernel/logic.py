@@ -194,7 +194,8 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
         # (an unknown here fails every lemma of the setting; measured 0.01-0.8 s on the
         # library's settings, quiet).
         instances, refused = _instances(s, values)
-        told = _with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances), None,
+        told = _with_gram(_hypotheses(s, instances + _defined_vector_facts(s, instances)
+                                      + _summed_over_rounds(s, s.assumptions.values()), None,
                                       tuple(s.assumptions.values()), summed=True),
                           triples=True)
         verdict = _modelled(entails(told, None, 4 * timeout_ms, s.nats, search_model=True))
@@ -232,6 +233,23 @@ def _past_their_numbers(s: Setting) -> sp.Integer:
     numbers = [abs(n) for f in s.assumptions.values() for side in sides(f)
                for n in side.atoms(sp.Number) if n.is_Rational]
     return sp.Integer(2 * int(max(numbers, default=0)) + 10)
+
+
+def _summed_over_rounds(s: Setting, formulas) -> list:
+    """The setting's vector recurrences that mention no per-update symbol, summed over the
+    rounds for the elements the formulas read (sums.unrolled_updates: w[20] = w[0] + sum(t <
+    20, x[t])), as a step may be told them: so that assumptions or givens against them are
+    found vacuous too.  True: an assumption holds at every k, with the other symbols fixed.
+    Only where the formulas hold a sum (<u, sum(t < 20, x[t])> is a sum of inner products):
+    elsewhere the facts would bring sums of vectors into checks that had none, whose
+    consistency no exact model then shows (a lemma of seed 000 whose givens read w[i])."""
+    updates = [f for f in s.assumptions.values() if isinstance(f, VectorEq)
+               and not free_symbols(f) & s.per_update_symbols]
+    if not updates or not any(atoms_in(f, sp.Sum, VectorSum) for f in formulas):
+        return []
+    elements = {e for f in formulas for e in free_symbols(f)
+                if isinstance(e, sp.core.function.AppliedUndef)}
+    return unrolled_updates(updates, elements, s.nats)
 
 
 # At most this many Cauchy-Schwarz facts about vectors defined by a formula, per setting.
@@ -1876,8 +1894,8 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
         formulas += [Implication(at, m) for m in moved] + _at_indices_of(s, moved, refused)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
-    told = _hypotheses(s, formulas, None, tuple(s.assumptions.values()), summed=True,
-                       givens=True)
+    told = _hypotheses(s, formulas + _summed_over_rounds(s, statement.premises), None,
+                       tuple(s.assumptions.values()), summed=True, givens=True)
     verdict = _contradictory(told, s.nats, timeout_ms, triples=True, search_model=True)
     if verdict.answer == "invalid" and refused:  # (a contradiction there was not looked for)
         return Verdict("unknown", reason=f"could not check the givens at "
