@@ -201,7 +201,7 @@ def test_a_sum_whose_terms_mean_nothing_somewhere_names_them_as_written(tmp_path
           sum(i < T, {term}) >= 0
         """, setting=SEQUENCES)
     reason = lemma_of(report, "t").reason + " ".join(s.reason for s in steps_of(report, "t"))
-    assert f"but {shown} does not hold for every i" in reason, reason
+    assert f"but {shown} is not seen to hold for every i" in reason, reason
     assert not any(internal in reason for internal in ("Abs(", "Norm(", "Inner(", "(i)"))
 
 

@@ -445,7 +445,9 @@ def _meeting_points(s: Setting, k) -> set:
             # a nat at every k: a polynomial in k alone with coefficients >= 0
             if p.free_symbols == {k} and all(a >= 0 for a in sp.Poly(p - c, k).coeffs()):
                 points.append(p - c)
-    points += [sp.Integer(n) for n in range(1, max(offsets, key=abs, default=0).__abs__() + 3)]
+    # (at most as many as are kept: a[k + 10^12] = a[k] has no list of 10^12 numbers)
+    last = min(abs(max(offsets, key=abs, default=0)) + 3, _MEETING_POINTS + 1)
+    points += [sp.Integer(n) for n in range(1, last)]
     for other in sorted(s.nats - {k}, key=str):
         if any(other in free_symbols(f) for f in formulas):
             points += [other + g for g in [0] + gaps]
@@ -1833,8 +1835,9 @@ def _solved_nat_values(s: Setting, premises) -> list:
             if e.free_symbols and e.free_symbols <= s.nats and e.is_polynomial() \
                     and sp.Poly(e, *sorted(e.free_symbols, key=str)).total_degree() <= 2:
                 equations.append(e)
-    found = [(k, sp.Integer(v)) for k in high for v in range(low.get(k, 0), high[k] + 1)
-             if high[k] - low.get(k, 0) < 3]
+    # (the width first: `given T <= 10^16` is no range to walk)
+    found = [(k, sp.Integer(v)) for k in high if high[k] - low.get(k, 0) < 3
+             for v in range(low.get(k, 0), high[k] + 1)]
     # The linear equations together (an exact elimination), a quadratic in one nat alone (its
     # roots in closed form): SymPy's solve on quadratics in two nats ran for minutes.
     linear = [e for e in equations if sp.Poly(e, *e.free_symbols).total_degree() == 1]

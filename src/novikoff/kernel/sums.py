@@ -163,9 +163,13 @@ def _triangle_facts(sums, formulas) -> list:
     """||sum(i < n, v(i))|| <= sum(i < n, ||v(i)||): the triangle inequality n - 1 times, true
     for real vectors (and 0 <= 0 for the empty sum).  Only for a sum of norms whose sum of
     vectors has its norm in the formulas: another fact would bring in a term nothing else
-    constrains."""
+    constrains.  And |sum(i < n, t(i))| <= sum(i < n, |t(i)|) for every absolute value of a
+    sum in the formulas (its sum of absolute values gets the facts of a sum of its own)."""
     norms = set().union(*(atoms_in(f, Norm) for f in formulas))
-    facts = []
+    facts = [Implication((Relation(">=", count(a.args[0]), 0),), Relation(
+                 "<=", a, make_sum(sp.Abs(a.args[0].function), count(a.args[0]))))
+             for f in formulas for a in sorted(atoms_in(f, sp.Abs), key=sp.default_sort_key)
+             if isinstance(a.args[0], sp.Sum)]
     for s in sums:
         terms, n = s.function, count(s)
         if not isinstance(terms, Norm):
@@ -241,12 +245,17 @@ def _termwise_facts(goal: Relation, nonnegative) -> list:
     with their coefficients c_j and the goal's multiple c of n, sum_j c_j*S_j + c*n >= 0 (or
     <= 0) when sum_j c_j*t_j(i) + c >= 0 (or <= 0) at every index i (the sum of the terms is
     that combination, by linearity).  Only coefficients without division or roots."""
-    difference = sp.expand(goal.lhs - goal.rhs)
     by_count: dict = {}
     for s in sums_in([goal]):
         by_count.setdefault(count(s), []).append(s)
+    if not by_count:
+        return []
+    difference = sp.expand(goal.lhs - goal.rhs)
     facts = []
-    cleared = sp.expand(sp.numer(sp.together(difference)))
+    # (put over one denominator only where that stays small: 13 reciprocals of quadratics
+    # would expand to millions of monomials)
+    numerator = sp.numer(sp.together(difference))
+    cleared = difference if too_large(numerator) else sp.expand(numerator)
     readings = [difference] + ([cleared] if cleared != difference else [])
     for (n, sums), difference in itertools.product(by_count.items(), readings):
         coefficients = [difference.coeff(s) for s in sums]

@@ -419,8 +419,9 @@ def _sum(term: SumOf) -> Meaning:
         if o not in outer and not _holds_for_every_index(o, nats, finite):
             shown = _readable(o.lhs.subs(BOUND, sp.Symbol("i")))
             raise KernelError(f"the terms of a sum must mean something for every index i >= 0, "
-                              f"but {shown} {o.rel} 0 does not hold for every i (sum only what "
-                              f"is defined for all i, e.g. a[i] or 1/(i+1))")
+                              f"but {shown} {o.rel} 0 is not seen to hold for every i by its "
+                              f"form (sum only what is defined for all i, e.g. a[i], 1/(i+1) "
+                              f"or sqrt((a[i] - b[i])^2 + 1))")
     obligations = c.obligations + outer + (Relation(">=", n, sp.Integer(0)),)
     if t.kind == "vector":
         return Meaning("vector", vector_sum(t.value, n), obligations)
@@ -492,7 +493,21 @@ def _holds_for_every_index(obligation: Relation, nats: set, finite: dict) -> boo
         if len(cases) > MAX_LABEL_CASES:
             cases = [{}]  # too many: the labels are read as reals
             break
-    return all(_bounded_below(obligation.rel, lhs.xreplace(case), nats) for case in cases)
+    return all(obligation.rel == ">=" and _square_form(lhs.xreplace(case))
+               or _bounded_below(obligation.rel, lhs.xreplace(case), nats) for case in cases)
+
+
+def _square_form(e: sp.Expr) -> bool:
+    """Whether e >= 0 by its form alone, for every real value of what it holds: a number >= 0,
+    an even power, an absolute value, and sums and products of those ((a[i] - b[i])^2, (i -
+    2)^2 + 1; expanded, their coefficients are no longer all >= 0)."""
+    if e.is_Rational:
+        return e >= 0
+    if e.is_Pow:
+        return e.exp.is_Integer and e.exp > 0 and e.exp % 2 == 0
+    if isinstance(e, sp.Abs):
+        return True
+    return (e.is_Add or e.is_Mul) and all(_square_form(a) for a in e.args)
 
 
 def _bounded_below(rel: str, lhs: sp.Expr, nats: set) -> bool:
