@@ -210,6 +210,20 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("command", ["check", "certify", "report"])
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(tmp_path, capsys, command, value):
+    good = tmp_path / "good.proof"
+    good.write_text(PERCEPTRON + GOOD_LEMMA)
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--timeout", value, str(good)]
+             + (["-o", str(tmp_path / "out")] if command == "report" else []))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--timeout: {value} is not a positive number of milliseconds" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
 # ---------------------------------------------------------------------------- error recovery
 
 RECOVERY = PERCEPTRON + """
