@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from novikoff.runtime._bounds import Bookkeeper, certify_margin, data_stats, exact_dot
 
@@ -112,3 +114,87 @@ def test_exact_margins_of_many_rows_equal_exact_dot_row_by_row(seed):
     scale = Fraction(2) ** exp
     assert [t * scale for t in totals] == [int(y[i]) * exact_dot(X[i], w) for i in rows]
     assert exact_margins_scaled(X, y, w, np.zeros(0, np.int64)) == ([], 0)
+
+
+# ------------------------------------------------ tied margins: enclosures, exact decisions
+
+def _rounded_down(v: Fraction) -> float:
+    f = float(v)
+    return float(np.nextafter(f, -np.inf)) if Fraction(f) > v else f
+
+
+@st.composite
+def tied_margins(draw):
+    """(X, y, w_star): random rows at scales 2^-450 .. 2^450 (the enclosures' range and beyond),
+    w_star with a power of two first, and around the row of smallest margin: copies with
+    the sign flipped (exactly tied), and copies whose first entry moves by 0 to 2^16 ulps
+    (margins from tied to many ulps of that entry apart, mostly within rounding of each
+    other)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    d = draw(st.integers(1, 12))
+    scale = 2.0 ** draw(st.one_of(st.integers(-450, 450), st.sampled_from([-430, 430])))
+    X = rng.standard_normal((draw(st.integers(1, 8)), d)) * scale
+    if draw(st.booleans()):  # entries of very different sizes (cancellation, a wide sum)
+        X *= 2.0 ** rng.integers(-60, 60, X.shape)
+    w = rng.standard_normal(d) * 2.0 ** draw(st.integers(-40, 40))
+    w[0] = 2.0 ** draw(st.integers(-40, 40))
+    m = X @ w
+    X = X[m != 0]
+    if X.shape[0] == 0:
+        X = np.eye(1, d) * scale
+    y = np.sign(X @ w)
+    lo = int(np.argmin(y * (X @ w)))
+    extra, ys = [-X[lo]], [-y[lo]]
+    spread = 2.0 ** draw(st.integers(0, 16))  # up to 2^16 ulps: some told apart in floats
+    for _ in range(draw(st.integers(1, 6))):
+        row = X[lo].copy()
+        row[0] += rng.choice([-1, 1]) * np.spacing(row[0]) * np.floor(rng.random() * spread)
+        extra.append(row)
+        ys.append(y[lo])
+    X, y = np.vstack([X] + extra), np.concatenate([y, ys])
+    perm = rng.permutation(X.shape[0])
+    return X[perm], y[perm], w
+
+
+def _exact_margins(X, y, w):
+    return [int(y[i]) * exact_dot(X[i], w) for i in range(X.shape[0])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=tied_margins())
+def test_margin_enclosures_contain_the_exact_margins(data):
+    from novikoff.runtime._bounds import margin_enclosures
+    X, y, w = data
+    exact = _exact_margins(X, y, w)
+    enc = margin_enclosures(X, y, w, np.arange(X.shape[0]))
+    if enc is None:  # an entry outside 2^-400 .. 2^400: the exact path decides
+        assert np.abs(X).max() > 2.0 ** 400 or np.abs(X[X != 0]).min() < 2.0 ** -400
+        return
+    for lo, hi, v in zip(*enc, exact):
+        assert Fraction(float(lo)) <= v <= Fraction(float(hi))
+        assert hi - lo <= 8 * 2.0 ** -53 * abs(float(v)) or hi - lo < 1e-300
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=tied_margins())
+def test_the_certified_gamma_is_the_exact_minimum_rounded_down(data):
+    """Tied margins and margins an ulp apart: gamma is the exact minimum rounded down (never
+    above it), the same with and without the enclosures; a given gamma is certified up to the
+    exact minimum and refused above it."""
+    from novikoff.errors import InvalidArgument
+    from novikoff.runtime import _bounds
+    X, y, w = data
+    exact = min(_exact_margins(X, y, w))
+    stats = data_stats(X, y, w)
+    gamma = certify_margin(X, y, w, stats)
+    assert Fraction(gamma) <= exact < Fraction(float(np.nextafter(gamma, np.inf)))
+    assert gamma == _rounded_down(exact) and stats.gamma_exact == (Fraction(gamma) == exact)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_bounds, "_ENCLOSE_ROWS", 10 ** 9)  # exact arithmetic for every candidate
+        again = data_stats(X, y, w)
+        assert certify_margin(X, y, w, again) == gamma and again.gamma_exact == stats.gamma_exact
+    assert certify_margin(X, y, w, data_stats(X, y, w), gamma) == gamma
+    above = float(np.nextafter(gamma, np.inf))
+    if Fraction(above) > exact:
+        with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
+            certify_margin(X, y, w, data_stats(X, y, w), above)
