@@ -198,3 +198,17 @@ def test_the_certified_gamma_is_the_exact_minimum_rounded_down(data):
     if Fraction(above) > exact:
         with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
             certify_margin(X, y, w, data_stats(X, y, w), above)
+
+
+def test_margin_enclosures_of_float32_data_are_those_of_its_float64_values():
+    """float32 rows convert exactly: the enclosures split them as binary64 floats."""
+    from novikoff.runtime._bounds import margin_enclosures
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 9)).astype(np.float32)
+    w = rng.standard_normal(9)
+    y = np.sign(X.astype(np.float64) @ w).astype(np.float32)
+    lo, hi = margin_enclosures(X, y, w, np.arange(30))
+    lo64, hi64 = margin_enclosures(X.astype(np.float64), y.astype(np.float64), w, np.arange(30))
+    assert np.array_equal(lo, lo64) and np.array_equal(hi, hi64)
+    for a, b, v in zip(lo, hi, _exact_margins(X, y, w)):
+        assert Fraction(float(a)) <= v <= Fraction(float(b))

@@ -200,12 +200,15 @@ def margin_enclosures(X, y, w_star, rows):
     2u|margin| wide; None when an entry is outside 2^-400 .. 2^400 (the exact path decides).
 
     Why: the float margin's bound gamma_d ||w_star|| ||x|| cannot tell apart the tied margins
-    of a max-margin w* (1e-16 apart), and exact rationals cost 10 us a row.  Here the margin
-    is the sum of 4d exact products of halves; one error-free extraction (Rump, Ogita and Oishi,
-    "Accurate floating-point summation I", 2008) takes its high parts, whose float sum is exact,
-    and leaves remainders below 2^-53 sigma, summed with Higham's bound gamma_N sum|r|.
+    of a max-margin w* (1e-16 apart), and exact integers cost some 8 us a row (99 rows at
+    100k x 100: 0.85 ms, against 0.09 ms here).  The margin is the sum of 4d exact products
+    of Veltkamp halves; one error-free extraction (Rump, Ogita and Oishi, "Accurate
+    floating-point summation I", 2008) takes the high parts of the largest d, whose float sum
+    is exact, and the remainders and the 3d small products are summed in floats with Higham's
+    bound gamma_4d * sum|term|.
     """
-    A = X[rows] * y[rows][:, None]  # y = +-1: exact
+    # float64 (float32 data converts exactly): the split below is binary64's; y = +-1: exact
+    A = np.asarray(X[rows], dtype=np.float64) * y[rows][:, None]
     if not (_in_range(A) and _in_range(w_star)):
         return None
     ah, al = _split(A)
