@@ -179,25 +179,25 @@ def test_margin_enclosures_contain_the_exact_margins(data):
 @given(data=tied_margins())
 def test_the_certified_gamma_is_the_exact_minimum_rounded_down(data):
     """Tied margins and margins an ulp apart: gamma is the exact minimum rounded down (never
-    above it), the same with and without the enclosures; a given gamma is certified up to the
-    exact minimum and refused above it."""
+    above it), with the enclosures deciding what they can and with exact arithmetic for every
+    candidate; a given gamma is certified up to the exact minimum and refused above it."""
     from novikoff.errors import InvalidArgument
     from novikoff.runtime import _bounds
     X, y, w = data
     exact = min(_exact_margins(X, y, w))
-    stats = data_stats(X, y, w)
-    gamma = certify_margin(X, y, w, stats)
-    assert Fraction(gamma) <= exact < Fraction(float(np.nextafter(gamma, np.inf)))
-    assert gamma == _rounded_down(exact) and stats.gamma_exact == (Fraction(gamma) == exact)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(_bounds, "_ENCLOSE_ROWS", 10 ** 9)  # exact arithmetic for every candidate
-        again = data_stats(X, y, w)
-        assert certify_margin(X, y, w, again) == gamma and again.gamma_exact == stats.gamma_exact
-    assert certify_margin(X, y, w, data_stats(X, y, w), gamma) == gamma
-    above = float(np.nextafter(gamma, np.inf))
-    if Fraction(above) > exact:
-        with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
-            certify_margin(X, y, w, data_stats(X, y, w), above)
+    for entries in (0, 10 ** 9):  # the enclosures from 2 candidates; never
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_bounds, "_ENCLOSE_ENTRIES", entries)
+            stats = data_stats(X, y, w)
+            gamma = certify_margin(X, y, w, stats)
+            assert Fraction(gamma) <= exact < Fraction(float(np.nextafter(gamma, np.inf)))
+            assert gamma == _rounded_down(exact)
+            assert stats.gamma_exact == (Fraction(gamma) == exact)
+            assert certify_margin(X, y, w, data_stats(X, y, w), gamma) == gamma
+            above = float(np.nextafter(gamma, np.inf))
+            if Fraction(above) > exact:
+                with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
+                    certify_margin(X, y, w, data_stats(X, y, w), above)
 
 
 def test_margin_enclosures_of_float32_data_are_those_of_its_float64_values():

@@ -178,8 +178,9 @@ def exact_margins_scaled(X, y, w_star, rows) -> tuple:
 # Veltkamp halves (at most 2^801, multiples of at least 2^-904) then neither overflow nor
 # leave the normal range, where each is exact.
 _ENCLOSE_TINY, _ENCLOSE_HUGE = 2.0 ** -400, 2.0 ** 400
-# From this many rows the enclosures below pay for themselves: fewer go to exact arithmetic.
-_ENCLOSE_ROWS = 4
+# From this many entries (rows x d) the enclosures below pay for themselves: fewer go to exact
+# arithmetic (break-even measured at 16-20 rows of 20, 5-6 rows of 100, 2-3 rows of 1000).
+_ENCLOSE_ENTRIES = 512
 
 
 def _in_range(a) -> bool:
@@ -235,7 +236,7 @@ def margin_enclosures(X, y, w_star, rows):
 def _undecided(X, y, w_star, rows, gamma=None):
     """The rows of `rows` that exact arithmetic must decide: every row that may hold the
     smallest margin (gamma None), or whose margin may be below gamma; in the order given."""
-    if rows.size < _ENCLOSE_ROWS:
+    if rows.size < 2 or rows.size * X.shape[1] < _ENCLOSE_ENTRIES:
         return rows
     enc = margin_enclosures(X, y, w_star, rows)
     if enc is None:
