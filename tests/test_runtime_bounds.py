@@ -157,7 +157,9 @@ def tied_margins(draw):
 
 
 def _exact_margins(X, y, w):
-    return [int(y[i]) * exact_dot(X[i], w) for i in range(X.shape[0])]
+    """y_i <w, x_i> in fractions.Fraction (independent of the runtime's exact_dot)."""
+    we = _exact(w)
+    return [int(y[i]) * _dot(_exact(X[i]), we) for i in range(X.shape[0])]
 
 
 @settings(max_examples=200, deadline=None)
@@ -212,3 +214,26 @@ def test_margin_enclosures_of_float32_data_are_those_of_its_float64_values():
     assert np.array_equal(lo, lo64) and np.array_equal(hi, hi64)
     for a, b, v in zip(lo, hi, _exact_margins(X, y, w)):
         assert Fraction(float(a)) <= v <= Fraction(float(b))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_run_certifies_tied_margins_at_the_exact_minimum(seed):
+    """A run whose smallest margin is shared by 12 examples of 100 entries (tied, or an ulp of
+    an entry apart, as a max-margin w* makes them): the enclosures decide between them by
+    default, and the run's gamma is the exact minimum rounded down."""
+    rng = np.random.default_rng(seed)
+    d = 100
+    w = rng.standard_normal(d)
+    w[0] = 1.0
+    X = rng.standard_normal((300, d))
+    y = np.sign(X @ w)
+    lo = int(np.argmin(y * (X @ w)))
+    extra = [-X[lo]] + [X[lo] + np.eye(1, d, 0)[0] * np.spacing(X[lo, 0]) * k
+                        for k in range(-5, 6)]
+    X = np.vstack([X, extra])
+    y = np.concatenate([y, [-y[lo]] + [y[lo]] * 11])
+    exact = min(_exact_margins(X, y, w))
+    from novikoff.runtime import run
+    for all_examples in (False, True):
+        res = run(X, y, w_star=w, lemmas=[], all_examples=all_examples)
+        assert res.gamma == _rounded_down(exact)
