@@ -251,8 +251,9 @@ def certify_margin(X, y, w_star, stats: DataStats, gamma=None) -> float:
     """The trusted check: gamma = min_i y_i <w_star, x_i> > 0, or gamma <= it when gamma is given.
 
     Float margins decide every example whose error bound is clear of the threshold; the others
-    (ties, near-zero margins) are decided in exact rational arithmetic.  Returns a certified gamma
-    (the exact minimum rounded down when gamma is None) and sets stats.gamma.
+    (ties, near-zero margins) by enclosures some 2u|margin| wide (margin_enclosures), and those
+    that these leave open in exact arithmetic.  Returns a certified gamma (the exact minimum
+    rounded down when gamma is None) and sets stats.gamma.
     """
     n, d = X.shape
     E = stats.E
