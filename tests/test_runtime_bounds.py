@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from novikoff.runtime._bounds import Bookkeeper, certify_margin, data_stats, exact_dot
 
@@ -112,3 +114,126 @@ def test_exact_margins_of_many_rows_equal_exact_dot_row_by_row(seed):
     scale = Fraction(2) ** exp
     assert [t * scale for t in totals] == [int(y[i]) * exact_dot(X[i], w) for i in rows]
     assert exact_margins_scaled(X, y, w, np.zeros(0, np.int64)) == ([], 0)
+
+
+# ------------------------------------------------ tied margins: enclosures, exact decisions
+
+def _rounded_down(v: Fraction) -> float:
+    f = float(v)
+    return float(np.nextafter(f, -np.inf)) if Fraction(f) > v else f
+
+
+@st.composite
+def tied_margins(draw):
+    """(X, y, w_star): random rows at scales 2^-450 .. 2^450 (the enclosures' range and beyond),
+    w_star with a power of two first, and around the row of smallest margin: copies with
+    the sign flipped (exactly tied), and copies whose first entry moves by 0 to 2^16 ulps
+    (margins from tied to many ulps of that entry apart, mostly within rounding of each
+    other)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    d = draw(st.integers(1, 12))
+    scale = 2.0 ** draw(st.one_of(st.integers(-450, 450), st.sampled_from([-430, 430])))
+    X = rng.standard_normal((draw(st.integers(1, 8)), d)) * scale
+    if draw(st.booleans()):  # entries of very different sizes (cancellation, a wide sum)
+        X *= 2.0 ** rng.integers(-60, 60, X.shape)
+    w = rng.standard_normal(d) * 2.0 ** draw(st.integers(-40, 40))
+    w[0] = 2.0 ** draw(st.integers(-40, 40))
+    m = X @ w
+    X = X[m != 0]
+    if X.shape[0] == 0:
+        X = np.eye(1, d) * scale
+    y = np.sign(X @ w)
+    lo = int(np.argmin(y * (X @ w)))
+    extra, ys = [-X[lo]], [-y[lo]]
+    spread = 2.0 ** draw(st.integers(0, 16))  # up to 2^16 ulps: some told apart in floats
+    for _ in range(draw(st.integers(1, 6))):
+        row = X[lo].copy()
+        row[0] += rng.choice([-1, 1]) * np.spacing(row[0]) * np.floor(rng.random() * spread)
+        extra.append(row)
+        ys.append(y[lo])
+    X, y = np.vstack([X] + extra), np.concatenate([y, ys])
+    perm = rng.permutation(X.shape[0])
+    return X[perm], y[perm], w
+
+
+def _exact_margins(X, y, w):
+    """y_i <w, x_i> in fractions.Fraction (independent of the runtime's exact_dot)."""
+    we = _exact(w)
+    return [int(y[i]) * _dot(_exact(X[i]), we) for i in range(X.shape[0])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=tied_margins())
+def test_margin_enclosures_contain_the_exact_margins(data):
+    from novikoff.runtime._bounds import margin_enclosures
+    X, y, w = data
+    exact = _exact_margins(X, y, w)
+    enc = margin_enclosures(X, y, w, np.arange(X.shape[0]))
+    if enc is None:  # an entry outside 2^-400 .. 2^400: the exact path decides
+        assert np.abs(X).max() > 2.0 ** 400 or np.abs(X[X != 0]).min() < 2.0 ** -400
+        return
+    for lo, hi, v in zip(*enc, exact):
+        assert Fraction(float(lo)) <= v <= Fraction(float(hi))
+        assert hi - lo <= 8 * 2.0 ** -53 * abs(float(v)) or hi - lo < 1e-300
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=tied_margins())
+def test_the_certified_gamma_is_the_exact_minimum_rounded_down(data):
+    """Tied margins and margins an ulp apart: gamma is the exact minimum rounded down (never
+    above it), with the enclosures deciding what they can and with exact arithmetic for every
+    candidate; a given gamma is certified up to the exact minimum and refused above it."""
+    from novikoff.errors import InvalidArgument
+    from novikoff.runtime import _bounds
+    X, y, w = data
+    exact = min(_exact_margins(X, y, w))
+    for entries in (0, 10 ** 9):  # the enclosures from 2 candidates; never
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_bounds, "_ENCLOSE_ENTRIES", entries)
+            stats = data_stats(X, y, w)
+            gamma = certify_margin(X, y, w, stats)
+            assert Fraction(gamma) <= exact < Fraction(float(np.nextafter(gamma, np.inf)))
+            assert gamma == _rounded_down(exact)
+            assert stats.gamma_exact == (Fraction(gamma) == exact)
+            assert certify_margin(X, y, w, data_stats(X, y, w), gamma) == gamma
+            above = float(np.nextafter(gamma, np.inf))
+            if Fraction(above) > exact:
+                with pytest.raises(InvalidArgument, match="smaller margin than gamma"):
+                    certify_margin(X, y, w, data_stats(X, y, w), above)
+
+
+def test_margin_enclosures_of_float32_data_are_those_of_its_float64_values():
+    """float32 rows convert exactly: the enclosures split them as binary64 floats."""
+    from novikoff.runtime._bounds import margin_enclosures
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 9)).astype(np.float32)
+    w = rng.standard_normal(9)
+    y = np.sign(X.astype(np.float64) @ w).astype(np.float32)
+    lo, hi = margin_enclosures(X, y, w, np.arange(30))
+    lo64, hi64 = margin_enclosures(X.astype(np.float64), y.astype(np.float64), w, np.arange(30))
+    assert np.array_equal(lo, lo64) and np.array_equal(hi, hi64)
+    for a, b, v in zip(lo, hi, _exact_margins(X, y, w)):
+        assert Fraction(float(a)) <= v <= Fraction(float(b))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_run_certifies_tied_margins_at_the_exact_minimum(seed):
+    """A run whose smallest margin is shared by 12 examples of 100 entries (tied, or an ulp of
+    an entry apart, as a max-margin w* makes them): the enclosures decide between them by
+    default, and the run's gamma is the exact minimum rounded down."""
+    rng = np.random.default_rng(seed)
+    d = 100
+    w = rng.standard_normal(d)
+    w[0] = 1.0
+    X = rng.standard_normal((300, d))
+    y = np.sign(X @ w)
+    lo = int(np.argmin(y * (X @ w)))
+    extra = [-X[lo]] + [X[lo] + np.eye(1, d, 0)[0] * np.spacing(X[lo, 0]) * k
+                        for k in range(-5, 6)]
+    X = np.vstack([X, extra])
+    y = np.concatenate([y, [-y[lo]] + [y[lo]] * 11])
+    exact = min(_exact_margins(X, y, w))
+    from novikoff.runtime import run
+    for all_examples in (False, True):
+        res = run(X, y, w_star=w, lemmas=[], all_examples=all_examples)
+        assert res.gamma == _rounded_down(exact)

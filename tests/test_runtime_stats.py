@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novikoff.errors import InvalidArgument
-from novikoff.runtime import HAVE_NUMBA, _engine, load_lemmas, run
+from novikoff.runtime import HAVE_NUMBA, _engine, _loops, load_lemmas, run
 from novikoff.runtime._bounds import DataStats, certify_margin, exact_dot
 from novikoff.runtime._loops import (BAD, BUDGET, END, FULL, IMIN, NLOG, QMAX, T, YMIN, YMIN2,
                                        new_state, run_visits)
@@ -29,6 +29,8 @@ from test_runtime_inputs import WS0, X0, Y0, _with  # noqa: E402
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 BACKENDS = [pytest.param("numba", marks=needs_numba), "numpy"]
 BACKEND_NAMES = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
+# 'auto' moves from the numpy loop to the compiled one mid-pass (kernel_first_pass)
+KERNEL_BACKENDS = BACKEND_NAMES + (["auto"] if HAVE_NUMBA else [])
 DEFAULT_CHUNK = 1 << 22
 
 _CACHE: dict = {}
@@ -422,9 +424,19 @@ def kernel_first_pass(X, y, ws, order, backend, *, keep=False, chunk=DEFAULT_CHU
             np.empty(log_cap), np.empty(log_cap)]
     stat_m, stat_q = np.full(n if keep else 0, np.nan), np.full(n if keep else 0, np.nan)
     logged = []
+    # 'auto': numpy slices of 3 visits, the compiled loop past 4 rows' entries (and so the
+    # first pass's statistics of the numpy loop's rows kept by the compiled code)
+    identity = backend == "auto" and np.array_equal(order, np.arange(n))
+    saved = _loops._NUMPY_ENTRIES, _loops._NUMPY_SLICE
     while True:
-        status = run_visits(X, y, order, w, ws, sti, qw, 0.0, order.shape[0], False, False,
-                            *logs, stat_m, stat_q, need_stats, chunk, backend=backend)
+        if backend == "auto":
+            _loops._NUMPY_ENTRIES, _loops._NUMPY_SLICE = 4 * d, 3
+        try:
+            status = run_visits(X, y, order, w, ws, sti, qw, 0.0, order.shape[0], False,
+                                False, *logs, stat_m, stat_q, need_stats, chunk,
+                                backend=backend, identity=identity)
+        finally:
+            _loops._NUMPY_ENTRIES, _loops._NUMPY_SLICE = saved
         nl = int(sti[NLOG])
         logged.append([a[:nl].copy() for a in logs])
         sti[NLOG] = 0
@@ -488,7 +500,7 @@ def test_kernel_statistics_of_the_visited_examples(case, chunk, log_cap):
     def q_ok(i, value):
         return abs(Fraction(float(value)) - q[i]) <= g * q[i]
 
-    for backend in BACKEND_NAMES:
+    for backend in KERNEL_BACKENDS:
         out = kernel_first_pass(X, y, ws, order, backend, chunk=chunk, log_cap=log_cap,
                                 keep=True)
         assert out["bad"] == -1
@@ -532,7 +544,7 @@ def test_kernel_statistics_on_exact_data(seed, n, d, kind):
     ym, q = y * (X @ ws), np.einsum("ij,ij->i", X, X)
     ref = reference_first_pass(ym, q, order)
     zero = np.flatnonzero(q[order] == 0)
-    for backend in BACKEND_NAMES:
+    for backend in KERNEL_BACKENDS:
         for chunk in (DEFAULT_CHUNK, 3):
             out = kernel_first_pass(X, y, ws, order, backend, chunk=chunk, log_cap=2)
             assert {k: out[k] for k in ref} == ref, (backend, chunk)
