@@ -467,10 +467,13 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
                 indices |= {sp.expand(low + j) for j in range(1, int(gap))}
             elif gap.is_Integer and gap > _CHAIN and {low, high} & read:
                 unwalked.append(f"{low} and {high}")
-    per_update = [f for f in s.declarations if free_symbols(f) & s.per_update_symbols]
     out = []
     for k in sorted(s.nats, key=str):
         mentioning = [f for f in s.assumptions.values() if k in free_symbols(f)]
+        # and, where those take an example, what holds of it (||x|| <= 1; y^2 = 1 for a label)
+        if any(free_symbols(f) & s.per_update_symbols for f in mentioning):
+            mentioning += [f for f in [*s.assumptions.values(), *s.declarations]
+                           if k not in free_symbols(f) and free_symbols(f) & s.per_update_symbols]
         for c in sorted(_offsets(mentioning, k)):
             for e in sorted(indices, key=sp.default_sort_key):
                 value = sp.expand(e - c)
@@ -478,10 +481,7 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
                     continue
                 fresh = {p: sp.Symbol(f"{p.name}@{k}={value}", **p.assumptions0)
                          for p in s.per_update_symbols}
-                # the assumptions about k, and those about the example (||x|| <= 1, y^2 = 1)
-                for f in mentioning + [f for f in [*s.assumptions.values(), *per_update]
-                                       if k not in free_symbols(f)
-                                       and free_symbols(f) & fresh.keys()]:
+                for f in mentioning:
                     try:
                         f = f.subs(k, value)
                     except ValueError:  # not exactly at that value: left out, and said
