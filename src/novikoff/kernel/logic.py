@@ -445,13 +445,16 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
     for, so the caller must not call the formulas consistent)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
-    # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2])
+    # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2]); of more
+    # (sum(t < 1000, a[t])), unwalked like indices too far apart, below
     for total in sums_in(formulas):
         n = count(total)
         if n.is_Integer and 0 < n <= _CHAIN:
             indices |= {sp.expand(e.args[0].subs(BOUND, j))
                         for e in total.function.atoms(sp.core.function.AppliedUndef)
                         if BOUND in e.args[0].free_symbols for j in range(int(n))}
+        elif n.is_Integer and n > _CHAIN:
+            unwalked.append(f"the {n} terms of a sum")
     # and every index between two of them, or between one of them and a number the assumptions
     # read (a[0] = 0 and a given about a[2]), up to _CHAIN apart (d[0] and d[10]), so that an
     # assumption chained (d[k] <= d[k+1] ten times) meets both.  Farther apart (a[0] and a
@@ -466,7 +469,7 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
             if gap.is_Integer and 1 < gap <= _CHAIN:
                 indices |= {sp.expand(low + j) for j in range(1, int(gap))}
             elif gap.is_Integer and gap > _CHAIN and {low, high} & read:
-                unwalked.append(f"{low} and {high}")
+                unwalked.append(f"the indices {low} and {high}")
     out = []
     for k in sorted(s.nats, key=str):
         mentioning = [f for f in s.assumptions.values() if k in free_symbols(f)]
@@ -1891,10 +1894,10 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
                                          f"{', '.join(dict.fromkeys(refused))}: a term there "
                                          f"would be evaluated in floating point")
     if verdict.answer == "invalid" and unwalked:  # (nor there)
-        return Verdict("unknown", reason=f"could not check the givens between the indices "
-                                         f"{'; '.join(dict.fromkeys(unwalked))}: they are "
-                                         f"more than {_CHAIN} apart, too far for the "
-                                         f"assumptions to be walked between them")
+        return Verdict("unknown", reason=f"could not check the givens across "
+                                         f"{'; '.join(dict.fromkeys(unwalked))}: the "
+                                         f"assumptions are walked over at most {_CHAIN} "
+                                         f"indices")
     return verdict
 
 
