@@ -441,8 +441,8 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
     An assumption with a per-update symbol is taken there with a fresh one (at another k it
     denotes another example), the same at each use of that k and value (one update, one
     example).  refused: where a value would be evaluated in floating point; unwalked: the
-    pairs of indices too far apart to be walked (a contradiction between them was not looked
-    for, so the caller must not call the formulas consistent)."""
+    indices too far apart to be walked, and the sums of too many terms (a contradiction
+    between them was not looked for, so the caller must not call the formulas consistent)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
     # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2]); of more
@@ -1856,7 +1856,7 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
     if not isinstance(statement, Implication):
         return Verdict("invalid")
     refused: list = []  # the values at which a term would be evaluated in floating point
-    unwalked: list = []  # the indices too far apart for the assumptions to be walked between
+    unwalked: list = []  # the indices (and sums) too far apart for the assumptions to be walked
     formulas = list(s.assumptions.values()) + list(statement.premises)
     formulas += _at_indices_of(s, statement.premises, refused, unwalked)
     # A scaled index (w[2*k] = 0) reaches indices no given reads (w[2] at k := 1): then the
