@@ -454,24 +454,33 @@ def _meeting_points(s: Setting, k) -> set:
     return set(points[:_MEETING_POINTS])
 
 
-def _at_indices_of(s: Setting, formulas, refused: list | None = None) -> list:
+def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
     """The assumptions at the indices the formulas read (a given about d[T + 5] meets
     `d[k] <= a` at k := T + 5) and those between two of them: for each nat k, offset c of the
     assumptions' indices and index e, the assumption at k := e - c where that is >= 0.
-    Assumptions with a per-update symbol are left out (at another k it denotes another
-    example)."""
+    An assumption with a per-update symbol is taken there with a fresh one (at another k it
+    denotes another example), the same at each use of that k and value (one update, one
+    example).  refused: where a value would be evaluated in floating point; unwalked: the
+    indices too far apart to be walked, and the sums of too many terms (a contradiction
+    between them was not looked for, so the caller must not call the formulas consistent)."""
     indices = {e.args[0] for f in formulas for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef)}
-    # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2])
+    # and those a sum of a few terms reads (sum(t < 3, a[t]) reads a[0], a[1], a[2]); of more
+    # (sum(t < 1000, a[t])), unwalked like indices too far apart, below
     for total in sums_in(formulas):
         n = count(total)
         if n.is_Integer and 0 < n <= _CHAIN:
             indices |= {sp.expand(e.args[0].subs(BOUND, j))
                         for e in total.function.atoms(sp.core.function.AppliedUndef)
                         if BOUND in e.args[0].free_symbols for j in range(int(n))}
+        elif n.is_Integer and n > _CHAIN:
+            unwalked.append(f"the {n} terms of a sum")
     # and every index between two of them, or between one of them and a number the assumptions
     # read (a[0] = 0 and a given about a[2]), up to _CHAIN apart (d[0] and d[10]), so that an
-    # assumption chained (d[k] <= d[k+1] ten times) meets both
+    # assumption chained (d[k] <= d[k+1] ten times) meets both.  Farther apart (a[0] and a
+    # given about a[13]) they are unwalked: a chain between them is not looked for.  (Two
+    # numbers of the assumptions alone are the setting check's business.)
+    read = set(indices)
     numbers = {e.args[0] for f in s.assumptions.values() for e in free_symbols(f)
                if isinstance(e, sp.core.function.AppliedUndef) and e.args[0].is_Integer}
     for low in list(indices | numbers):
@@ -479,24 +488,32 @@ def _at_indices_of(s: Setting, formulas, refused: list | None = None) -> list:
             gap = sp.expand(high - low)
             if gap.is_Integer and 1 < gap <= _CHAIN:
                 indices |= {sp.expand(low + j) for j in range(1, int(gap))}
-    assumptions = [f for f in s.assumptions.values()
-                   if not free_symbols(f) & s.per_update_symbols]
+            elif gap.is_Integer and gap > _CHAIN and {low, high} & read:
+                unwalked.append(f"the indices {low} and {high}")
     out = []
     for k in sorted(s.nats, key=str):
-        mentioning = [f for f in assumptions if k in free_symbols(f)]
+        mentioning = [f for f in s.assumptions.values() if k in free_symbols(f)]
+        # and, where those take an example, what holds of it (||x|| <= 1; y^2 = 1 for a label)
+        if any(free_symbols(f) & s.per_update_symbols for f in mentioning):
+            mentioning += [f for f in [*s.assumptions.values(), *s.declarations]
+                           if k not in free_symbols(f) and free_symbols(f) & s.per_update_symbols]
         for c in sorted(_offsets(mentioning, k)):
             for e in sorted(indices, key=sp.default_sort_key):
                 value = sp.expand(e - c)
                 if value == k or not value.free_symbols <= s.nats:
                     continue
+                fresh = {p: sp.Symbol(f"{p.name}@{k}={value}", **p.assumptions0)
+                         for p in s.per_update_symbols}
                 for f in mentioning:
                     try:
-                        out.append(Implication((Relation(">=", value, sp.Integer(0)),),
-                                               f.subs(k, value)))
+                        f = f.subs(k, value)
                     except ValueError:  # not exactly at that value: left out, and said
-                        if refused is not None:
-                            refused.append(f"{k} = {value}")
-    return out
+                        refused.append(f"{k} = {value}")
+                        continue
+                    for p, q in fresh.items():
+                        f = f.subs(p, q)
+                    out.append(Implication((Relation(">=", value, sp.Integer(0)),), f))
+    return list(dict.fromkeys(out))
 
 
 def _kinds_of(s: Setting, formulas) -> frozenset:
@@ -1853,6 +1870,34 @@ def _solved_nat_values(s: Setting, premises) -> list:
     return [kv for kv in dict.fromkeys(found) if kv not in literal]
 
 
+def _nat_moves(s: Setting, premises) -> list:
+    """The values to move the givens to, as {nat: value} maps: each nat set to a value (`k =
+    2`, or solved: _solved_nat_values) alone, and all the nats set to numbers together (k = 1
+    and j = 1 read w[k + j] at 2); then the same for each part of a disjunction, implication
+    or equivalence among the premises and their conjunctions, taken with the other premises
+    (`k = 2 or k = j` with `j = 1` moves to k = 2 and to k = 1; `j = 1 => k = 2` to k = 2 and
+    j = 1; not with another disjunction's parts: no products).  Each is used only as the
+    premise of an implication, so any of them is sound."""
+    values = _nat_values(s, premises) + _solved_nat_values(s, premises)
+    numbers = {}
+    for k, value in values:
+        if value.is_Integer:
+            numbers.setdefault(k, value)
+    moves = [{k: value} for k, value in values]
+    if len(numbers) >= 2:
+        moves.append(numbers)
+    parts = list(premises)
+    for p in parts:  # (the list grows with the parts of a conjunction)
+        if isinstance(p, Conjunction):
+            parts += p.parts
+    plain = [p for p in parts if not isinstance(p, COMPOUND)]
+    for p in parts:
+        if not isinstance(p, Conjunction):
+            for part in subformulas(p):  # (each a part of the formula: the walk ends)
+                moves += _nat_moves(s, plain + [part])
+    return list({tuple(m.items()): m for m in moves}.values())
+
+
 def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict:
     """Verdict 'invalid' when the givens of an implication statement are consistent with the
     setting (a model exists), 'valid' when they contradict it, 'unknown' when neither was shown
@@ -1860,8 +1905,9 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
     if not isinstance(statement, Implication):
         return Verdict("invalid")
     refused: list = []  # the values at which a term would be evaluated in floating point
+    unwalked: list = []  # the indices (and sums) too far apart for the assumptions to be walked
     formulas = list(s.assumptions.values()) + list(statement.premises)
-    formulas += _at_indices_of(s, statement.premises, refused)
+    formulas += _at_indices_of(s, statement.premises, refused, unwalked)
     # A scaled index (w[2*k] = 0) reaches indices no given reads (w[2] at k := 1): then the
     # setting's own meeting points too.  (Not for every setting: measured to make checking the
     # library 20 times slower, and to leave a givens check undecided.)
@@ -1870,20 +1916,11 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
         instances, left_out = _instances(s)
         formulas += instances
         refused += left_out
-    # A given that sets a nat (`k = 2`, or through other formulas: 2*k = 4) moves the givens
-    # there (w[k] = u gives w[2] = u), each nat alone and all the nats set to numbers together
-    # (k = 1 and j = 1 read w[k + j] at 2), as implications (`k = 2 => w[2] = u`: true
-    # whichever values SymPy solved), and the setting meets them at their new indices (w[0] =
-    # 0, w[k+1] = w[k] + x reach w[2]).
-    values = _nat_values(s, statement.premises) + _solved_nat_values(s, statement.premises)
-    numbers = {}
-    for k, value in values:
-        if value.is_Integer:
-            numbers.setdefault(k, value)
-    moves = [{k: value} for k, value in values]
-    if len(numbers) >= 2:
-        moves.append(numbers)
-    for move in moves:
+    # A given that sets a nat (`k = 2`, or through other formulas: 2*k = 4, or in an
+    # alternative: k = 2 or k = 3) moves the givens there (w[k] = u gives w[2] = u), as
+    # implications (`k = 2 => w[2] = u`: true whichever values were collected), and the setting
+    # meets them at their new indices (w[0] = 0, w[k+1] = w[k] + x reach w[2]).
+    for move in _nat_moves(s, statement.premises):
         moved = []
         for premise in statement.premises:
             try:
@@ -1894,7 +1931,8 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
                 continue
             moved.append(premise)
         at = tuple(Relation("=", k, value) for k, value in move.items())
-        formulas += [Implication(at, m) for m in moved] + _at_indices_of(s, moved, refused)
+        formulas += [Implication(at, m) for m in moved] + _at_indices_of(s, moved, refused,
+                                                                          unwalked)
     # summed: with every fact of the sums a step may be told (Cauchy-Schwarz for sums,
     # telescoping, termwise comparisons), so that a given against one of them is refused here.
     told = _hypotheses(s, formulas + _summed_over_rounds(s, statement.premises), None,
@@ -1904,6 +1942,11 @@ def givens_consistency(s: Setting, statement, timeout_ms: int = 5000) -> Verdict
         return Verdict("unknown", reason=f"could not check the givens at "
                                          f"{', '.join(dict.fromkeys(refused))}: a term there "
                                          f"would be evaluated in floating point")
+    if verdict.answer == "invalid" and unwalked:  # (nor there)
+        return Verdict("unknown", reason=f"could not check the givens across "
+                                         f"{'; '.join(dict.fromkeys(unwalked))}: the "
+                                         f"assumptions are walked over at most {_CHAIN} "
+                                         f"indices")
     return verdict
 
 
