@@ -23,7 +23,8 @@ from novikoff.certify.search import find_certificate
 from novikoff.checker import Checker
 from novikoff.kernel.certified import LEDGER
 
-from test_soundness import CORPUS, IDS, LIMITATION, _claim, _describe, _expectation  # noqa: E402
+from test_soundness import (CASES, CORPUS, IDS, LIMITATION, _claim, _describe,  # noqa: E402
+                            _expectation)
 
 # One case in SAMPLE by default; all of them with -m slow.
 SAMPLE = 8
@@ -76,3 +77,35 @@ def test_false_claims_stay_unverified_with_certificates_searched(path, required)
     required.searcher = lambda text: find_certificate(text, 3000, budget_s=5.0)
     required.model_searcher = lambda text: find_model(text, 3000, budget_s=5.0)
     _judge(path)
+
+
+def test_a_contradiction_only_a_solver_finds_is_never_read_as_consistency(required):
+    """With certificates required, a solver's 'valid' that no certificate backs is 'unknown':
+    where 'valid' is evidence against a lemma (the setting contradicts itself at large values,
+    a step's hypotheses contradict each other), that unknown must not count as consistent, or
+    requiring certificates would verify more than the solver alone does."""
+    required.searcher = lambda text: None  # no certificate is ever found
+    required.model_searcher = lambda text: find_model(text, 3000, budget_s=5.0)
+    far = CASES / "setting_at_large_values" / "element_equals_index_bounded_far.proof"
+    report = Checker(timeout_ms=5000).check_file(far)
+    claim = _claim(report)
+    assert claim is not None and claim.status != "verified", _describe(report)
+    assert "may contradict each other" in _describe(report)
+    assert "may contradict each other where every nat is at least" in _describe(report)
+
+
+def test_a_step_whose_hypotheses_only_a_solver_finds_contradictory_is_not_verified(
+        required, tmp_path):
+    """The goal's certificate is found (its statement names b), the contradiction's is not:
+    the step would hold only vacuously, so it is not verified."""
+    required.searcher = lambda text: (find_certificate(text, 3000, budget_s=5.0)
+                                      if '"b"' in text else None)
+    required.model_searcher = lambda text: find_model(text, 3000, budget_s=5.0)
+    path = tmp_path / "vacuous_step.proof"
+    path.write_text("setting s:\n  real a, b\n\n"
+                    "lemma claim: a <= b\n  given low: a*a + 1 <= 0\nproof:\n"
+                    "  a <= b    by low\n", encoding="utf-8")
+    report = Checker(timeout_ms=5000).check_file(path)
+    claim = _claim(report)
+    assert claim is not None and claim.status != "verified", _describe(report)
+    assert "may contradict each other" in _describe(report)

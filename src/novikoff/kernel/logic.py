@@ -225,6 +225,12 @@ def _setting_problems(s: Setting, timeout_ms: int) -> list:
                 problems.append((None, "failed", f"the assumptions contradict each other where "
                                                  f"every nat is at least {large}: every lemma "
                                                  f"of this setting would hold vacuously"))
+            elif beyond.reason == NO_CERTIFICATE:  # (a solver finds the contradiction)
+                problems.append((None, "unknown", f"the assumptions may contradict each other "
+                                                  f"where every nat is at least {large} (a "
+                                                  f"solver finds so, but it {NO_CERTIFICATE}): "
+                                                  f"every lemma of this setting would then hold "
+                                                  f"vacuously"))
     return problems
 
 
@@ -1271,6 +1277,12 @@ def _vacuous(s: Setting, hyps, target, timeout_ms: int):
     """The 'vacuous' Decision when the hypotheses contradict each other, else None."""
     # (with the goal's vectors: the solver proving it knows what real vectors satisfy)
     vacuity = _contradictory(hyps, s.nats, timeout_ms, goal=target)
+    if vacuity.reason == NO_CERTIFICATE:
+        # (a solver finds them contradictory, with certificates required: that proves no goal,
+        # but the goal then holds only vacuously, whatever certificate it has)
+        return Decision("unknown", "vacuous", None, vacuity, None, hyps,
+                        f"the hypotheses in force may contradict each other (a solver finds "
+                        f"so, but it {NO_CERTIFICATE}), so the step may be vacuous")
     if vacuity.answer != "valid":
         return None
     return Decision("failed", "vacuous", None, vacuity, None, hyps,
