@@ -78,15 +78,21 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
                 found += sums_in(new)
         pending = found
     if summed:
-        # and for the goal's conditions of meaning, which its proof must show too (the root of
-        # sum(i < T, c[i] - 1) >= 0 where c[t] >= 1); with no goal (a consistency check), for
-        # the formulas' own sums (a[k] <= c[k] against sum(t < 20, a[t]) > sum(t < 20, c[t]))
-        compared = [goal, *goal.obligations()] if isinstance(goal, Relation) else [
-            f for f in formulas if isinstance(f, Relation) and sums_in([f])] if goal is None \
-            else []
-        for f in compared:
+        for f in _compared_termwise(formulas, goal):
             facts += _termwise_facts(f, nonnegative)
     return facts
+
+
+def _compared_termwise(formulas, goal) -> list:
+    """The relations whose sums are compared termwise: the goal, and its conditions of meaning,
+    which its proof must show too (the root of sum(i < T, c[i] - 1) >= 0 where c[t] >= 1);
+    with no goal (a consistency check), the formulas that hold a sum (a[k] <= c[k] against
+    sum(t < 20, a[t]) > sum(t < 20, c[t]))."""
+    if isinstance(goal, Relation):
+        return [goal, *goal.obligations()]
+    if goal is None:
+        return [f for f in formulas if isinstance(f, Relation) and sums_in([f])]
+    return []
 
 
 # How many terms deep the defining facts of the shorter sums go when a step needs them.
