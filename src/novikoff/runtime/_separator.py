@@ -65,6 +65,10 @@ _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a re
 # 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s; with float32 sweeps, 20k x 128 takes
 # 0.11-0.15 s against 0.3-0.6 s for the exact solve.)
 _CD_FROM = 128
+# Without numba, from _CD_FROM: the non-support examples kept in a working set, a fraction of
+# d + 1 (20k x 1000: 6.3 s of CPU against 11 s keeping d + 1, 7.3 s keeping none: smaller NNLS
+# problems, 12 passes against 9 and 16)
+_LEAN_KEEP = 0.1
 _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the maximum
 _CD_OMEGA = 1.5        # over-relaxation (20k x 1000: 744 sweeps; 801 at 1.0, 859 at 1.85)
 _CD_ROUNDS = 100       # rounds (a pass over the data each) at most, then the exact solve decides
@@ -282,6 +286,15 @@ def _polish(ZA: np.ndarray):
     return r
 
 
+def _settles(ZS: np.ndarray, u: np.ndarray, tol: float) -> bool:
+    """Whether NNLS's hull point p = ZS^T u / sum(u) needs no polish: min_S z.p >= (1 - tol)
+    ||p||^2, so that its direction's margin on the working set is within tol of ||p||, which
+    bounds the working set's maximum from above (p is in its hull).  Tiny margins, where p is a
+    small difference of O(1) vectors and rounds badly, fail this and are polished."""
+    p = ZS.T @ u / u.sum()
+    return float((ZS @ p).min()) >= (1 - tol) * float(p @ p)
+
+
 def _lp_direction(ZS: np.ndarray):
     """max t s.t. Z_S w >= t, |w_j| <= 1 (HiGHS): (t, w), or (None, None)."""
     k, d = ZS.shape
@@ -367,6 +380,10 @@ def _level(X, y, say, rng, ids=None):
         found = _level_cd(X, y, say, rng, ids)
         if found is not None:
             return found
+    elif X.shape[1] >= _CD_FROM:
+        # numpy only: the exact solve, lean (at 20k x 1000 the polish's QR took most of the
+        # time, then SciPy's NNLS, whose cost grows with the working set)
+        return _level_exact(X, y, say, rng, ids, lean=True)
     return _level_exact(X, y, say, rng, ids)
 
 
@@ -461,15 +478,19 @@ def _cd_sweeps(n: int, k: int) -> int:
     return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, _CD_ROUND_WORK * n // max(k, 1))))
 
 
-def _level_exact(X, y, say, rng, ids=None):
+def _level_exact(X, y, say, rng, ids=None, lean=False):
     """_level by exact solves of working sets (NNLS, polished on the support): the lower and
-    upper bounds agree to _TOL."""
+    upper bounds agree to _TOL.  lean (numpy from d = _CD_FROM): while the working sets' NNLS
+    points settle them to _TOL (_settles), they are not polished and only _LEAN_KEEP (d + 1)
+    of the non-support examples stay in the working set; from the first that does not (tiny
+    margins), the level goes on as when not lean, whose larger working sets it needs."""
     n, d = X.shape
     name = (lambda i: i) if ids is None else (lambda i: ids[i])
     tol = _TOL
     # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
     k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
     k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
+    lean_keep = int(_LEAN_KEEP * (d + 1))
     v, S = _start(X, y, rng, ids, say)[:2]
     inS = np.zeros(n, dtype=bool)
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
@@ -492,8 +513,9 @@ def _level_exact(X, y, say, rng, ids=None):
         # The non-support examples of S that are closest to the margin stay too (up to _KEEP
         # rounds' worth), which saves passes that would add them again.
         rest = S[support:]
-        if rest.size > k_keep:
-            rest = rest[np.argpartition(m[rest], k_keep)[:k_keep]]
+        keep = lean_keep if lean else k_keep
+        if rest.size > keep:
+            rest = rest[np.argpartition(m[rest], keep)[:keep]]
         S = np.concatenate([S[:support], rest, cand])
         zero = ~X[S].any(axis=1)
         if zero.any():
@@ -516,7 +538,8 @@ def _level_exact(X, y, say, rng, ids=None):
         A = u > 0
         S = np.concatenate([S[A], S[~A]])  # the support first
         support = int(A.sum())
-        p = _polish(ZS[A])
+        lean = lean and _settles(ZS, u, tol)
+        p = None if lean else _polish(ZS[A])
         polished = p is not None
         if p is None:
             p = ZS.T @ u / u.sum()
@@ -525,7 +548,7 @@ def _level_exact(X, y, say, rng, ids=None):
         upper = norm / scale
     lower, v = best
     return v, {"lower": lower, "upper": upper, "passes": passes, "S": S[:support],
-               "polished": polished, "support": support, "gap": tol}
+               "polished": polished, "support": support, "gap": tol, "lean": lean}
 
 
 def _solve(X: np.ndarray, y: np.ndarray, progress=None):
