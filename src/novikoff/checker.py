@@ -502,7 +502,7 @@ class _LemmaCheck:
                          "could not show the givens consistent with the setting's assumptions "
                          + ("by a stored model, and certificates are required (`novikoff "
                             "certify` searches one)" if LEDGER.required else
-                            f"({verdict.reason})" if verdict.reason.startswith("could not")
+                            f"({verdict.reason})" if verdict.reason
                             else "(no values satisfying all of them were found in time)")
                          + ", so the lemma might hold only vacuously")
         proof = lemma.proof
