@@ -657,3 +657,19 @@ def test_a_cited_assumption_is_taken_at_the_indices_the_step_reads(tmp_path):
           c[0] + c[1] <= 2     by cb
         """, setting=setting)
     assert lemma_of(report, "claim").status == "verified"
+
+
+def test_an_undecided_givens_check_says_why(tmp_path):
+    """The kernel's reason reaches the report: here the givens read an index 13 past the
+    number the assumptions read, farther than the check walks."""
+    report = check_text(tmp_path, """
+        lemma t: a[13] <= 20
+          given g: a[13] = 5
+        proof:
+          a[13] <= 20    by g
+        """, setting="setting s:\n  real sequence a\n  nat k\n  assume start: a[0] = 0\n"
+                     "  assume up: a[k+1] = a[k] + 1\n")
+    assert lemma_of(report, "t").status != "verified"
+    reasons = " ".join(s.reason for s in steps_of(report, "t"))
+    assert "could not show the givens consistent" in reasons, reasons
+    assert "could not check the givens across" in reasons, reasons
