@@ -673,3 +673,24 @@ def test_an_undecided_givens_check_says_why(tmp_path):
     reasons = " ".join(s.reason for s in steps_of(report, "t"))
     assert "could not show the givens consistent" in reasons, reasons
     assert "could not check the givens across" in reasons, reasons
+
+
+def test_a_counterexample_never_shows_a_vector_a_given_defines(tmp_path):
+    """A cited lemma's vector given (v = x) is told in the step's terms, where a given defines v
+    (2*v = 2*x + c*u): the counterexample then speaks of x, u and c, never of v's own inner
+    products, which were free to the solver and broke the given."""
+    report = check_text(tmp_path, """
+        lemma same: <v, v> = <x, v>
+          given eq: v = x
+        proof:
+          <v, v> = <x, v>   by eq
+
+        lemma t: <v, v> = <x, v>
+          given h: 2*v = 2*x + c*u
+        proof:
+          <v, v> = <x, v>   by same, h
+        """, setting="setting s:\n  vectors v, x, u\n  real c\n")
+    step = steps_of(report, "t")[0]
+    assert step.status == "failed" and step.counterexample, step
+    assert not any("v" in name.replace("<", " ").replace(">", " ").replace(",", " ").split()
+                   for name in step.counterexample), step.counterexample

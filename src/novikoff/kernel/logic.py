@@ -798,6 +798,15 @@ def _rewrite(formula, definitions: tuple):  # a step: measured 7% of `novikoff c
                         tuple(_rewrite(d, definitions) for d in formula.domain))
     if isinstance(formula, COMPOUND):
         return rebuild(formula, tuple(_rewrite(p, definitions) for p in subformulas(formula)))
+    if isinstance(formula, VectorEq):  # inside an implication (a cited lemma's vector given)
+        defs = dict(definitions)
+        left, right = _substitute(Vec.atom(formula.atom), defs), _substitute(formula.rhs, defs)
+        if (left, right) != (Vec.atom(formula.atom), formula.rhs):
+            # as the solver reads it, ||atom - rhs||^2 = 0, in the defined vectors' terms: else
+            # their atoms would be free there, apart from their definitions
+            d = left - right
+            return Relation("=", ip(d, d), sp.Integer(0),
+                            tuple(_rewrite(o, definitions) for o in formula.domain))
     return formula
 
 
