@@ -362,15 +362,27 @@ def _atoms(expr: sp.Expr) -> set:
 
 def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
     """Whether the formulas that hold at every value of the nats hold at every index the
-    counterexample shows (a[1] when it gives a[T - 1] with T = 2); an instance whose atoms have
-    no value there is not asked (the counterexample says nothing of them)."""
+    counterexample shows (a[1] when it gives a[T - 1] with T = 2).  Instances whose atoms have
+    no value there must have some values together: c[0] >= a[0] and a[0] >= 1 leave a[0] open
+    but refuse c[0] = 0 (where no such values are found in time, they are not asked)."""
     indices = _natural_indices(known)
+    open_instances = []
     for f in everywhere:
         for k in set(nats) & free_symbols(f):
             for v in indices:
-                if _truth(f.subs(k, v), known) is False:
+                instance = f.subs(k, v)
+                truth = _truth(instance, known)
+                if truth is False:
                     return False
-    return True
+                if truth is None:
+                    open_instances.append(instance)
+    if not open_instances:
+        return True
+    fixed = [Relation("=", atom, value) for atom, value in known.items()
+             if not isinstance(atom, sp.Sum)]
+    answer, _, _ = _search(fixed + open_instances, None, gram=False,
+                           timeout_ms=_DIAGNOSTIC_TIMEOUT_MS)
+    return answer != "unsat"
 
 
 def _natural_indices(atoms) -> set:
