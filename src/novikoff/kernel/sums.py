@@ -295,8 +295,12 @@ def _multiple_of(rest: sp.Expr, n: sp.Expr):
     else c = rest/n when that is plain (it may mention n's nat: T*<u, x[T]> is T terms
     <u, x[T]>, a constant of the sum); None when there is neither."""
     c = _linear_multiple_of(rest, n)
-    if c is not None or n.is_number:
+    if c is not None:
         return c
+    if n.is_number:  # a fixed count: rest spread over its terms (sum(i < 20, c[i]) - 20)
+        whole = sp.expand(rest / n) if n.is_Integer and n > 0 else sp.Integer(0)
+        return whole if whole != 0 and BOUND not in whole.free_symbols and _plain(whole) \
+            else None
     whole = sp.cancel(rest / n)
     if whole == 0 or not sp.denom(whole).is_Number or BOUND in whole.free_symbols:
         return None
