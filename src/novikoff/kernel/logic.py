@@ -885,6 +885,7 @@ def _same_element_facts(s: Setting, defs: dict) -> list:
 
 def _hypotheses(s: Setting, formulas, goal=None, everywhere=(), summed: bool = False,
                 givens: bool = False) -> list:
+    """What the solver is told (_hypotheses_and_definitions, without the definitions)."""
     return _hypotheses_and_definitions(s, formulas, goal, everywhere, summed, givens)[0]
 
 
