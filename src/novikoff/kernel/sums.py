@@ -184,7 +184,8 @@ def _triangle_facts(sums, formulas) -> list:
             whole = vector_sum(terms.vector(), n)
             # (and the same sum with its last terms written out, as vector_sum_steps writes a
             # sum of a constant number of terms in the goal: ||x[19] + S(19)||)
-            forms = [norm(v) for v in _last_terms_out(whole, _PEELED)]
+            # (and its opposite: ||-v|| = ||v||, ||sum(t < 20, -x[t])|| in the goal)
+            forms = [norm(u) for v in _last_terms_out(whole, _PEELED) for u in (v, -v)]
         except ValueError:  # a sum inside the terms
             continue
         facts += [Implication((Relation(">=", n, 0),), Relation("<=", f, s))
