@@ -1033,8 +1033,7 @@ class _LemmaCheck:
             return "failed", "under-justified", f"true in this setting, but it {base}", None
         # (a cited assumption holds at every k: at every index the counterexample shows)
         as_cited = self._search(premises, goal, instances, whole=False,
-                                everywhere=[self.scope.assumptions[n] for n in cited
-                                            if n in self.scope.assumptions])
+                                everywhere=self._assumptions_among(cited))
         if as_cited.counterexample is not None:  # it fails as cited; false in its setting or not
             return ("failed", "", f"{base} (the counterexample satisfies what it cites; none "
                                   f"that satisfies the whole setting was confirmed: "
@@ -1049,8 +1048,7 @@ class _LemmaCheck:
         a cited fact are no counterexample (c[0] = 0 against a cited c[t] >= 1)."""
         try:
             found = self._search(premises, obligation, instances,
-                                 everywhere=[self.scope.assumptions[n] for n in cited
-                                             if n in self.scope.assumptions])
+                                 everywhere=self._assumptions_among(cited))
         except KernelError as exc:
             return "unknown", f"could not decide whether {base} ({exc})", None
         if found.counterexample is not None:
@@ -1059,6 +1057,10 @@ class _LemmaCheck:
             return "failed", f"{base} ({found.note})", None
         return "unknown", f"could not decide whether {base}: no counterexample that meets " \
                           f"what it cites was confirmed ({found.note})", None
+
+    def _assumptions_among(self, cited) -> list:
+        """The setting's assumptions that the step cites (they hold at every k)."""
+        return [self.scope.assumptions[n] for n in cited if n in self.scope.assumptions]
 
     def _search(self, premises, goal, instances=(), whole: bool = True, everywhere=None):
         """A counterexample search (diagnostics) over what decide() would tell the solver;

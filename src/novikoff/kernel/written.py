@@ -493,8 +493,12 @@ def _holds_for_every_index(obligation: Relation, nats: set, finite: dict) -> boo
         if len(cases) > MAX_LABEL_CASES:
             cases = [{}]  # too many: the labels are read as reals
             break
-    return all(obligation.rel == ">=" and _square_form(lhs.xreplace(case))
-               or _bounded_below(obligation.rel, lhs.xreplace(case), nats) for case in cases)
+    for case in cases:
+        at = lhs.xreplace(case)
+        if not (obligation.rel == ">=" and _square_form(at)
+                or _bounded_below(obligation.rel, at, nats)):
+            return False
+    return True
 
 
 def _square_form(e: sp.Expr) -> bool:
