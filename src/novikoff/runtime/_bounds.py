@@ -125,16 +125,21 @@ def check_rows(X, bad: int, name: str = "X") -> None:
 _EXACT_BUDGET = 2_000_000
 
 
+def _significands(a) -> tuple:
+    """(m, e, nonzero) with a = m * 2**(e - 53) exactly, m a whole number (int64; 0 where a
+    is): the binary significand of each float entry as an integer."""
+    ma, ea = np.frexp(np.asarray(a, dtype=np.float64))
+    return (ma * 2.0 ** 53).astype(np.int64), ea, ma != 0
+
+
 def exact_dot(a, b) -> Fraction:
     """<a, b> of two float vectors, exactly (integer arithmetic on the binary significands)."""
-    ma, ea = np.frexp(np.asarray(a, dtype=np.float64))
-    mb, eb = np.frexp(np.asarray(b, dtype=np.float64))
-    keep = (ma != 0) & (mb != 0)
+    ia, ea, nza = _significands(a)
+    ib, eb, nzb = _significands(b)
+    keep = nza & nzb
     if not keep.any():
         return Fraction(0)
-    # a = (ma * 2**53) * 2**(ea - 53) with an integer significand, exactly.
-    ia = (ma[keep] * 2.0 ** 53).astype(np.int64).tolist()
-    ib = (mb[keep] * 2.0 ** 53).astype(np.int64).tolist()
+    ia, ib = ia[keep].tolist(), ib[keep].tolist()
     ex = (ea[keep] + eb[keep]).tolist()
     low = min(ex)
     total = sum(x * z << (e - low) for x, z, e in zip(ia, ib, ex))
@@ -158,16 +163,16 @@ def exact_margins_scaled(X, y, w_star, rows) -> tuple:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:
         return [], 0
-    ma, ea = np.frexp(np.asarray(X[rows], dtype=np.float64))
-    mb, eb = np.frexp(np.asarray(w_star, dtype=np.float64))
-    keep = (ma != 0) & (mb != 0)
+    ia, ea, nza = _significands(X[rows])
+    ib, eb, nzb = _significands(w_star)
+    keep = nza & nzb
     if not keep.any():
         return [0] * rows.size, 0
     ex = (ea + eb).astype(np.int64)
     low = int(ex[keep].min())
-    # a = (ma * 2**53) * 2**(ea - 53) with an integer significand, exactly; a zero term is 0
-    ia = np.where(keep, (ma * 2.0 ** 53).astype(np.int64), 0).astype(object)
-    ib = (mb * 2.0 ** 53).astype(np.int64).astype(object)
+    # a zero term is 0 (its shift too)
+    ia = np.where(keep, ia, 0).astype(object)
+    ib = ib.astype(object)
     shifts = np.where(keep, ex - low, 0).astype(object)
     totals = ((ia * ib) << shifts).sum(axis=1).tolist()
     signs = [int(v) for v in np.asarray(y)[rows].tolist()]
