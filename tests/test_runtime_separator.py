@@ -284,18 +284,22 @@ def test_large_d_direction_separates_and_its_margins_are_reported_honestly(n, d,
     assert Fraction(res.gamma) <= exact < Fraction(np.nextafter(res.gamma, np.inf))
 
 
-@pytest.mark.parametrize("delta", [1e-2, 1e-4])
-def test_large_d_margin_against_a_known_maximum(delta):
-    # y*x = (delta, u) and (delta, -u) for unit u in the other 199 coordinates: 0 is in the hull
-    # of the u, so the maximum margin is exactly the first coordinate's delta (times ||x|| ~ 1).
-    # At 1e-4 (R / margin above _CD_SINGLE) float32 rows could not resolve the margins.
+def known_maximum(delta: float, d: int = 200):
+    """(X, y) with y*x = (delta, u) and (delta, -u) for 300 unit u in the other d - 1
+    coordinates: 0 is in the hull of the u, so the maximum margin is exactly delta (times
+    ||x|| ~ 1)."""
     rng = np.random.default_rng(23)
-    d = 200
     U = rng.standard_normal((300, d - 1))
     U /= np.linalg.norm(U, axis=1)[:, None]
     Z = np.hstack([np.full((600, 1), delta), np.vstack([U, -U])])
     y = rng.choice([-1.0, 1.0], 600)
-    X = Z * y[:, None]
+    return Z * y[:, None], y
+
+
+@pytest.mark.parametrize("delta", [1e-2, 1e-4])
+def test_large_d_margin_against_a_known_maximum(delta):
+    # At 1e-4 (R / margin above _CD_SINGLE) float32 rows could not resolve the margins.
+    X, y = known_maximum(delta)
     w, info = _solve(X, y)
     smallest = min(exact_margins(X, y, w))
     E = Fraction(data_stats(X, y, w).E)

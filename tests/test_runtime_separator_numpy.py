@@ -9,6 +9,7 @@ non-separable data as the other paths do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -22,12 +23,23 @@ from hypothesis import strategies as st
 from novikoff.errors import InvalidArgument
 from novikoff.runtime import _jit, _separator, max_margin_separator
 from novikoff.runtime._bounds import certify_margin, data_stats
-from test_runtime_separator import margin, planted, slsqp_reference
+from test_runtime_separator import known_maximum, margin, planted, slsqp_reference
 
 
 @pytest.fixture
 def numpy_only(monkeypatch):
     monkeypatch.setattr(_jit, "AVAILABLE", False)
+
+
+@contextlib.contextmanager
+def numba_off():
+    """numba as if absent, inside the block (a Hypothesis test cannot take a fixture per
+    example; a test that compares both paths switches in the middle)."""
+    _jit.AVAILABLE, old = False, _jit.AVAILABLE
+    try:
+        yield
+    finally:
+        _jit.AVAILABLE = old
 
 
 def full_exact(monkeypatch):
@@ -77,11 +89,8 @@ def test_numpy_path_margin_is_at_least_numba_paths():
     X, y, _ = planted(1500, 130, 0.02, 31)
     w_cd, info = _separator._solve(X, y)
     assert "sweeps" in info  # numba's coordinate descent (within 1 %)
-    _jit.AVAILABLE, old = False, _jit.AVAILABLE
-    try:
+    with numba_off():
         w_np, lean = _separator._solve(X, y)
-    finally:
-        _jit.AVAILABLE = old
     assert lean["lean"]
     assert margin(X, y, w_np) >= margin(X, y, w_cd) * (1 - 1e-9)
     assert margin(X, y, w_cd) >= (1 - info["gap"]) * lean["upper"] * (1 - 1e-9)
@@ -107,13 +116,7 @@ def test_numpy_path_polishes_tiny_margins_as_the_exact_solve_does(monkeypatch, d
     # y*x = (delta, u) and (delta, -u): the maximum margin is delta, tiny against ||x|| ~ 1, so
     # NNLS's hull point is a small difference of O(1) vectors that does not settle the working
     # set: the lean solve polishes, as the exact solve does, and finds the same margin.
-    rng = np.random.default_rng(23)
-    d = 200
-    U = rng.standard_normal((300, d - 1))
-    U /= np.linalg.norm(U, axis=1)[:, None]
-    Z = np.hstack([np.full((600, 1), delta), np.vstack([U, -U])])
-    y = rng.choice([-1.0, 1.0], 600)
-    X = Z * y[:, None]
+    X, y = known_maximum(delta)
     calls = []
     real = _separator._polish
     monkeypatch.setattr(_separator, "_polish", lambda ZA: calls.append(ZA.shape) or real(ZA))
@@ -131,11 +134,8 @@ def test_numpy_path_polishes_tiny_margins_as_the_exact_solve_does(monkeypatch, d
        gamma=st.sampled_from([1e-3, 1e-2, 0.2]))
 def test_numpy_path_keeps_the_exact_promise_on_planted_data(seed, n, extra, gamma):
     X, y, w_gen = planted(n, _separator._CD_FROM + extra, gamma, seed)
-    _jit.AVAILABLE, old = False, _jit.AVAILABLE
-    try:
+    with numba_off():
         w, info = _separator._solve(X, y)
-    finally:
-        _jit.AVAILABLE = old
     assert info["lean"]
     assert info["lower"] >= (1 - 1e-9) * info["upper"]
     assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-9)
