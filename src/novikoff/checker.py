@@ -48,6 +48,9 @@ DIAGNOSTIC_TIMEOUT_MS = 2000
 # A step may read a sequence at most this many places further along than a fact it cites
 # (checker._shifted): a few updates at once, as notes unfold them.
 _SHIFTS = 3
+# A cited fact is taken at most at this many other indices that a step reads: every term of a
+# sum written out (terms._UNROLL: sum(i < 6, c[i]) >= 6 by c[t] >= 1 reads c[0] .. c[5]).
+_OTHER_INDICES = 16
 # At most this many comparisons of sums under a root or a power for one step (_sums_compared).
 _COMPARISONS = 4
 
@@ -1433,7 +1436,7 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
 def _moves(read: set, formula, k, nats) -> list:
     """The values of the nat k at which a fact about k reaches the (sequence, index) pairs a
     goal reads: k + 1, ..., k + c when the goal reads c places further along (at most
-    _SHIFTS), then the other indices it reads (at most _SHIFTS), whole numbers >= 0 or
+    _SHIFTS), then the other indices it reads (at most _OTHER_INDICES), whole numbers >= 0 or
     polynomials in the other nats."""
     own = {(e.func, sp.expand(e.args[0] - k)) for e in free_symbols(formula)
            if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1
@@ -1447,7 +1450,7 @@ def _moves(read: set, formula, k, nats) -> list:
               for other, offset in own if other == func}
     others = sorted((v for v in others if k not in v.free_symbols and v.free_symbols <= nats
                      and not (v.is_Integer and v < 0)), key=sp.default_sort_key)
-    return shifts + others[:_SHIFTS]
+    return shifts + others[:_OTHER_INDICES]
 
 
 def _xfail_at(item, line: int) -> bool:

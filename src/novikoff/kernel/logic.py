@@ -431,13 +431,20 @@ def _scaled_indices(formulas, k) -> set:
     return found
 
 
+def _constant_indices(formulas) -> set:
+    """The whole numbers at which the formulas read sequences (c[3])."""
+    return {int(e.args[0]) for f in formulas for e in free_symbols(f)
+            if isinstance(e, sp.core.function.AppliedUndef) and e.args[0].is_Integer}
+
+
 def _meeting_points(s: Setting, k) -> set:
     """Values of the nat k where the assumptions' indices meet one another: k + 1, k + 2, ...
     up to the largest gap between the offsets they use (d[k] and d[k+2] meet at k + 2, and
     a[k+1] = a[k] chained ten times meets a[k+10]; only the gaps themselves past _CHAIN), the
     index p(k) - c of every other index p(k) that an index k + c meets (d[k] meets d[3*k + 3]
     at k = 3*k + 3), the small numbers up to the largest offset and one more (d[2*k] meets
-    d[k+1] at k = 1), and every other nat plus those gaps (d[T+1] meets d[k+2] at T = k + 1).
+    d[k+1] at k = 1), every other nat plus those gaps (d[T+1] meets d[k+2] at T = k + 1),
+    and the numbers at which they read sequences, less an offset (c[k] meets c[4] at k = 4).
     Every assumption holds at each of them; a contradiction elsewhere is not looked for (no
     finite check finds every one: docs/trust.md)."""
     formulas = list(s.assumptions.values())
@@ -457,6 +464,10 @@ def _meeting_points(s: Setting, k) -> set:
     for other in sorted(s.nats - {k}, key=str):
         if any(other in free_symbols(f) for f in formulas):
             points += [other + g for g in [0] + gaps]
+    # Last (the first _MEETING_POINTS are kept), the numbers at which they read sequences:
+    # c[k] >= 1 meets sum(i < 5, c[i]) <= 4, whose terms are written out, at k = 3 and 4 too.
+    for m in sorted(_constant_indices(formulas)):
+        points += [sp.Integer(m - c) for c in sorted(offsets) if 0 <= m - c]
     return set(points[:_MEETING_POINTS])
 
 
@@ -907,7 +918,8 @@ def _hypotheses_and_definitions(s: Setting, formulas, goal=None, everywhere=(),
     # The sums' facts write out terms (w[0] in a telescoped sum): the definitions apply to them,
     # and the labels' declarations to the elements they write out (y[16]^2 = 1).
     sums = _rewrite_all(sum_facts(
-        told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed), defs)
+        told, lambda terms: _nonnegative_terms(s, terms, everywhere), goal, summed,
+        everywhere, s.nats), defs)
     known = set(told)
     return (told + sums + [f for f in _label_elements(s, sums) if f not in known]
             + _label_sums(s, told + sums)), defs

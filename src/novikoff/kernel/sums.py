@@ -53,12 +53,14 @@ def sums_in(formulas) -> list:
     return sorted(found, key=sp.default_sort_key)
 
 
-def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
+def sum_facts(formulas, nonnegative, goal=None, summed: bool = False, everywhere=(),
+              nats=frozenset()) -> list:
     """The defining facts of every sum the formulas (and the goal) mention; with summed, also
-    the shifts of sums whose terms start at index 1 or later and the goal's termwise facts (see
-    the module's docstring).
+    the shifts of sums whose terms start at index 1 or later, the goal's termwise facts and the
+    relations of everywhere summed over the counts of its sums (see the module's docstring).
 
     nonnegative(terms) -> bool says whether every term is >= 0 (for every i >= 0).
+    everywhere: relations that hold at every value of the nats (of nats).
     """
     # The goal's conditions of meaning too: a sum may be left only there (the quotient of a sum
     # by itself is 1 where the sum is != 0, which its facts show).
@@ -78,8 +80,10 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False) -> list:
                 found += sums_in(new)
         pending = found
     if summed:
-        for f in _compared_termwise(formulas, goal):
+        compared = _compared_termwise(formulas, goal)
+        for f in compared:
             facts += _termwise_facts(f, nonnegative)
+        facts += _summed_relations(everywhere, nats, sums_in(compared))
     return facts
 
 
@@ -281,6 +285,70 @@ def _termwise_facts(goal: Relation, nonnegative) -> list:
                     facts.append(Implication((Relation(">=", n, 0),),
                                              Relation(rel, total, sp.Integer(0))))
     return facts
+
+
+def _summed_relations(everywhere, nats, sums) -> list:
+    """A relation f(k) that holds at every value of a nat k, summed over k < n for each count n
+    of the sums (those that read a sequence f reads): n >= 0 => sum(i < n, lhs(i) - rhs(i))
+    >= 0 (<= 0, = 0; for a strict relation also n >= 1 => ... > 0), the sum in normal form by
+    linearity (c[t] >= 1 gives sum(i < T + 1, c[i]) - (T + 1) >= 0, so that sum is != 0).
+    The termwise facts compare one relation's sums with that relation's own terms; these carry
+    a bound on the terms to every sum of that count.  Only relations whose difference is a
+    polynomial in sequence elements at indices >= 0, nats and constants: it then means
+    something at every index, and no other sum's bound variable is in it."""
+    reading: dict = {}  # count -> the sequences its sums read
+    for s in sums:
+        reading.setdefault(count(s), set()).update(
+            e.func for e in s.function.atoms(sp.core.function.AppliedUndef))
+    facts, done = [], set()
+    while True:  # (c[t] >= a[t] brings in the sums of a, which a[t] >= 1 bounds)
+        found = []
+        for f, k, (n, read) in itertools.product(everywhere, sorted(nats, key=str),
+                                                 list(reading.items())):
+            if (f, k, n) not in done and _read_by(f, k) & read:
+                done.add((f, k, n))
+                found += _summed_relation(f, k, n, nats)
+                read |= _read_by(f, k)
+        if not found:
+            return facts
+        facts += found
+
+
+def _read_by(f, k) -> set:
+    """The sequences that a relation holding at every value of the nat k reads, if it can be
+    summed over k (its difference a polynomial in sequence elements that depend on k)."""
+    if not isinstance(f, Relation) or f.rel == "!=":
+        return set()
+    difference = sp.expand(f.lhs - f.rhs)
+    elements = difference.atoms(sp.core.function.AppliedUndef)
+    if k not in difference.free_symbols or not _polynomial_in(difference, elements):
+        return set()
+    return {e.func for e in elements}
+
+
+def _summed_relation(f: Relation, k: sp.Symbol, n: sp.Expr, nats) -> list:
+    """f's difference summed over k < n (_summed_relations), or nothing where an index of its
+    terms may be negative."""
+    terms = sp.expand(f.lhs - f.rhs).xreplace({k: BOUND})
+    if not all(_at_least_zero(e.args[0], nats | {BOUND})
+               for e in terms.atoms(sp.core.function.AppliedUndef)):
+        return []
+    total = make_sum(terms, n)
+    weak = {">": ">=", "<": "<="}.get(f.rel, f.rel)
+    facts = [Implication((Relation(">=", n, 0),), Relation(weak, total, sp.Integer(0)))]
+    if weak != f.rel:
+        facts.append(Implication((Relation(">=", n, 1),), Relation(f.rel, total, sp.Integer(0))))
+    return facts
+
+
+def _polynomial_in(expr: sp.Expr, elements) -> bool:
+    """Whether expr is a polynomial in its symbols and the given sequence elements, with
+    rational coefficients (no sum, quotient, root or other function)."""
+    try:
+        poly = sp.Poly(expr, *sorted(expr.free_symbols, key=str), *sorted(elements, key=str))
+    except sp.PolynomialError:
+        return False
+    return all(c.is_Rational for c in poly.coeffs())
 
 
 def _plain(c: sp.Expr) -> bool:
