@@ -25,6 +25,8 @@ gamma_d * sum|a_i b_i| that the monitor uses holds for every order.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._jit import AVAILABLE, compiled, jit
@@ -53,6 +55,30 @@ def new_state(w0=None):
 
 
 HAVE_NUMBA = AVAILABLE
+
+
+class LoopArgs(NamedTuple):
+    """The loops' arguments, named, in the order the compiled loop takes them unpacked."""
+    X: np.ndarray
+    y: np.ndarray
+    order: np.ndarray | None   # the positions' examples (None: the identity, compiled only)
+    w: np.ndarray              # the weights, updated in place
+    ws: np.ndarray             # w_star (zeros when there is none)
+    st: np.ndarray             # the int state (T, EM, K, NLOG, BAD, IMIN)
+    qw: np.ndarray             # the float state (QW, QMAX, YMIN, YMIN2)
+    half_gamma: float          # the margin rule's gamma / 2
+    t_end: int                 # the visit at which the run ends
+    cyclic: bool               # a pass without an update ends it (CONVERGED)
+    margin: bool               # the margin perceptron's rule
+    log_i: np.ndarray          # the update log: example, visit, prediction, <w_star, x>,
+    log_t: np.ndarray          # ||x||^2 (zero length: checks are off)
+    log_p: np.ndarray
+    log_m: np.ndarray
+    log_q: np.ndarray
+    stat_m: np.ndarray         # <w_star, x> and ||x||^2 of every example, when they have room
+    stat_q: np.ndarray
+    need_stats: bool           # compute the first pass's statistics
+    chunk_visits: int          # visits at most in this call (then BUDGET)
 # Runs start on the numpy loop, which costs nothing to start, and move to the compiled one once
 # they have read this many entries of X or made this many updates (its start-up, some 0.8 s, is
 # then a small part of the run).  Both loops make the same updates but where rounding decides a
@@ -63,27 +89,27 @@ _NUMPY_UPDATES = 2_000
 _NUMPY_SLICE = 4096  # visits per call of the numpy loop while the run is small
 
 
-def _numpy_visits(*args):
+def _numpy_visits(a: LoopArgs, eta: float):
     """Blocked numpy version: predict a block with one matrix product, stop at its first update.
 
     The first pass's statistics depend on the rows only, not on the updates: they are computed
     once for every position the call visited in the first pass, after the loop, not block by
     block (an update every few rows made that a few small numpy calls per update).
     """
-    t0 = int(args[5][T])
+    t0 = int(a.st[T])
     # Bad entries (NaN, inf) are reported from the statistics once the loop returns; numpy's
     # warnings about them meanwhile would only be noise.
     with np.errstate(all="ignore"):
-        status = _numpy_visits_blocks(*args)
-    if args[18]:
-        _numpy_statistics(args, t0)
+        status = _numpy_visits_blocks(*a, eta=eta)
+    if a.need_stats:
+        _numpy_statistics(a, t0)
     return status
 
 
-def _numpy_statistics(args, t0: int) -> None:
-    """The first pass's statistics of the positions from t0 to where the loop stopped (the
-    loops' arguments), in numpy."""
-    X, y, order, ws, st, qw = args[0], args[1], args[2], args[4], args[5], args[6]
+def _numpy_statistics(a: LoopArgs, t0: int) -> None:
+    """The first pass's statistics of the positions from t0 to where the loop stopped, in
+    numpy."""
+    X, y, order, ws, st, qw = a.X, a.y, a.order, a.ws, a.st, a.qw
     t1 = min(int(st[T]), order.shape[0])
     if t0 >= t1:
         return
@@ -91,10 +117,10 @@ def _numpy_statistics(args, t0: int) -> None:
     consecutive = rows[-1] - rows[0] == t1 - t0 - 1 and bool(np.all(np.diff(rows) == 1))
     step = t1 - t0 if consecutive else _NUMPY_SLICE  # a view, or copies of few rows
     with np.errstate(all="ignore"):
-        for a in range(0, t1 - t0, step):
-            part = rows[a:a + step]
+        for start in range(0, t1 - t0, step):
+            part = rows[start:start + step]
             Xb = X[part[0]:part[-1] + 1] if consecutive else X[part]
-            _numpy_first_pass(Xb, y[part], part, ws, st, qw, args[16], args[17])
+            _numpy_first_pass(Xb, y[part], part, ws, st, qw, a.stat_m, a.stat_q)
 
 
 def _numpy_visits_blocks(X, y, order, w, ws, st, qw, half_gamma, t_end, cyclic, margin,
@@ -374,53 +400,52 @@ def run_visits(*args, backend: str = "auto", identity: bool = False, eta: float 
     """Dispatch to the compiled loop (backend 'numba', or 'auto' once the run is past small:
     a choice that depends on the run only) or to numpy.
 
-    identity: the order (args[2]) is 0..n-1, which the compiled loop then does not read.
+    args: the fields of LoopArgs, in its order.
+    identity: the order is 0..n-1, which the compiled loop then does not read.
     eta: the learning rate, a positive float (an update adds eta*y*x).
     """
-    eta = float(eta)
+    a, eta = LoopArgs(*args), float(eta)
     if backend == "numba" or (backend == "auto" and HAVE_NUMBA):
         if backend == "auto":
-            status = _while_small(args + (identity,), eta)
+            status = _while_small(a, identity, eta)
             if status is not None:
                 return status
-        if identity:
-            args = args[:2] + (None,) + args[3:]
-        return compiled(_numba_visits)(*args, eta)
-    return _numpy_visits(*args, eta)
+        return compiled(_numba_visits)(*(a._replace(order=None) if identity else a), eta)
+    return _numpy_visits(a, eta)
 
 
 def _small(X, st) -> bool:
     return st[K] < _NUMPY_UPDATES and st[T] * X.shape[1] < _NUMPY_ENTRIES
 
 
-def _while_small(args, eta: float):
+def _while_small(a: LoopArgs, identity: bool, eta: float):
     """Run the numpy loop while the run is small: its status, or None once the run is past
     small with visits left in the caller's budget (the compiled loop goes on from there).
-    args: the loops' arguments, then identity.
 
     The first pass's statistics of the positions it visits are computed when it stops: by
     the compiled loop's own code (_numba_statistics) when the run goes on past small, since
     it reads those rows in a third of numpy's time (the 20k rows before the switch at
     100k x 100: 1.2 against 0.4 ms), else by numpy.  The choice depends on the run alone.
     """
-    X, st, budget = args[0], args[5], args[19]
+    X, st = a.X, a.st
     t0 = int(st[T])
-    budget_end = t0 + budget
+    budget_end = t0 + a.chunk_visits
     status = None
     while _small(X, st):
         left = budget_end - int(st[T])
-        status = _numpy_visits(*args[:18], False, min(left, _NUMPY_SLICE), eta)
+        status = _numpy_visits(a._replace(need_stats=False,
+                                          chunk_visits=min(left, _NUMPY_SLICE)), eta)
         if status != BUDGET or left <= _NUMPY_SLICE:
             break
         status = None
     if status is None and budget_end <= st[T]:
         status = BUDGET
-    if args[18] and (_small(X, st) or status in (END, CONVERGED)):
-        _numpy_statistics(args, t0)
-    elif args[18]:
-        L = args[2].shape[0]
-        compiled(_numba_statistics)(X, args[1], None if args[20] else args[2], *args[4:7],
-                                    args[16], args[17], min(t0, L), min(int(st[T]), L))
+    if a.need_stats and (_small(X, st) or status in (END, CONVERGED)):
+        _numpy_statistics(a, t0)
+    elif a.need_stats:
+        L = a.order.shape[0]
+        compiled(_numba_statistics)(X, a.y, None if identity else a.order, a.ws, st, a.qw,
+                                    a.stat_m, a.stat_q, min(t0, L), min(int(st[T]), L))
     return status
 
 
