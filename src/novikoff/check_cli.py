@@ -16,6 +16,7 @@ from .checker import bundled_proofs_dir, check_paths, exit_code, proof_files
 from .crosscheck import install as install_cross_check
 from .errors import CheckingStopped
 from .report import check_json, render_check
+from .solver_budget import add_timeout_option
 
 __all__ = ["register"]
 
@@ -24,10 +25,7 @@ def register(sub) -> None:
     check = sub.add_parser("check", help="check .proof files (default: the bundled proofs/)")
     check.add_argument("paths", nargs="*", help="files or directories")
     check.add_argument("--json", action="store_true", help="print one JSON document")
-    check.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                       help="solver budget per obligation in milliseconds, counted in Z3's "
-                       "resource units so that verdicts do not depend on the machine's speed "
-                       "or load (default 5000)")
+    add_timeout_option(check)
     level = check.add_mutually_exclusive_group()
     level.add_argument("-q", "--quiet", action="store_true",
                        help="print only the steps that failed and the summary")

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..solver_budget import add_timeout_option
+
 __all__ = ["register", "certify_file"]
 
 
@@ -15,8 +17,7 @@ def register(sub) -> None:
                                             "steps of .proof files and notes")
     parser.add_argument("paths", nargs="*", help="files or directories (default: the bundled "
                                                  "proofs/)")
-    parser.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                        help="solver timeout per obligation in milliseconds (default 5000)")
+    add_timeout_option(parser)
     parser.set_defaults(handler=_certify)
 
 

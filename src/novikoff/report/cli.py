@@ -18,6 +18,7 @@ from ..checker import check_paths, exit_code, proof_files
 from ..notes import NOTES_SUFFIXES
 from .document import render_documents
 from ..notes.convert import latex_to_markdown, markdown_to_latex
+from ..solver_budget import add_timeout_option
 from .notes import annotate, annotate_html
 
 __all__ = ["register", "document_names"]
@@ -39,10 +40,7 @@ def register(subparsers) -> None:
                    help="the directory to write the documents in (created if missing)")
     p.add_argument("--format", type=_formats, default=FORMATS, metavar="FORMATS",
                    help="comma-separated formats among html, tex, md (default: all three)")
-    p.add_argument("--timeout", type=int, default=5000, metavar="MS",
-                   help="solver budget per obligation in milliseconds, counted in Z3's "
-                       "resource units so that verdicts do not depend on the machine's speed "
-                       "or load (default 5000)")
+    add_timeout_option(p)
     p.set_defaults(handler=_report)
 
 
