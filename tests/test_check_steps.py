@@ -697,14 +697,15 @@ def test_a_counterexample_never_shows_a_vector_a_given_defines(tmp_path):
 
 
 def test_a_counterexample_must_extend_to_the_elements_it_does_not_show(tmp_path):
-    """c[t] >= a[t] and a[t] >= 1 at every t: values with c[0] = 0 leave a[0] unshown, but no
-    a[0] meets both there, so they are no counterexample (the step is undecided, not failed)."""
+    """c[t] >= abs(a[t]) and a[t] >= 1 at every t: values with c[0] = 0 leave a[0] unshown, but
+    no a[0] meets both there, so they are no counterexample (the step is undecided, not failed;
+    a bound through abs is not summed over the terms, so the step does not verify)."""
     report = check_text(tmp_path, """
         lemma pos: 1/sum(i < T + 1, c[i]) > 0
         proof:
           1/sum(i < T + 1, c[i]) > 0    by ca, cc
         """, setting="setting s:\n  real sequence a, c\n  nat t, T\n  assume ca: a[t] >= 1\n"
-                     "  assume cc: c[t] >= a[t]\n")
+                     "  assume cc: c[t] >= abs(a[t])\n")
     step = steps_of(report, "pos")[0]
     assert step.status != "verified"
     assert not (step.counterexample and step.counterexample.get("c[0]") == "0"), step

@@ -300,15 +300,17 @@ def _summed_relations(everywhere, nats, sums) -> list:
     for s in sums:
         reading.setdefault(count(s), set()).update(
             e.func for e in s.function.atoms(sp.core.function.AppliedUndef))
+    summable = {(f, k): _read_by(f, k) for f in everywhere for k in sorted(nats, key=str)}
+    summable = {fk: read for fk, read in summable.items() if read}
     facts, done = [], set()
     while True:  # (c[t] >= a[t] brings in the sums of a, which a[t] >= 1 bounds)
         found = []
-        for f, k, (n, read) in itertools.product(everywhere, sorted(nats, key=str),
-                                                 list(reading.items())):
-            if (f, k, n) not in done and _read_by(f, k) & read:
+        for ((f, k), sequences), (n, read) in itertools.product(summable.items(),
+                                                                list(reading.items())):
+            if (f, k, n) not in done and sequences & read:
                 done.add((f, k, n))
                 found += _summed_relation(f, k, n, nats)
-                read |= _read_by(f, k)
+                read |= sequences
         if not found:
             return facts
         facts += found
