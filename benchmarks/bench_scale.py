@@ -8,9 +8,9 @@ Rows (each a ratio to a baseline measured in this script; ratio / target <= 1 me
                     with w_star=w_gen on the same planted data: target 3.  20k x 1000 as
                     commands (`novikoff run DATA` against `... --w-star W`, fresh processes;
                     the ratio of CPU seconds, which stand for a quiet machine's wall time), as
-                    run() calls, and as run() calls of the numpy fallback (NOVIKOFF_NO_NUMBA=1,
-                    a fresh process, one run of each); 1M x 20 as run() calls (--small: 5k x
-                    1000, 100k x 20)
+                    run() calls, and on the numpy fallback (NOVIKOFF_NO_NUMBA=1) as commands
+                    and as run() calls (a fresh process, one run of each); 1M x 20 as run()
+                    calls (--small: 5k x 1000, 100k x 20)
   overhead          the monitored run at 100k x 100, gamma 0.05 (bench_runtime.py's data)
                     against the same run with checks off: target 1.1 (the ratio of wall
                     times; that of CPU times is shown too)
@@ -72,11 +72,12 @@ def separator_rows(repeat: int, small: bool) -> list:
     return rows
 
 
-def _command_row(X, y, w, repeat: int) -> str:
-    """`novikoff run DATA` against `novikoff run DATA --w-star W` (the issue's measure)."""
+def _command_row(X, y, w, repeat: int, env=None, label: str = "command") -> str:
+    """`novikoff run DATA` against `novikoff run DATA --w-star W` (the target's own measure), in
+    the environment env (default: this process's)."""
     import numpy as np
     from bench_startup import _wall
-    env = dict(os.environ)
+    env = dict(os.environ) if env is None else env
     with tempfile.TemporaryDirectory(prefix="novikoff-bench-sep-") as tmp:
         data, ws = Path(tmp) / "data.npz", Path(tmp) / "w_star.npy"
         np.savez(data, X=X, y=y)
@@ -87,7 +88,7 @@ def _command_row(X, y, w, repeat: int) -> str:
             dft = _wall(["run", data, "--no-progress"], env, 1)
             given, default = min(given, g), min(default, dft)
     n, d = X.shape
-    return _row(f"separator {n:,} x {d} command", f"default {default[0]:.1f} s ({default[1]:.1f}"
+    return _row(f"separator {n:,} x {d} {label}", f"default {default[0]:.1f} s ({default[1]:.1f}"
                 f" CPU), --w-star {given[0]:.1f} s ({given[1]:.1f} CPU)",
                 default[1] / given[1], TARGET_SEPARATOR)
 
@@ -110,15 +111,18 @@ print(given, default)
 
 
 def fallback_rows(repeat: int, small: bool) -> list:
-    """The numpy fallback (NOVIKOFF_NO_NUMBA=1, a fresh process): the default separator against
-    w* given, as run() calls at 20k x 1000 (--small: 5k x 1000); target 3, as with numba."""
+    """The numpy fallback (NOVIKOFF_NO_NUMBA=1): the default separator against w* given at
+    20k x 1000 (--small: 5k x 1000), as commands and as run() calls in a fresh process; target
+    3, as with numba."""
     import subprocess
     n, d = (5_000, 1000) if small else (20_000, 1000)
+    env = dict(os.environ, NOVIKOFF_NO_NUMBA="1")
     code = _FALLBACK_PROBE.format(here=str(Path(__file__).parent), n=n, d=d, repeat=repeat)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, NOVIKOFF_NO_NUMBA="1"), check=True)
+                          env=env, check=True)
     given, default = map(float, done.stdout.split())
-    return [_row(f"separator {n:,} x {d} no numba", f"default {default:.1f} s, w_star "
+    return [_command_row(*planted(n, d, 0.01), repeat, env, "no numba command"),
+            _row(f"separator {n:,} x {d} no numba", f"default {default:.1f} s, w_star "
                  f"{given:.2f} s", default / given, TARGET_SEPARATOR)]
 
 
