@@ -341,7 +341,10 @@ def _sums_agree(subs: dict, known: dict) -> bool | None:
             return None
         total = sp.Integer(0)
         for i in range(int(n)):
-            term = exact_subs(atom.function, BOUND, sp.Integer(i))
+            try:
+                term = exact_subs(atom.function, BOUND, sp.Integer(i))
+            except ValueError:  # (floor(sqrt(2)): a term with no exact value here)
+                return None
             mapping = {a: _concrete(a, subs) for a in _atoms(term)}
             if any(c is None or c not in known for c in mapping.values()):
                 return None

@@ -13,7 +13,8 @@ from .terms import Vec, exact_subs, ip
 
 __all__ = ["RELATIONS", "Relation", "VectorEq", "Implication", "Disjunction", "Conjunction",
            "Equivalence", "Formula", "COMPOUND", "rebuild", "compose_relations",
-           "atoms_in", "free_symbols", "sides", "subformulas", "visible_obligations"]
+           "atoms_in", "free_symbols", "others_at_zero", "sides", "subformulas",
+           "visible_obligations"]
 
 RELATIONS = ("=", "!=", "<", "<=", ">", ">=")
 
@@ -221,6 +222,18 @@ def rebuild(f, parts: tuple):
 def free_symbols(f: Formula) -> set:
     """Every SymPy symbol and sequence element a formula mentions (indices included)."""
     return set(_free_symbols(f))
+
+
+def others_at_zero(f: Formula, k: sp.Symbol, nats) -> Formula | None:
+    """f with its nats other than k at 0, for f that holds at every value of every nat (d[k + T]
+    >= 1 at T = 0 is d[k] >= 1); None where a value would be evaluated in floating point
+    (terms.exact_subs)."""
+    try:
+        for other in sorted(free_symbols(f) & set(nats) - {k}, key=str):
+            f = f.subs(other, sp.Integer(0))
+    except ValueError:
+        return None
+    return f
 
 
 @functools.lru_cache(maxsize=1 << 15)  # as atoms_in

@@ -27,8 +27,8 @@ import sympy as sp
 
 from ..errors import KernelError
 from .formulas import (COMPOUND, Conjunction, Disjunction, Implication, Relation, VectorEq,
-                       atoms_in, compose_relations, free_symbols, rebuild, sides, subformulas,
-                       visible_obligations)
+                       atoms_in, compose_relations, free_symbols, others_at_zero, rebuild, sides,
+                       subformulas, visible_obligations)
 from .certified import LEDGER, NO_CERTIFICATE, NO_MODEL, entails, identity
 from .solver import Verdict
 from .sums import sum_facts, sums_in, unrolled_updates, vector_sum_steps
@@ -383,13 +383,14 @@ def _instances(s: Setting, values=None) -> tuple:
     """
     out = list(s.declarations) + list(s.assumptions.values())
     refused: list = []
+    assumptions = _assumptions_alone(s)
     for i, k in enumerate(sorted(s.nats, key=str)):
         more = sorted(set((values or {}).get(k, ())) | _meeting_points(s, k),
                       key=sp.default_sort_key)
         for j, value in enumerate(dict.fromkeys((sp.Integer(0), k + 1, *more))):
             fresh = {p: sp.Symbol(f"{p.name}@{i}.{j}", **p.assumptions0)
                      for p in s.per_update_symbols}
-            for f in list(s.declarations) + list(s.assumptions.values()):
+            for f in list(s.declarations) + assumptions:
                 if k in free_symbols(f) or fresh.keys() & free_symbols(f):
                     try:
                         f = f.subs(k, value)
@@ -431,6 +432,17 @@ def _scaled_indices(formulas, k) -> set:
     return found
 
 
+def _assumptions_alone(s: Setting) -> list:
+    """The assumptions, and each that mentions several nats also with all of them but one at 0
+    (it holds at every value of every nat: d[k + T] >= 1 at T = 0 is d[k] >= 1), so that that
+    one meets the indices it reads alone (d[36] at k = 36)."""
+    out = list(s.assumptions.values())
+    for f in s.assumptions.values():
+        nats = sorted(free_symbols(f) & s.nats, key=str)
+        out += [others_at_zero(f, k, nats) for k in (nats if len(nats) > 1 else [])]
+    return [f for f in dict.fromkeys(out) if f is not None]
+
+
 def _constant_indices(formulas) -> set:
     """The whole numbers at which the formulas read sequences (c[3])."""
     return {int(e.args[0]) for f in formulas for e in free_symbols(f)
@@ -447,7 +459,7 @@ def _meeting_points(s: Setting, k) -> set:
     and the numbers at which they read sequences, less an offset (c[k] meets c[4] at k = 4).
     Every assumption holds at each of them; a contradiction elsewhere is not looked for (no
     finite check finds every one: docs/trust.md)."""
-    formulas = list(s.assumptions.values())
+    formulas = _assumptions_alone(s)
     offsets = _offsets(formulas, k)
     gaps = sorted({a - b for a in offsets for b in offsets if a > b})
     if gaps and gaps[-1] <= _CHAIN:
@@ -464,11 +476,11 @@ def _meeting_points(s: Setting, k) -> set:
     for other in sorted(s.nats - {k}, key=str):
         if any(other in free_symbols(f) for f in formulas):
             points += [other + g for g in [0] + gaps]
-    # Last (the first _MEETING_POINTS are kept), the numbers at which they read sequences:
-    # c[k] >= 1 meets sum(i < 5, c[i]) <= 4, whose terms are written out, at k = 3 and 4 too.
-    for m in sorted(_constant_indices(formulas)):
-        points += [sp.Integer(m - c) for c in sorted(offsets) if 0 <= m - c]
-    return set(points[:_MEETING_POINTS])
+    # With a budget of their own, the numbers at which they read sequences: c[k] >= 1 meets
+    # sum(i < 16, c[i]) <= 15, whose terms are written out (terms._UNROLL), at k = 0 .. 15.
+    numbers = [sp.Integer(m - c) for m in sorted(_constant_indices(formulas))
+               for c in sorted(offsets) if 0 <= m - c]
+    return set(points[:_MEETING_POINTS]) | set(numbers[:_MEETING_POINTS])
 
 
 def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
@@ -509,7 +521,7 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
                 unwalked.append(f"the indices {low} and {high}")
     out = []
     for k in sorted(s.nats, key=str):
-        mentioning = [f for f in s.assumptions.values() if k in free_symbols(f)]
+        mentioning = [f for f in _assumptions_alone(s) if k in free_symbols(f)]
         # and, where those take an example, what holds of it (||x|| <= 1; y^2 = 1 for a label)
         if any(free_symbols(f) & s.per_update_symbols for f in mentioning):
             mentioning += [f for f in [*s.assumptions.values(), *s.declarations]
@@ -1095,15 +1107,13 @@ def _nonnegative_terms(s: Setting, terms: sp.Expr, everywhere: tuple,
             nats = sorted(free_symbols(f) & s.nats, key=str)
             for k, v in itertools.product(nats, indices):
                 at_index.append(f.subs(k, v))
-                if len(nats) > 1:  # the others first: v may mention them (d[i + T])
-                    alone = f
-                    try:
-                        for other in nats:
-                            if other != k:
-                                alone = alone.subs(other, sp.Integer(0))
+                # the others first: v may mention them (d[i + T])
+                alone = others_at_zero(f, k, nats) if len(nats) > 1 else None
+                try:
+                    if alone is not None:
                         at_index.append(alone.subs(k, v))
-                    except ValueError:  # not exactly at that value (terms.exact_subs)
-                        continue
+                except ValueError:  # not exactly at that value (terms.exact_subs)
+                    continue
         # the update rule at i, substituted in the terms
         goal = Relation(">=", at_i, sp.Integer(0))
         # (with the goal: the labels of the terms, y[i]^2 = 1)

@@ -11,7 +11,8 @@ wherever the sum means something, and adding them to a solver's hypotheses is so
 - ``n = 0  =>  S(n) = 0``;
 - ``n >= 1  =>  S(n) = S(n-1) + t(n-1)`` (the step);
 - when every term is ``>= 0`` (decided once per setting and terms): ``S(n) >= 0``, and for
-  ``n >= 1`` also ``S(n-1) >= 0`` and ``t(n-1) >= 0``.
+  ``n >= 1`` also ``S(n-1) >= 0`` and ``t(n-1) >= 0`` (and, when a step needs it, ``S(n) >=
+  t(0)``).
 
 Told only when a step does not follow without them (logic.decide), two more kinds of facts:
 
@@ -39,7 +40,8 @@ import itertools
 
 import sympy as sp
 
-from .formulas import Implication, Relation, VectorEq, atoms_in, visible_obligations
+from .formulas import (Implication, Relation, VectorEq, atoms_in, others_at_zero,
+                       visible_obligations)
 from .terms import (BOUND, Norm, Vec, VectorSum, count, exact_subs, make_sum, norm, too_large,
                     vector_sum)
 
@@ -80,10 +82,25 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False, everywhere
                 found += sums_in(new)
         pending = found
     if summed:
+        facts += _first_term_facts(sorted(done, key=sp.default_sort_key), nonnegative)
         compared = _compared_termwise(formulas, goal)
         for f in compared:
             facts += _termwise_facts(f, nonnegative)
         facts += _summed_relations(everywhere, nats, sums_in(compared))
+    return facts
+
+
+def _first_term_facts(sums, nonnegative) -> list:
+    """n >= 1 => sum(i < n, t(i)) >= t(0) for the sums whose terms are all >= 0 (the step facts
+    peel the last term; a textbook also drops all but the first)."""
+    facts = []
+    for s in sums:
+        if nonnegative(s.function):
+            try:
+                first = exact_subs(s.function, BOUND, sp.Integer(0))
+            except ValueError:  # no facts rather than facts SymPy computed in floating point
+                continue
+            facts.append(Implication((Relation(">=", count(s), 1),), Relation(">=", s, first)))
     return facts
 
 
@@ -288,50 +305,63 @@ def _termwise_facts(goal: Relation, nonnegative) -> list:
 
 
 def _summed_relations(everywhere, nats, sums) -> list:
-    """A relation f(k) that holds at every value of a nat k, summed over k < n for each count n
-    of the sums (those that read a sequence f reads): n >= 0 => sum(i < n, lhs(i) - rhs(i))
-    >= 0 (<= 0, = 0; for a strict relation also n >= 1 => ... > 0), the sum in normal form by
-    linearity (c[t] >= 1 gives sum(i < T + 1, c[i]) - (T + 1) >= 0, so that sum is != 0).
+    """A relation f(k) that holds at every value of a nat k, summed over the terms of each sum
+    in play: at k := p(i) - c where the sum's terms read a sequence at p(i) and f reads it at
+    k + c (p(i) - c >= 0 for every i >= 0 by its form), or at k := i where they read a sequence
+    f reads; n >= 0 => sum(i < n, lhs(p(i) - c) - rhs(p(i) - c)) >= 0 (<= 0, = 0; for a
+    strict relation also n >= 1 => ... > 0), in normal form by linearity (c[t] >= 1 gives
+    sum(i < T + 1, c[i]) - (T + 1) >= 0, so that sum is != 0; and sum(i < 20, c[i+1]) >= 20).
     The termwise facts compare one relation's sums with that relation's own terms; these carry
-    a bound on the terms to every sum of that count.  Only relations whose difference is a
-    polynomial in sequence elements at indices >= 0, nats and constants: it then means
+    a bound on the terms to every sum.  The sums these facts bring in are summed over in turn,
+    _DEPTH deep (c[t] >= a[t] brings in the sum of a, which a[t] >= 1 bounds).  Only relations
+    whose difference is a polynomial in sequence elements, nats and constants: it then means
     something at every index, and no other sum's bound variable is in it."""
-    reading: dict = {}  # count -> the sequences its sums read
-    for s in sums:
-        reading.setdefault(count(s), set()).update(
-            e.func for e in s.function.atoms(sp.core.function.AppliedUndef))
-    summable = {(f, k): _read_by(f, k) for f in everywhere for k in sorted(nats, key=str)}
-    summable = {fk: read for fk, read in summable.items() if read}
-    facts, done = [], set()
-    while True:  # (c[t] >= a[t] brings in the sums of a, which a[t] >= 1 bounds)
+    summable = [(g, k) for f in everywhere for k in sorted(nats, key=str)
+                for g in dict.fromkeys((f, others_at_zero(f, k, nats))) if _summable(g, k)]
+    facts, seen, pending = [], set(), list(sums)
+    for _ in range(_DEPTH):
         found = []
-        for ((f, k), sequences), (n, read) in itertools.product(summable.items(),
-                                                                list(reading.items())):
-            if (f, k, n) not in done and sequences & read:
-                done.add((f, k, n))
-                found += _summed_relation(f, k, n, nats)
-                read |= sequences
-        if not found:
-            return facts
+        for s, (f, k) in itertools.product(pending, summable):
+            for at in _meeting_indices(f, k, s, nats):
+                if (f, k, count(s), at) not in seen:
+                    seen.add((f, k, count(s), at))
+                    found += _summed_relation(f, k, count(s), at, nats)
         facts += found
+        pending = [s for s in sums_in(found) if s not in sums]
+        sums = list(sums) + pending
+    return facts
 
 
-def _read_by(f, k) -> set:
-    """The sequences that a relation holding at every value of the nat k reads, if it can be
-    summed over k (its difference a polynomial in sequence elements that depend on k)."""
+def _summable(f, k) -> bool:
+    """Whether f is a relation whose difference is a polynomial in sequence elements, nats and
+    constants that reads a sequence at an index that depends on the nat k."""
     if not isinstance(f, Relation) or f.rel == "!=":
-        return set()
+        return False
     difference = sp.expand(f.lhs - f.rhs)
     elements = difference.atoms(sp.core.function.AppliedUndef)
-    if k not in difference.free_symbols or not _polynomial_in(difference, elements):
-        return set()
-    return {e.func for e in elements}
+    return any(k in e.args[0].free_symbols for e in elements) \
+        and _polynomial_in(difference, elements)
 
 
-def _summed_relation(f: Relation, k: sp.Symbol, n: sp.Expr, nats) -> list:
-    """f's difference summed over k < n (_summed_relations), or nothing where an index of its
-    terms may be negative."""
-    terms = sp.expand(f.lhs - f.rhs).xreplace({k: BOUND})
+def _meeting_indices(f, k, s: sp.Sum, nats) -> set:
+    """The values of k at which f is summed over the terms of s (_summed_relations)."""
+    read = {e for e in s.function.atoms(sp.core.function.AppliedUndef)
+            if BOUND in e.args[0].free_symbols}
+    own = f.lhs.atoms(sp.core.function.AppliedUndef) | f.rhs.atoms(sp.core.function.AppliedUndef)
+    found = {BOUND} if {e.func for e in read} & {g.func for g in own} else set()
+    for e, g in itertools.product(read, own):
+        offset = sp.expand(g.args[0] - k)
+        if e.func == g.func and offset.is_Integer:
+            value = sp.expand(e.args[0] - offset)
+            if _at_least_zero(value, nats | {BOUND}):
+                found.add(value)
+    return found
+
+
+def _summed_relation(f: Relation, k: sp.Symbol, n: sp.Expr, at: sp.Expr, nats) -> list:
+    """f's difference at k := at, summed over i < n (_summed_relations), or nothing where an
+    index of its terms may be negative."""
+    terms = sp.expand(f.lhs - f.rhs).xreplace({k: at})
     if not all(_at_least_zero(e.args[0], nats | {BOUND})
                for e in terms.atoms(sp.core.function.AppliedUndef)):
         return []
