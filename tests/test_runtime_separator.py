@@ -360,8 +360,9 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
     sweep = charged(_separator._cd_sweep, lambda Z, *rest: Z.size)
     rows = charged(_separator._cd_rows, lambda X, act, scale, out, q: out.size)
     point = charged(_separator._cd_point, lambda X, act, coef, w: act.size * X.shape[1])
+    descend = lambda *args: _separator._cd_descend(sweep, *args)  # noqa: E731
     monkeypatch.setattr(_separator, "_block_margins", block_margins)
-    monkeypatch.setattr(_separator, "_sweeper", lambda: (sweep, rows, point))
+    monkeypatch.setattr(_separator, "_sweeper", lambda: (descend, rows, point))
     X, y, _ = planted(20_000, 10, 0.01, seed=14)
     progress = _Progress(True, forced=True, clock=lambda: clock[0])
     progress.tty = False

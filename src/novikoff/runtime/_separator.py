@@ -65,10 +65,6 @@ _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a re
 # 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s; with float32 sweeps, 20k x 128 takes
 # 0.11-0.15 s against 0.3-0.6 s for the exact solve.)
 _CD_FROM = 128
-# Without numba, from _CD_FROM: the non-support examples kept in a working set, a fraction of
-# d + 1 (20k x 1000: 6.3 s of CPU against 11 s keeping d + 1, 7.3 s keeping none: smaller NNLS
-# problems, 12 passes against 9 and 16)
-_LEAN_KEEP = 0.1
 _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the maximum
 _CD_OMEGA = 1.5        # over-relaxation (20k x 1000: 744 sweeps; 801 at 1.0, 859 at 1.85)
 _CD_ROUNDS = 100       # rounds (a pass over the data each) at most, then the exact solve decides
@@ -80,6 +76,15 @@ _CD_SHRINK = 8         # one sweep in 8 visits every example of the working set,
 #                        only those with a positive weight (about half at d = 1000)
 _CD_SINGLE = 2.0 ** 13  # the sweeps read float32 rows while R / upper is below this: their
 #                         rounding (2^-24 relative) moves y<w, x> by at most 2^-11 of the margin
+# Without numba, accelerated projected gradient takes coordinate descent's place: its step is
+# 1/(_PG_SAFETY L) for the power iteration's estimate L of the largest eigenvalue (from below:
+# a step up to 2/L still descends), after _PG_POWER steps of it
+_PG_SAFETY = 1.25
+_PG_POWER = 12
+_PG_MOST = 1000
+_PG_LEAST = 100
+_PG_WORK = 10
+_PG_CHECK = 10         # steps between two checks whether the working set is settled
 _CD_TINY = 1e-7        # an upper bound below this (x / 2^e, radius ~1): the exact solve decides
 _PASS_ENTRIES = 1 << 22  # entries of X per block of a pass over the data (a progress report)
 
@@ -286,15 +291,6 @@ def _polish(ZA: np.ndarray):
     return r
 
 
-def _settles(ZS: np.ndarray, u: np.ndarray, tol: float) -> bool:
-    """Whether NNLS's hull point p = ZS^T u / sum(u) needs no polish: min_S z.p >= (1 - tol)
-    ||p||^2, so that its direction's margin on the working set is within tol of ||p||, which
-    bounds the working set's maximum from above (p is in its hull).  Tiny margins, where p is a
-    small difference of O(1) vectors and rounds badly, fail this and are polished."""
-    p = ZS.T @ u / u.sum()
-    return float((ZS @ p).min()) >= (1 - tol) * float(p @ p)
-
-
 def _lp_direction(ZS: np.ndarray):
     """max t s.t. Z_S w >= t, |w_j| <= 1 (HiGHS): (t, w), or (None, None)."""
     k, d = ZS.shape
@@ -365,25 +361,39 @@ def _block_margins(Xb, v, out) -> None:
 
 
 def _sweeper():
-    """The compiled (sweep, rows, point) of coordinate descent: a sweep is the unit of its work
-    between two reports."""
-    return _jit.compiled(_cd_sweep), _jit.compiled(_cd_rows), _jit.compiled(_cd_point)
+    """(descend, rows, point) of a round: descend(Z, q, a, w, count, rng, say) improves the
+    working set's weights a in place (say() after each unit of work), rows and point are
+    _cd_rows and _cd_point.  With numba, compiled coordinate descent (_cd_descend); without,
+    accelerated projected gradient (_pg_descend) and numpy for rows and point, since the
+    Python versions of the compiled functions loop over single entries."""
+    if _jit.AVAILABLE:
+        sweep = _jit.compiled(_cd_sweep)
+        return ((lambda *args: _cd_descend(sweep, *args)), _jit.compiled(_cd_rows),
+                _jit.compiled(_cd_point))
+    return _pg_descend, _np_rows, _np_point
+
+
+def _np_rows(X, rows, scale, out, q):
+    """_cd_rows in numpy."""
+    np.multiply(X[rows], scale[:, None], out=out, casting="same_kind")
+    np.einsum("ij,ij->i", out, out, out=q, dtype=np.float64)
+
+
+def _np_point(X, rows, coef, w):
+    """_cd_point in numpy (one matrix-vector product, rounded in another order)."""
+    np.matmul(coef, X[rows], out=w)
 
 
 def _level(X, y, say, rng, ids=None):
     """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
     ids: the examples' indices in the caller's data (for messages), if X is a sample of it.
     say(fraction=None): a progress report, the lower bound's fraction of the upper one.
-    Exact (NNLS on working sets) for small d or without numba; coordinate descent to within
-    _CD_GAP of the maximum beyond, which hands data it cannot settle to the exact solve."""
-    if X.shape[1] >= _CD_FROM and _jit.AVAILABLE:
+    Exact (NNLS on working sets) below d = _CD_FROM; from it, descent on the dual to within
+    _CD_GAP of the maximum, which hands data it cannot settle to the exact solve."""
+    if X.shape[1] >= _CD_FROM:
         found = _level_cd(X, y, say, rng, ids)
         if found is not None:
             return found
-    elif X.shape[1] >= _CD_FROM:
-        # numpy only: the exact solve, lean (at 20k x 1000 the polish's QR took most of the
-        # time, then SciPy's NNLS, whose cost grows with the working set)
-        return _level_exact(X, y, say, rng, ids, lean=True)
     return _level_exact(X, y, say, rng, ids)
 
 
@@ -418,14 +428,14 @@ def _level_cd(X, y, say, rng, ids=None):
             if alpha is not None:
                 a[S] = np.ldexp(alpha[0], 2 * (e - alpha[1]))
                 act = np.union1d(S, act)
-        count = _cd_sweeps(n, act.size)
+        count = _cd_sweeps(n, act.size) if _jit.AVAILABLE else _pg_steps(n, act.size)
         with np.errstate(under="ignore"):
             scale = np.ldexp(y[act], -e)
         found = _cd_round(X, act, scale, a[act], w, work, rng, count, say, single)
         if found is None:
             return None
-        a[act], w, radius = found
-        sweeps += count
+        a[act], w, radius, done = found
+        sweeps += done
         norm, total = float(np.sqrt(w @ w)), float(a[act].sum())
         if not norm > _CD_TINY * total:
             return None
@@ -441,15 +451,13 @@ def _level_cd(X, y, say, rng, ids=None):
 
 
 def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
-    """count sweeps of coordinate descent over the rows z_i = scale_i * X[act_i] (scale: y / 2^e)
-    from the weights aa: (aa, w = sum aa_i z_i, the working set's radius), or None for rows
-    that the sweeps cannot use.  work: the compiled (sweep, rows, point).  single: the sweeps
-    read the rows rounded to float32 (half the memory of float64, which at d = 1000 keeps a
-    working set of 2,000 rows in cache: 3-4 x faster per sweep); w is computed afterwards from
-    the float64 rows, so the bounds are those of the data itself.  After a sweep over every
-    row, the next _CD_SHRINK - 1 sweep only the rows with a positive weight (the others met
-    the margin at their last visit)."""
-    sweep, gather, point = work
+    """count steps of descent over the rows z_i = scale_i * X[act_i] (scale: y / 2^e) from the
+    weights aa: (aa, w = sum aa_i z_i, the working set's radius), or None for rows that the
+    steps cannot use.  work: _sweeper()'s (descend, rows, point).  single: the steps read the
+    rows rounded to float32 (half the memory of float64, which at d = 1000 keeps a working set
+    of 2,000 rows in cache: 3-4 x faster per step); w is computed afterwards from the float64
+    rows, so the bounds are those of the data itself."""
+    descend, gather, point = work
     Z = np.empty((act.size, X.shape[1]), dtype=np.float32 if single else np.float64)
     q = np.empty(act.size)
     gather(X, act, scale, Z, q)  # exact but for the rounding to float32 (and underflow)
@@ -458,7 +466,17 @@ def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
     if w is None:  # else w is the hull point of the last round, whose support is in aa
         w = np.empty(X.shape[1])
         point(X, act, aa * scale, w)
-    wz, scratch = w.astype(Z.dtype), np.zeros(1, dtype=Z.dtype)
+    done = descend(Z, q, aa, w.astype(Z.dtype), count, rng, say)
+    w = np.empty(X.shape[1])
+    point(X, act, aa * scale, w)
+    return aa, w, float(np.sqrt(q.max())), done
+
+
+def _cd_descend(sweep, Z, q, aa, wz, count, rng, say):
+    """count sweeps of coordinate descent (sweep: the compiled _cd_sweep), each in a random
+    order.  After a sweep over every row, the next _CD_SHRINK - 1 sweep only the rows with a
+    positive weight (the others met the margin at their last visit)."""
+    scratch = np.zeros(1, dtype=Z.dtype)
     rows = np.arange(aa.size)
     for t in range(count):
         full = t % _CD_SHRINK == 0
@@ -466,9 +484,56 @@ def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
         if full:
             rows = np.flatnonzero(aa)
         say()
-    w = np.empty(X.shape[1])
-    point(X, act, aa * scale, w)
-    return aa, w, float(np.sqrt(q.max()))
+    return count
+
+
+def _pg_descend(Z, q, aa, wz, count, rng, say):
+    """count steps of accelerated projected gradient for the same dual, min ||Z^T a||^2 / 2 -
+    sum(a) over a >= 0 (coordinate descent, one example at a time, is too slow in Python; a
+    step here is two matrix-vector products): FISTA (Beck and Teboulle) with step 1/L, L above
+    the largest eigenvalue of Z Z^T, and its momentum dropped whenever a step goes against the
+    gradient (O'Donoghue and Candes' restart), which makes it fast on the well-conditioned
+    parts of the problem without the momentum's detours.  wz = Z^T aa."""
+    L = _PG_SAFETY * _top_eigenvalue(Z, rng)
+    x, wx = aa.astype(Z.dtype), wz   # the iterate and Z^T x
+    b, wb, t = x, wx, 1.0            # the point extrapolated by the momentum, Z^T b
+    for step in range(count + 1):
+        if step == count or step % _PG_CHECK == 0 and _settled(Z, x, wx):
+            break
+        g = Z @ wb - 1
+        new = np.maximum(b - g / L, 0)
+        if float(g @ (new - x)) > 0:  # restart: a plain projected gradient step from x
+            b, wb, t = x, wx, 1.0
+            continue
+        wn = new @ Z
+        t_next = (1 + (1 + 4 * t * t) ** 0.5) / 2
+        beta = (t - 1) / t_next
+        b, wb = new + beta * (new - x), wn + beta * (wn - wx)
+        x, wx, t = new, wn, t_next
+        say()
+    aa[:] = x
+    return step
+
+
+def _settled(Z, a, w) -> bool:
+    """Whether the working set's bounds for the weights a (w = Z^T a) are within half the gap:
+    no more steps on it can do much for the bounds over all the data."""
+    norm, total = float(np.sqrt(w @ w)), float(a.sum())
+    return norm > 0 and float((Z @ w).min()) * total >= (1 - _CD_GAP / 2) * norm * norm
+
+
+def _top_eigenvalue(Z, rng) -> float:
+    """The largest eigenvalue of Z Z^T (that of Z^T Z), approached from below by _PG_POWER
+    steps of power iteration from a random start."""
+    u = rng.standard_normal(Z.shape[1]).astype(Z.dtype)
+    top = 0.0
+    for _ in range(_PG_POWER):
+        u = (Z @ u) @ Z
+        top = float(np.sqrt(u @ u))
+        if not top > 0:
+            break
+        u /= top
+    return top
 
 
 def _cd_sweeps(n: int, k: int) -> int:
@@ -478,19 +543,19 @@ def _cd_sweeps(n: int, k: int) -> int:
     return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, _CD_ROUND_WORK * n // max(k, 1))))
 
 
-def _level_exact(X, y, say, rng, ids=None, lean=False):
+def _pg_steps(n: int, k: int) -> int:
+    return int(min(_PG_MOST, max(_PG_LEAST, _PG_WORK * n // max(k, 1))))
+
+
+def _level_exact(X, y, say, rng, ids=None):
     """_level by exact solves of working sets (NNLS, polished on the support): the lower and
-    upper bounds agree to _TOL.  lean (numpy from d = _CD_FROM): while the working sets' NNLS
-    points settle them to _TOL (_settles), they are not polished and only _LEAN_KEEP (d + 1)
-    of the non-support examples stay in the working set; from the first that does not (tiny
-    margins), the level goes on as when not lean, whose larger working sets it needs."""
+    upper bounds agree to _TOL."""
     n, d = X.shape
     name = (lambda i: i) if ids is None else (lambda i: ids[i])
     tol = _TOL
     # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
     k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
     k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
-    lean_keep = int(_LEAN_KEEP * (d + 1))
     v, S = _start(X, y, rng, ids, say)[:2]
     inS = np.zeros(n, dtype=bool)
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
@@ -513,9 +578,8 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         # The non-support examples of S that are closest to the margin stay too (up to _KEEP
         # rounds' worth), which saves passes that would add them again.
         rest = S[support:]
-        keep = lean_keep if lean else k_keep
-        if rest.size > keep:
-            rest = rest[np.argpartition(m[rest], keep)[:keep]]
+        if rest.size > k_keep:
+            rest = rest[np.argpartition(m[rest], k_keep)[:k_keep]]
         S = np.concatenate([S[:support], rest, cand])
         zero = ~X[S].any(axis=1)
         if zero.any():
@@ -538,8 +602,7 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         A = u > 0
         S = np.concatenate([S[A], S[~A]])  # the support first
         support = int(A.sum())
-        lean = lean and _settles(ZS, u, tol)
-        p = None if lean else _polish(ZS[A])
+        p = _polish(ZS[A])
         polished = p is not None
         if p is None:
             p = ZS.T @ u / u.sum()
@@ -548,7 +611,7 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         upper = norm / scale
     lower, v = best
     return v, {"lower": lower, "upper": upper, "passes": passes, "S": S[:support],
-               "polished": polished, "support": support, "gap": tol, "lean": lean}
+               "polished": polished, "support": support, "gap": tol}
 
 
 def _solve(X: np.ndarray, y: np.ndarray, progress=None):
