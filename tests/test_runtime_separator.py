@@ -371,16 +371,3 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
     assert clock[0] > 30 and len(times) > 10  # a long solve, shown all along
     gaps = np.diff([1.0] + times + [clock[0]])
     assert gaps.max() <= 2.0 + 0.1  # (the times are printed to 0.1 s)
-
-
-def test_the_polish_least_squares_agrees_with_lstsq_and_falls_back_when_rank_deficient():
-    """The separator's refinement factors its matrix once (QR) from 64 columns: the same
-    solution as lstsq on a full-rank matrix; lstsq's minimum-norm one when it is rank-deficient."""
-    from novikoff.runtime._separator import _QR_FROM, _least_squares
-    rng = np.random.default_rng(5)
-    A = rng.standard_normal((200, _QR_FROM + 10))
-    b = rng.standard_normal(200)
-    ref = np.linalg.lstsq(A, b, rcond=None)[0]
-    assert np.allclose(_least_squares(A)(b), ref, rtol=1e-9, atol=1e-12)
-    A[:, 1] = A[:, 0]  # rank-deficient: lstsq's answer, not a blown-up triangular solve
-    assert np.array_equal(_least_squares(A)(b), np.linalg.lstsq(A, b, rcond=None)[0])

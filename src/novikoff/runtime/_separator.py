@@ -257,24 +257,6 @@ def _cd_point(X, rows, coef, w):
                 w[j] += c * X[r, j]
 
 
-def _least_squares(A: np.ndarray):
-    """b -> argmin ||A x - b||, A factored once for the refinement's three solves.  From
-    _QR_FROM columns, a QR factorisation when A has full column rank, as the support NNLS finds
-    has (its rows are affinely independent): at d = 1000 that costs a fraction of three
-    SVD-based lstsq calls.  lstsq (minimum-norm) for a small A, or when R's diagonal shows A
-    nearly rank-deficient."""
-    if A.shape[1] >= _QR_FROM and A.shape[0] >= A.shape[1]:
-        Q, R = np.linalg.qr(A)
-        diag = np.abs(np.diag(R))
-        if diag.min() > diag.max() * max(A.shape) * np.finfo(float).eps * 1e3:
-            M = np.linalg.solve(R, Q.T)  # R^-1 Q^T, once
-            return lambda b: M @ b
-    return lambda b: np.linalg.lstsq(A, b, rcond=None)[0]
-
-
-_QR_FROM = 64
-
-
 def _polish(ZA: np.ndarray):
     """The minimum-norm point of the affine hull of the rows of ZA (the support found by NNLS),
     by least squares with iterative refinement of the residual in extended precision: for tiny
@@ -285,11 +267,10 @@ def _polish(ZA: np.ndarray):
     if D.shape[0] == 0:
         return z0
     Dt = D.T.astype(np.float64)
-    solve = _least_squares(Dt)
     mu = np.zeros(D.shape[0], dtype=np.longdouble)
     r = z0
     for _ in range(3):
-        delta = solve(-r.astype(np.float64))
+        delta = np.linalg.lstsq(Dt, -r.astype(np.float64), rcond=None)[0]
         mu = mu + delta.astype(np.longdouble)
         r = z0 + D.T @ mu
     lam = np.concatenate(([1 - mu.sum()], mu))
