@@ -328,6 +328,24 @@ def test_large_d_non_separable_data_is_refused_with_the_examples():
         max_margin_separator(X, y)
 
 
+def test_large_d_non_separable_data_goes_to_the_exact_solve_once_the_weights_spread(
+        monkeypatch):
+    # random labels on 2,000 examples in d = 130: no direction separates them, and the
+    # descent's positive weights pass _CD_SPREAD (d + 1) before _CD_UNSURE rounds are done
+    from novikoff.runtime import _separator
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((2000, 130))
+    y = rng.choice([-1.0, 1.0], 2000)
+    passes = []
+    real = _separator._measured_pass
+    monkeypatch.setattr(_separator, "_measured_pass", lambda *a: passes.append(1) or real(*a))
+    assert _separator._level_dual(X, y, lambda fraction=None: None,
+                                  np.random.default_rng(0)) is None
+    assert len(passes) <= _separator._CD_UNSURE
+    with pytest.raises(InvalidArgument, match=r"not linearly separable.*examples \d"):
+        max_margin_separator(X, y)
+
+
 def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, capsys):
     # A fake clock charged for the solve's work at a fixed rate: a pass's block of
     # _PASS_ENTRIES entries, or a step of coordinate descent over its working set, costs at
