@@ -493,7 +493,7 @@ def _pg_descend(Z, q, aa, wz, n, rng, say):
     set is settled (_settled): more steps on it would barely move the bounds over all the data,
     and an early working set is not worth solving to the end (its support is not the data's)."""
     count = _round_steps(n, aa.size, _PG_ROUND)
-    L = _PG_SAFETY * _top_eigenvalue(Z, rng)
+    L = _PG_SAFETY * _top_eigenvalue(Z, rng, say)
     x, wx = aa.astype(Z.dtype), wz   # the iterate and Z^T x
     b, wb, t = x, wx, 1.0            # the point extrapolated by the momentum, Z^T b
     for step in range(count + 1):
@@ -521,9 +521,9 @@ def _settled(Z, a, w) -> bool:
     return norm > 0 and float((Z @ w).min()) * total >= (1 - _CD_GAP / 2) * norm * norm
 
 
-def _top_eigenvalue(Z, rng) -> float:
+def _top_eigenvalue(Z, rng, say) -> float:
     """The largest eigenvalue of Z Z^T (that of Z^T Z), approached from below by _PG_POWER
-    steps of power iteration from a random start."""
+    steps of power iteration from a random start (each a unit of work, as a descent step)."""
     u = rng.standard_normal(Z.shape[1]).astype(Z.dtype)
     top = 0.0
     for _ in range(_PG_POWER):
@@ -532,6 +532,7 @@ def _top_eigenvalue(Z, rng) -> float:
         if not top > 0:
             break
         u /= top
+        say()
     return top
 
 
