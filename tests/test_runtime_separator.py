@@ -243,9 +243,10 @@ def test_every_example_on_one_side_of_a_coordinate():
 
 # ---------------------------------------------------------------- large d: coordinate descent
 #
-# From d = _CD_FROM (with numba) the working sets are solved by dual coordinate descent, which
-# stops when the direction's margin is within info["gap"] (1%) of an upper bound on the maximum;
-# below it, or without numba, the exact solve (gap 1e-9).  The assertions hold for both.
+# From d = _CD_FROM the working sets are solved by descent on the dual (coordinate descent with
+# numba, projected gradient without), which stops when the direction's margin is within
+# info["gap"] (1%) of an upper bound on the maximum; below it, the exact solve (gap 1e-9).  The
+# assertions hold for both.
 
 def test_large_d_margin_is_within_the_documented_gap_of_the_maximum():
     X, y, w_gen = planted(1500, 130, 0.02, seed=11)

@@ -75,9 +75,10 @@ _CD_UNSURE = 12        # ... or after this many rounds when no direction found s
 _CD_SPREAD = 3         # ... or sooner when more than _CD_SPREAD (d + 1) weights are positive:
 # a separable working set's optimum has at most d + 1 (Caratheodory), while on non-separable
 # data the weights spread over ever more examples.  (Separable planted data, margins down to
-# 1e-4, peaked at 2.0-2.8 (d + 1) with coordinate descent, 1.1-2.4 with projected gradient;
-# random labels at 5k and 20k x 1000 passed 3 (d + 1) in the third round, and the exact solve
-# then took 1.1-1.2 s in all where 12 rounds of projected gradient took 3-7 s.)
+# 1e-4, peaked at 1.1-2.4 (d + 1) with projected gradient, 2.0-3.2 with coordinate descent,
+# which above 2.8 did not separate them in 12 rounds either; random labels at 5k x 1000 passed
+# 3 (d + 1) in the third round, and 5k and 20k x 1000 were refused in 1.1-1.5 s where 12 rounds
+# of projected gradient took 3.4 and 7.4 s.)
 # Sweeps over the working set between two passes over the data: (work, least, most), about
 # work times a pass's entries, at least least and at most most (_round_steps).  (Measured at
 # 20k x 1000: work 3 took 23 passes, 6 took 14, the least time.)
