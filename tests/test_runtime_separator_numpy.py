@@ -115,6 +115,17 @@ def test_the_descent_stops_when_the_working_set_is_settled():
 
 
 @pytest.mark.usefixtures("numpy_only")
+def test_numpy_path_reports_progress_after_every_step():
+    # a step of projected gradient is the unit of work between two reports, as a sweep is for
+    # coordinate descent (docs/runtime-bounds.md, "Progress")
+    X, y, _ = planted(1500, 130, 0.02, 11)
+    reports = []
+    info = _separator._solve(X, y, progress=lambda phase, fraction: reports.append(fraction))[1]
+    assert info["sweeps"] > 0 and len(reports) >= info["sweeps"]
+    assert reports[-1] == 1.0
+
+
+@pytest.mark.usefixtures("numpy_only")
 def test_numpy_path_refuses_non_separable_data_as_the_exact_solve_does(monkeypatch):
     rng = np.random.default_rng(13)
     X = rng.standard_normal((600, 130))
