@@ -243,9 +243,10 @@ def test_every_example_on_one_side_of_a_coordinate():
 
 # ---------------------------------------------------------------- large d: coordinate descent
 #
-# From d = _CD_FROM (with numba) the working sets are solved by dual coordinate descent, which
-# stops when the direction's margin is within info["gap"] (1%) of an upper bound on the maximum;
-# below it, or without numba, the exact solve (gap 1e-9).  The assertions hold for both.
+# From d = _CD_FROM the working sets are solved by descent on the dual (coordinate descent with
+# numba, projected gradient without), which stops when the direction's margin is within
+# info["gap"] (1%) of an upper bound on the maximum; below it, the exact solve (gap 1e-9).  The
+# assertions hold for both.
 
 def test_large_d_margin_is_within_the_documented_gap_of_the_maximum():
     X, y, w_gen = planted(1500, 130, 0.02, seed=11)
@@ -328,6 +329,24 @@ def test_large_d_non_separable_data_is_refused_with_the_examples():
         max_margin_separator(X, y)
 
 
+def test_large_d_non_separable_data_goes_to_the_exact_solve_once_the_weights_spread(
+        monkeypatch):
+    # random labels on 2,000 examples in d = 130: no direction separates them, and the
+    # descent's positive weights pass _CD_SPREAD (d + 1) before _CD_UNSURE rounds are done
+    from novikoff.runtime import _separator
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((2000, 130))
+    y = rng.choice([-1.0, 1.0], 2000)
+    passes = []
+    real = _separator._measured_pass
+    monkeypatch.setattr(_separator, "_measured_pass", lambda *a: passes.append(1) or real(*a))
+    assert _separator._level_dual(X, y, lambda fraction=None: None,
+                                  np.random.default_rng(0)) is None
+    assert len(passes) <= _separator._CD_UNSURE
+    with pytest.raises(InvalidArgument, match=r"not linearly separable.*examples \d"):
+        max_margin_separator(X, y)
+
+
 def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, capsys):
     # A fake clock charged for the solve's work at a fixed rate: a pass's block of
     # _PASS_ENTRIES entries, or a step of coordinate descent over its working set, costs at
@@ -360,8 +379,9 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
     sweep = charged(_separator._cd_sweep, lambda Z, *rest: Z.size)
     rows = charged(_separator._cd_rows, lambda X, act, scale, out, q: out.size)
     point = charged(_separator._cd_point, lambda X, act, coef, w: act.size * X.shape[1])
+    descend = lambda *args: _separator._cd_descend(sweep, *args)  # noqa: E731
     monkeypatch.setattr(_separator, "_block_margins", block_margins)
-    monkeypatch.setattr(_separator, "_sweeper", lambda: (sweep, rows, point))
+    monkeypatch.setattr(_separator, "_sweeper", lambda: (descend, rows, point))
     X, y, _ = planted(20_000, 10, 0.01, seed=14)
     progress = _Progress(True, forced=True, clock=lambda: clock[0])
     progress.tty = False
@@ -370,16 +390,3 @@ def test_progress_lines_during_the_solve_are_at_most_2_s_apart(monkeypatch, caps
     assert clock[0] > 30 and len(times) > 10  # a long solve, shown all along
     gaps = np.diff([1.0] + times + [clock[0]])
     assert gaps.max() <= 2.0 + 0.1  # (the times are printed to 0.1 s)
-
-
-def test_the_polish_least_squares_agrees_with_lstsq_and_falls_back_when_rank_deficient():
-    """The separator's refinement factors its matrix once (QR) from 64 columns: the same
-    solution as lstsq on a full-rank matrix; lstsq's minimum-norm one when it is rank-deficient."""
-    from novikoff.runtime._separator import _QR_FROM, _least_squares
-    rng = np.random.default_rng(5)
-    A = rng.standard_normal((200, _QR_FROM + 10))
-    b = rng.standard_normal(200)
-    ref = np.linalg.lstsq(A, b, rcond=None)[0]
-    assert np.allclose(_least_squares(A)(b), ref, rtol=1e-9, atol=1e-12)
-    A[:, 1] = A[:, 0]  # rank-deficient: lstsq's answer, not a blown-up triangular solve
-    assert np.array_equal(_least_squares(A)(b), np.linalg.lstsq(A, b, rcond=None)[0])

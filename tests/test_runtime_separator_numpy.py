@@ -1,10 +1,11 @@
 """The separator's numpy path from d = _CD_FROM (no numba, or NOVIKOFF_NO_NUMBA=1).
 
-Without numba the working sets are solved exactly (SciPy's NNLS) in the lean mode: a working
-set's NNLS point is polished only when it does not settle the working set to the gap, and few
-non-support examples stay in the working set.  These tests check that it is the path taken,
-that it keeps the exact solve's promise (the maximum margin to 1e-9), and that it refuses
-non-separable data as the other paths do.
+Without numba the working sets are solved by accelerated projected gradient (_pg_descend) in
+place of numba's coordinate descent, in the same rounds, with the same promise: a direction
+whose margin is within info["gap"] (1 %) of the maximum, between bounds that bracket it.  These
+tests check that it is the path taken, that it keeps that promise against the exact solve and
+known maxima, that the descent itself reaches a working set's optimum, and that data it cannot
+settle (tiny margins, non-separable data) goes to the exact solve.
 """
 
 from __future__ import annotations
@@ -42,58 +43,86 @@ def numba_off():
         _jit.AVAILABLE = old
 
 
-def full_exact(monkeypatch):
-    """Make _level the exact solve that polishes every working set (the reference)."""
-    monkeypatch.setattr(_separator, "_level",
-                        lambda X, y, say, rng, ids=None: _separator._level_exact(X, y, say, rng, ids))
+def exact_maximum(X, y) -> float:
+    """The maximum margin to 1e-9: the exact solve (NNLS on working sets, polished)."""
+    return _separator._level_exact(X, y, lambda fraction=None: None,
+                                   np.random.default_rng(0))[1]["upper"]
 
 
 def test_the_numpy_path_is_taken_under_no_numba():
     code = textwrap.dedent("""
         import numpy as np
-        from novikoff.runtime import _jit
-        from novikoff.runtime._separator import _CD_FROM, _solve
+        from novikoff.runtime import _jit, _separator
         assert not _jit.AVAILABLE
+        assert _separator._sweeper()[0] is _separator._pg_descend
         rng = np.random.default_rng(0)
-        w = rng.standard_normal(_CD_FROM + 2)
-        X = rng.standard_normal((400, _CD_FROM + 2))
+        d = _separator._CD_FROM + 2
+        w = rng.standard_normal(d)
+        X = rng.standard_normal((400, d))
         m = X @ w
         X, y = X[np.abs(m) > 0.5], np.sign(m[np.abs(m) > 0.5])
-        info = _solve(X, y)[1]
-        print(info["lean"], "sweeps" in info, info["gap"])
+        info = _separator._solve(X, y)[1]
+        print(info["sweeps"] > 0, info["gap"], info["lower"] >= 0.99 * info["upper"])
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, NOVIKOFF_NO_NUMBA="1"), check=True)
-    assert done.stdout.split() == ["True", "False", "1e-09"]
+    assert done.stdout.split() == ["True", "0.01", "True"]
 
 
 @pytest.mark.usefixtures("numpy_only")
 @pytest.mark.parametrize("n, d, seed", [(1500, 130, 11), (1000, 300, 22)])
-def test_numpy_path_margin_matches_the_fully_polished_exact_solve(monkeypatch, n, d, seed):
+def test_numpy_path_keeps_the_promise_against_the_exact_maximum(n, d, seed):
     X, y, w_gen = planted(n, d, 0.02, seed)
     w, info = _separator._solve(X, y)
-    assert info["lean"] and info["gap"] == 1e-9
+    assert "sweeps" in info and info["gap"] == _separator._CD_GAP
     assert info["lower"] == pytest.approx(margin(X, y, w), rel=1e-9)
-    assert info["lower"] >= (1 - 1e-9) * info["upper"]
+    assert info["lower"] >= (1 - info["gap"]) * info["upper"]
+    best = exact_maximum(X, y)
+    # the bounds bracket the maximum (to rounding), so the promise holds against it
+    assert info["lower"] <= best * (1 + 1e-9) and best <= info["upper"] * (1 + 1e-9)
+    assert margin(X, y, w) >= (1 - info["gap"]) * best
     assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-9)
     assert margin(X, y, slsqp_reference(X, y)) <= info["upper"] * (1 + 1e-9)
     assert certify_margin(X, y, w, data_stats(X, y, w)) > 0
-    full_exact(monkeypatch)
-    w_ref, ref = _separator._solve(X, y)
-    assert not ref["lean"]
-    assert margin(X, y, w) >= margin(X, y, w_ref) * (1 - 1e-9)
 
 
-@pytest.mark.skipif(not _jit.AVAILABLE, reason="compares with numba's coordinate descent")
-def test_numpy_path_margin_is_at_least_numba_paths():
-    X, y, _ = planted(1500, 130, 0.02, 31)
-    w_cd, info = _separator._solve(X, y)
-    assert "sweeps" in info  # numba's coordinate descent (within 1 %)
-    with numba_off():
-        w_np, lean = _separator._solve(X, y)
-    assert lean["lean"]
-    assert margin(X, y, w_np) >= margin(X, y, w_cd) * (1 - 1e-9)
-    assert margin(X, y, w_cd) >= (1 - info["gap"]) * lean["upper"] * (1 - 1e-9)
+@pytest.mark.usefixtures("numpy_only")
+def test_numpy_path_bounds_bracket_a_known_maximum():
+    # y*x = (delta, u) and (delta, -u): the maximum margin is delta (rows of norm ~1)
+    delta = 1e-2
+    X, y = known_maximum(delta)
+    w, info = _separator._solve(X, y)
+    assert "sweeps" in info
+    assert info["lower"] <= delta * (1 + 1e-9) <= info["upper"] * (1 + 2e-9)
+    assert margin(X, y, w) >= (1 - info["gap"]) * delta
+    assert certify_margin(X, y, w, data_stats(X, y, w)) > 0
+
+
+def test_the_descent_stops_when_the_working_set_is_settled():
+    # the descent alone from 0 on a small working set, with steps to spare: it stops once its
+    # direction's margin on the working set is within half the gap of the norm of its hull
+    # point p = Z^T a / sum(a), and these bracket the maximum, which the exact solve gives
+    X, y, _ = planted(60, 20, 0.05, seed=3)
+    Z = X * y[:, None]
+    a = np.zeros(len(y))
+    done = _separator._pg_descend(Z, np.einsum("ij,ij->i", Z, Z), a, np.zeros(20), 5000,
+                                  np.random.default_rng(0), lambda: None)
+    assert 0 < done < 5000
+    p = Z.T @ a / a.sum()
+    lower, upper = (Z @ p).min() / np.linalg.norm(p), np.linalg.norm(p)
+    assert lower >= (1 - _separator._CD_GAP / 2) * upper
+    assert lower <= exact_maximum(X, y) <= upper * (1 + 1e-9)
+
+
+@pytest.mark.usefixtures("numpy_only")
+def test_numpy_path_reports_progress_after_every_step():
+    # a step of projected gradient is the unit of work between two reports, as a sweep is for
+    # coordinate descent (docs/runtime-bounds.md, "Progress")
+    X, y, _ = planted(1500, 130, 0.02, 11)
+    reports = []
+    info = _separator._solve(X, y, progress=lambda phase, fraction: reports.append(fraction))[1]
+    assert info["sweeps"] > 0 and len(reports) >= info["sweeps"]
+    assert reports[-1] == 1.0
 
 
 @pytest.mark.usefixtures("numpy_only")
@@ -101,42 +130,66 @@ def test_numpy_path_refuses_non_separable_data_as_the_exact_solve_does(monkeypat
     rng = np.random.default_rng(13)
     X = rng.standard_normal((600, 130))
     y = rng.choice([-1.0, 1.0], 600)
-    with pytest.raises(InvalidArgument, match=r"not linearly separable.*examples \d") as lean:
+    with pytest.raises(InvalidArgument, match=r"not linearly separable.*examples \d") as fast:
         max_margin_separator(X, y)
-    full_exact(monkeypatch)
+    monkeypatch.setattr(_separator, "_CD_FROM", 10 ** 9)  # the exact solve only
     with pytest.raises(InvalidArgument) as ref:
         max_margin_separator(X, y)
-    assert str(lean.value).split(" (")[0] == str(ref.value).split(" (")[0]
-    assert "non-separable mode" in str(lean.value)
+    assert str(fast.value).split(" (")[0] == str(ref.value).split(" (")[0]
+    assert "non-separable mode" in str(fast.value)
 
 
 @pytest.mark.usefixtures("numpy_only")
-@pytest.mark.parametrize("delta", [1e-6, 1e-8])
-def test_numpy_path_polishes_tiny_margins_as_the_exact_solve_does(monkeypatch, delta):
-    # y*x = (delta, u) and (delta, -u): the maximum margin is delta, tiny against ||x|| ~ 1, so
-    # NNLS's hull point is a small difference of O(1) vectors that does not settle the working
-    # set: the lean solve polishes, as the exact solve does, and finds the same margin.
+def test_numpy_path_keeps_the_promise_on_a_small_known_maximum():
+    # delta = 1e-6, small against ||x|| ~ 1 but above _CD_TINY: the descent settles it (in
+    # float64 rows, R / upper being above _CD_SINGLE)
+    delta = 1e-6
     X, y = known_maximum(delta)
-    calls = []
-    real = _separator._polish
-    monkeypatch.setattr(_separator, "_polish", lambda ZA: calls.append(ZA.shape) or real(ZA))
     w, info = _separator._solve(X, y)
-    assert calls and not info["lean"]  # the level stopped being lean
+    assert "sweeps" in info
+    assert info["lower"] <= delta * (1 + 1e-9) <= info["upper"] * (1 + 2e-9)
+    assert margin(X, y, w) >= (1 - info["gap"]) * delta
+    assert certify_margin(X, y, w, data_stats(X, y, w)) > 0
+
+
+@pytest.mark.usefixtures("numpy_only")
+def test_numpy_path_hands_tiny_margins_to_the_exact_solve(monkeypatch):
+    # delta = 1e-8: the descent's upper bound falls below _CD_TINY, and the exact solve (NNLS,
+    # polished in extended precision) decides, as it does when it is the only solve
+    delta = 1e-8
+    X, y = known_maximum(delta)
+    descents = []
+    real = _separator._pg_descend
+    monkeypatch.setattr(_separator, "_pg_descend", lambda *a: descents.append(1) or real(*a))
+    w, info = _separator._solve(X, y)
+    assert descents and info["gap"] == _separator._TOL and "sweeps" not in info
     assert certify_margin(X, y, w, data_stats(X, y, w)) > 0
     assert info["upper"] >= delta * (1 - 1e-9)
-    full_exact(monkeypatch)
-    w_ref, ref = _separator._solve(X, y)
+    monkeypatch.setattr(_separator, "_CD_FROM", 10 ** 9)  # the exact solve only
+    w_ref = _separator._solve(X, y)[0]
     assert margin(X, y, w) >= margin(X, y, w_ref) * (1 - 1e-9)
+
+
+@pytest.mark.skipif(not _jit.AVAILABLE, reason="compares with numba's coordinate descent")
+def test_numpy_and_numba_paths_keep_the_same_promise():
+    X, y, _ = planted(1500, 130, 0.02, 31)
+    w_cd, cd = _separator._solve(X, y)
+    with numba_off():
+        w_pg, pg = _separator._solve(X, y)
+    assert "sweeps" in cd and "sweeps" in pg and cd["gap"] == pg["gap"] == _separator._CD_GAP
+    best = exact_maximum(X, y)
+    for w in (w_cd, w_pg):
+        assert margin(X, y, w) >= (1 - _separator._CD_GAP) * best
 
 
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 300), extra=st.integers(0, 12),
        gamma=st.sampled_from([1e-3, 1e-2, 0.2]))
-def test_numpy_path_keeps_the_exact_promise_on_planted_data(seed, n, extra, gamma):
+def test_numpy_path_keeps_the_promise_on_planted_data(seed, n, extra, gamma):
     X, y, w_gen = planted(n, _separator._CD_FROM + extra, gamma, seed)
     with numba_off():
         w, info = _separator._solve(X, y)
-    assert info["lean"]
-    assert info["lower"] >= (1 - 1e-9) * info["upper"]
+    assert info["lower"] >= (1 - info["gap"]) * info["upper"]
     assert margin(X, y, w_gen) <= info["upper"] * (1 + 1e-9)
+    assert margin(X, y, w) >= (1 - info["gap"]) * exact_maximum(X, y) * (1 - 1e-9)
     assert certify_margin(X, y, w, data_stats(X, y, w)) > 0

@@ -1,4 +1,4 @@
-"""w_star and gamma when the user gives none: solvers (SciPy's NNLS, coordinate descent), then a trusted check.
+"""w_star and gamma when the user gives none: solvers (SciPy's NNLS, descent on the dual), then a trusted check.
 
 The solvers are untrusted: whatever they return is certified by ``certify_margin`` (gamma = min
 y<w*, x> > 0, decided exactly where rounding could matter) before any lemma uses it.
@@ -34,11 +34,13 @@ def _scipy():
 # (docs/runtime-bounds.md, "The separator when no w* is given", says how).
 #
 # From d = _CD_FROM the exact solve of a working set is too slow (NNLS adds one support vector
-# at a time, and at d = 1000 there are some 900): dual coordinate descent (_level_cd) takes its
+# at a time, and at d = 1000 there are some 900): descent on the dual (_level_dual) takes its
 # place and stops when the two bounds are within _CD_GAP, which is all the runtime needs, since
-# the margin of the direction found is certified afterwards from the direction itself.  Its
-# sweeps read the working set's rows rounded to float32 while the margin is not too small for
-# that (_CD_SINGLE); both bounds are computed from the float64 data.
+# the margin of the direction found is certified afterwards from the direction itself.  With
+# numba the descent is coordinate descent, compiled; without, accelerated projected gradient in
+# numpy (matrix-vector products).  Its steps read the working set's rows rounded to float32
+# while the margin is not too small for that (_CD_SINGLE); both bounds are computed from the
+# float64 data.
 #
 # Scale: every quantity is homogeneous in X, and the working sets are divided by a power of two
 # near their radius (exact), so X*c and X give the same direction up to the rounding of X*c.
@@ -58,28 +60,45 @@ _OWN_NNLS_MOST = 20    # ... for the first calls of a process (SciPy's is faster
 _OWN_NNLS_CALLS = [0]
 _OWN_NNLS_USED = [False]  # in the current solve (None: SciPy's only, a solve done again)
 _SAFE = 2.0 ** 600     # margins outside [1/_SAFE, _SAFE] are recomputed on a rescaled copy
-# From this dimension on (with numba), a working set is solved by dual coordinate descent to
-# within _CD_GAP of its maximum instead of exactly by NNLS, whose active set grows one example
-# at a time: at d = 1000 the support holds some 900 examples, and NNLS took 3 s per solve.
-# (Measured on planted data: 100k x 100 1.5 s either way; 20k x 128 0.6 against 0.9 s; 100k x
+# From this dimension on, a working set is solved by descent on the dual to within _CD_GAP of
+# its maximum instead of exactly by NNLS, whose active set grows one example at a time: at
+# d = 1000 the support holds some 900 examples, and NNLS took 3 s per solve.  (Measured on
+# planted data with numba: 100k x 100 1.5 s either way; 20k x 128 0.6 against 0.9 s; 100k x
 # 200 2.7 against 3.1 s; 20k x 1000 2.3-4 s against 55 s; with float32 sweeps, 20k x 128 takes
-# 0.11-0.15 s against 0.3-0.6 s for the exact solve.)
+# 0.11-0.15 s against 0.3-0.6 s for the exact solve.  Without numba, 20k x 1000: 0.3 s against
+# 5-6 s for the exact solve.)
 _CD_FROM = 128
-# Without numba, from _CD_FROM: the non-support examples kept in a working set, a fraction of
-# d + 1 (20k x 1000: 6.3 s of CPU against 11 s keeping d + 1, 7.3 s keeping none: smaller NNLS
-# problems, 12 passes against 9 and 16)
-_LEAN_KEEP = 0.1
 _CD_GAP = 1e-2         # the margin found is at least (1 - _CD_GAP) times the maximum
 _CD_OMEGA = 1.5        # over-relaxation (20k x 1000: 744 sweeps; 801 at 1.0, 859 at 1.85)
 _CD_ROUNDS = 100       # rounds (a pass over the data each) at most, then the exact solve decides
-_CD_UNSURE = 12        # ... or after this many rounds when no direction found separates yet
-_CD_ROUND_LEAST = 10   # sweeps over the working set between two passes over the data ...
-_CD_ROUND_MOST = 200   # ... at most; about _CD_ROUND_WORK times a pass's entries in between
-_CD_ROUND_WORK = 6     # (measured at 20k x 1000: 3 took 23 passes, 6 took 14, the least time)
+_CD_UNSURE = 12        # ... or after this many rounds when no direction found separates yet,
+_CD_SPREAD = 3         # ... or sooner when more than _CD_SPREAD (d + 1) weights are positive:
+# a separable working set's optimum has at most d + 1 (Caratheodory), while on non-separable
+# data the weights spread over ever more examples.  (Separable planted data, margins down to
+# 1e-4, peaked at 1.1-2.4 (d + 1) with projected gradient, 2.0-3.2 with coordinate descent,
+# which above 2.8 did not separate them in 12 rounds either; random labels at 5k x 1000 passed
+# 3 (d + 1) in the third round, and 5k and 20k x 1000 were refused in 1.1-1.5 s where 12 rounds
+# of projected gradient took 3.4 and 7.4 s.)
+# Sweeps over the working set between two passes over the data: (work, least, most), about
+# work times a pass's entries, at least least and at most most (_round_steps).  (Measured at
+# 20k x 1000: work 3 took 23 passes, 6 took 14, the least time.)
+_CD_ROUND = (6, 10, 200)
 _CD_SHRINK = 8         # one sweep in 8 visits every example of the working set, the others
 #                        only those with a positive weight (about half at d = 1000)
 _CD_SINGLE = 2.0 ** 13  # the sweeps read float32 rows while R / upper is below this: their
 #                         rounding (2^-24 relative) moves y<w, x> by at most 2^-11 of the margin
+# Without numba, accelerated projected gradient (_pg_descend) takes coordinate descent's place.
+# Its step is 1/L for L = _PG_SAFETY times _PG_POWER steps of power iteration's estimate of the
+# largest eigenvalue, which approaches it from below (0.93-0.95 of it after 12 steps on 2,000
+# rows at d = 1000, whose top eigenvalues crowd together; a step up to 2/L still descends).
+_PG_SAFETY = 1.25
+_PG_POWER = 12
+# Its steps per round, as _CD_ROUND: FISTA's momentum restarts every round, so its rounds are
+# longer, and a round ends early once the working set is settled.  (20k x 1000: 8 passes, 700
+# steps; work 6 took 14 passes, 20 took 7 but 1,070 steps; 20k x 128 and 100k x 200: 14 and 18
+# passes, some 0.1 and 0.3 s.)
+_PG_ROUND = (10, 100, 1000)
+_PG_CHECK = 10         # steps between two checks whether the working set is settled
 _CD_TINY = 1e-7        # an upper bound below this (x / 2^e, radius ~1): the exact solve decides
 _PASS_ENTRIES = 1 << 22  # entries of X per block of a pass over the data (a progress report)
 
@@ -245,24 +264,6 @@ def _cd_point(X, rows, coef, w):
                 w[j] += c * X[r, j]
 
 
-def _least_squares(A: np.ndarray):
-    """b -> argmin ||A x - b||, A factored once for the refinement's three solves.  From
-    _QR_FROM columns, a QR factorisation when A has full column rank, as the support NNLS finds
-    has (its rows are affinely independent): at d = 1000 that costs a fraction of three
-    SVD-based lstsq calls.  lstsq (minimum-norm) for a small A, or when R's diagonal shows A
-    nearly rank-deficient."""
-    if A.shape[1] >= _QR_FROM and A.shape[0] >= A.shape[1]:
-        Q, R = np.linalg.qr(A)
-        diag = np.abs(np.diag(R))
-        if diag.min() > diag.max() * max(A.shape) * np.finfo(float).eps * 1e3:
-            M = np.linalg.solve(R, Q.T)  # R^-1 Q^T, once
-            return lambda b: M @ b
-    return lambda b: np.linalg.lstsq(A, b, rcond=None)[0]
-
-
-_QR_FROM = 64
-
-
 def _polish(ZA: np.ndarray):
     """The minimum-norm point of the affine hull of the rows of ZA (the support found by NNLS),
     by least squares with iterative refinement of the residual in extended precision: for tiny
@@ -273,26 +274,16 @@ def _polish(ZA: np.ndarray):
     if D.shape[0] == 0:
         return z0
     Dt = D.T.astype(np.float64)
-    solve = _least_squares(Dt)
     mu = np.zeros(D.shape[0], dtype=np.longdouble)
     r = z0
     for _ in range(3):
-        delta = solve(-r.astype(np.float64))
+        delta = np.linalg.lstsq(Dt, -r.astype(np.float64), rcond=None)[0]
         mu = mu + delta.astype(np.longdouble)
         r = z0 + D.T @ mu
     lam = np.concatenate(([1 - mu.sum()], mu))
     if (lam < 0).any() or not np.any(r):
         return None
     return r
-
-
-def _settles(ZS: np.ndarray, u: np.ndarray, tol: float) -> bool:
-    """Whether NNLS's hull point p = ZS^T u / sum(u) needs no polish: min_S z.p >= (1 - tol)
-    ||p||^2, so that its direction's margin on the working set is within tol of ||p||, which
-    bounds the working set's maximum from above (p is in its hull).  Tiny margins, where p is a
-    small difference of O(1) vectors and rounds badly, fail this and are polished."""
-    p = ZS.T @ u / u.sum()
-    return float((ZS @ p).min()) >= (1 - tol) * float(p @ p)
 
 
 def _lp_direction(ZS: np.ndarray):
@@ -365,36 +356,51 @@ def _block_margins(Xb, v, out) -> None:
 
 
 def _sweeper():
-    """The compiled (sweep, rows, point) of coordinate descent: a sweep is the unit of its work
-    between two reports."""
-    return _jit.compiled(_cd_sweep), _jit.compiled(_cd_rows), _jit.compiled(_cd_point)
+    """(descend, rows, point) of a round: descend(Z, q, a, w, n, rng, say) improves the
+    working set's weights a in place (say() after each unit of work) and returns its steps;
+    rows and point are _cd_rows and _cd_point.  With numba, compiled coordinate descent
+    (_cd_descend); without, accelerated projected gradient (_pg_descend) and numpy for rows
+    and point, since the Python versions of the compiled functions loop over single entries."""
+    if _jit.AVAILABLE:
+        sweep = _jit.compiled(_cd_sweep)
+        return ((lambda *args: _cd_descend(sweep, *args)), _jit.compiled(_cd_rows),
+                _jit.compiled(_cd_point))
+    return _pg_descend, _np_rows, _np_point
+
+
+def _np_rows(X, rows, scale, out, q):
+    """_cd_rows in numpy."""
+    np.multiply(X[rows], scale[:, None], out=out, casting="same_kind")
+    np.einsum("ij,ij->i", out, out, out=q, dtype=np.float64)
+
+
+def _np_point(X, rows, coef, w):
+    """_cd_point in numpy (one matrix-vector product, rounded in another order)."""
+    np.matmul(coef, X[rows], out=w)
 
 
 def _level(X, y, say, rng, ids=None):
     """One level of the solve on (X, y): (v, info) with info["S"] the final working set.
     ids: the examples' indices in the caller's data (for messages), if X is a sample of it.
     say(fraction=None): a progress report, the lower bound's fraction of the upper one.
-    Exact (NNLS on working sets) for small d or without numba; coordinate descent to within
-    _CD_GAP of the maximum beyond, which hands data it cannot settle to the exact solve."""
-    if X.shape[1] >= _CD_FROM and _jit.AVAILABLE:
-        found = _level_cd(X, y, say, rng, ids)
+    Exact (NNLS on working sets) below d = _CD_FROM; from it, descent on the dual to within
+    _CD_GAP of the maximum, which hands data it cannot settle to the exact solve."""
+    if X.shape[1] >= _CD_FROM:
+        found = _level_dual(X, y, say, rng, ids)
         if found is not None:
             return found
-    elif X.shape[1] >= _CD_FROM:
-        # numpy only: the exact solve, lean (at 20k x 1000 the polish's QR took most of the
-        # time, then SciPy's NNLS, whose cost grows with the working set)
-        return _level_exact(X, y, say, rng, ids, lean=True)
     return _level_exact(X, y, say, rng, ids)
 
 
-def _level_cd(X, y, say, rng, ids=None):
-    """_level by dual coordinate descent over a working set that changes every round: the
-    examples with a positive weight and those nearest the margin, swept _cd_sweeps times
-    (each a random order), then one pass over all the data for the bounds.  Stops when the
-    direction's margin on all the data is within _CD_GAP of the upper bound ||w|| / sum(a).
+def _level_dual(X, y, say, rng, ids=None):
+    """_level by descent on the dual over a working set that changes every round: the examples
+    with a positive weight and those nearest the margin, improved by _sweeper()'s descent,
+    then one pass over all the data for the bounds.  Stops when the direction's margin on all
+    the data is within _CD_GAP of the upper bound ||w|| / sum(a).
     None when the data are beyond it (not done within _CD_ROUNDS rounds, or no separating
-    direction yet after _CD_UNSURE rounds; a bound below _CD_TINY: not separable, or a margin too
-    small to tell; rows whose ||x||^2 underflows or overflows): the exact solve decides."""
+    direction yet after _CD_UNSURE rounds or with weights spread past _CD_SPREAD (d + 1)
+    examples; a bound below _CD_TINY: not separable, or a margin too small to tell; rows whose
+    ||x||^2 underflows or overflows): the exact solve decides."""
     n, d = X.shape
     v, S, alpha = _start(X, y, rng, ids, say)
     a, e, w, single = np.zeros(n), None, None, True
@@ -406,26 +412,25 @@ def _level_cd(X, y, say, rng, ids=None):
         passes += 1
         if lower >= upper * (1 - _CD_GAP):
             break
-        if lower <= 0 and passes > _CD_UNSURE:  # perhaps not separable: the exact solve says
-            return None
+        if lower <= 0 and (passes > _CD_UNSURE or np.count_nonzero(a) > _CD_SPREAD * (d + 1)):
+            return None  # perhaps not separable: the exact solve says
         near = np.argpartition(m, keep)[:keep] if n > keep else np.arange(n)
         act = np.union1d(np.flatnonzero(a), near)
         if e is None:
-            # Coordinate descent works on y*x / 2^e (max entry of the first set in [1/2, 1)),
+            # The descent works on y*x / 2^e (max entry of the first set in [1/2, 1)),
             # which keeps ||x||^2 finite, and X * 2^k then takes the same steps (a * 4^-k).
             Xa = X[act]
             e = int(np.frexp(max(float(Xa.max()), -float(Xa.min())))[1])
             if alpha is not None:
                 a[S] = np.ldexp(alpha[0], 2 * (e - alpha[1]))
                 act = np.union1d(S, act)
-        count = _cd_sweeps(n, act.size)
         with np.errstate(under="ignore"):
             scale = np.ldexp(y[act], -e)
-        found = _cd_round(X, act, scale, a[act], w, work, rng, count, say, single)
+        found = _dual_round(X, act, scale, a[act], w, work, rng, say, single)
         if found is None:
             return None
-        a[act], w, radius = found
-        sweeps += count
+        a[act], w, radius, done = found
+        sweeps += done
         norm, total = float(np.sqrt(w @ w)), float(a[act].sum())
         if not norm > _CD_TINY * total:
             return None
@@ -440,16 +445,14 @@ def _level_cd(X, y, say, rng, ids=None):
                "gap": _CD_GAP}
 
 
-def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
-    """count sweeps of coordinate descent over the rows z_i = scale_i * X[act_i] (scale: y / 2^e)
-    from the weights aa: (aa, w = sum aa_i z_i, the working set's radius), or None for rows
-    that the sweeps cannot use.  work: the compiled (sweep, rows, point).  single: the sweeps
-    read the rows rounded to float32 (half the memory of float64, which at d = 1000 keeps a
-    working set of 2,000 rows in cache: 3-4 x faster per sweep); w is computed afterwards from
-    the float64 rows, so the bounds are those of the data itself.  After a sweep over every
-    row, the next _CD_SHRINK - 1 sweep only the rows with a positive weight (the others met
-    the margin at their last visit)."""
-    sweep, gather, point = work
+def _dual_round(X, act, scale, aa, w, work, rng, say, single):
+    """A round's descent over the rows z_i = scale_i * X[act_i] (scale: y / 2^e) from the
+    weights aa: (aa, w = sum aa_i z_i, the working set's radius, the steps taken), or None for
+    rows that the steps cannot use.  work: _sweeper()'s (descend, rows, point).  single: the
+    steps read the rows rounded to float32 (half the memory of float64, which at d = 1000 keeps
+    a working set of 2,000 rows in cache: 3-4 x faster per step); w is computed afterwards from
+    the float64 rows, so the bounds are those of the data itself."""
+    descend, gather, point = work
     Z = np.empty((act.size, X.shape[1]), dtype=np.float32 if single else np.float64)
     q = np.empty(act.size)
     gather(X, act, scale, Z, q)  # exact but for the rounding to float32 (and underflow)
@@ -458,7 +461,19 @@ def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
     if w is None:  # else w is the hull point of the last round, whose support is in aa
         w = np.empty(X.shape[1])
         point(X, act, aa * scale, w)
-    wz, scratch = w.astype(Z.dtype), np.zeros(1, dtype=Z.dtype)
+    done = descend(Z, q, aa, w.astype(Z.dtype), X.shape[0], rng, say)
+    w = np.empty(X.shape[1])
+    point(X, act, aa * scale, w)
+    return aa, w, float(np.sqrt(q.max())), done
+
+
+def _cd_descend(sweep, Z, q, aa, wz, n, rng, say):
+    """Sweeps of coordinate descent (sweep: the compiled _cd_sweep) over the working set's rows
+    Z (of the n examples), each in a random order: _round_steps(n, k, _CD_ROUND) of them.
+    After a sweep over every row, the next _CD_SHRINK - 1 sweep only the rows with a positive
+    weight (the others met the margin at their last visit)."""
+    count = _round_steps(n, aa.size, _CD_ROUND)
+    scratch = np.zeros(1, dtype=Z.dtype)
     rows = np.arange(aa.size)
     for t in range(count):
         full = t % _CD_SHRINK == 0
@@ -466,31 +481,80 @@ def _cd_round(X, act, scale, aa, w, work, rng, count, say, single):
         if full:
             rows = np.flatnonzero(aa)
         say()
-    w = np.empty(X.shape[1])
-    point(X, act, aa * scale, w)
-    return aa, w, float(np.sqrt(q.max()))
+    return count
 
 
-def _cd_sweeps(n: int, k: int) -> int:
-    """Sweeps over a working set of k of the n examples per round: about _CD_ROUND_WORK times
-    the entries of the pass over all of them that follows (a float32 entry of a sweep costs
-    about a third of a float64 entry of the pass)."""
-    return int(min(_CD_ROUND_MOST, max(_CD_ROUND_LEAST, _CD_ROUND_WORK * n // max(k, 1))))
+def _pg_descend(Z, q, aa, wz, n, rng, say):
+    """Steps of accelerated projected gradient for the same dual, min ||Z^T a||^2 / 2 - sum(a)
+    over a >= 0 (wz = Z^T aa), numba's coordinate descent being one example at a time, too slow
+    in Python: each step is two matrix-vector products.  FISTA (Beck and Teboulle) with step
+    1/L, L about the largest eigenvalue of Z Z^T, its momentum dropped whenever a step goes
+    against the gradient (O'Donoghue and Candes' adaptive restart, which spares the momentum's
+    detours).  It stops after _round_steps(n, k, _PG_ROUND) steps, or earlier when the working
+    set is settled (_settled): more steps on it would barely move the bounds over all the data,
+    and an early working set is not worth solving to the end (its support is not the data's)."""
+    count = _round_steps(n, aa.size, _PG_ROUND)
+    L = _PG_SAFETY * _top_eigenvalue(Z, rng, say)
+    x, wx = aa.astype(Z.dtype), wz   # the iterate and Z^T x
+    b, wb, t = x, wx, 1.0            # the point extrapolated by the momentum, Z^T b
+    for step in range(count + 1):
+        if step == count or step % _PG_CHECK == 0 and _settled(Z, x, wx):
+            break
+        g = Z @ wb - 1
+        new = np.maximum(b - g / L, 0)
+        if float(g @ (new - x)) > 0:  # restart: a plain projected gradient step from x
+            b, wb, t = x, wx, 1.0
+            continue
+        wn = new @ Z
+        t_next = (1 + (1 + 4 * t * t) ** 0.5) / 2
+        beta = (t - 1) / t_next
+        b, wb = new + beta * (new - x), wn + beta * (wn - wx)
+        x, wx, t = new, wn, t_next
+        say()
+    aa[:] = x
+    return step
 
 
-def _level_exact(X, y, say, rng, ids=None, lean=False):
+def _settled(Z, a, w) -> bool:
+    """Whether the working set's bounds for the weights a (w = Z^T a) are within half the gap:
+    no more steps on it can do much for the bounds over all the data."""
+    norm, total = float(np.sqrt(w @ w)), float(a.sum())
+    return norm > 0 and float((Z @ w).min()) * total >= (1 - _CD_GAP / 2) * norm * norm
+
+
+def _top_eigenvalue(Z, rng, say) -> float:
+    """The largest eigenvalue of Z Z^T (that of Z^T Z), approached from below by _PG_POWER
+    steps of power iteration from a random start (each a unit of work, as a descent step)."""
+    u = rng.standard_normal(Z.shape[1]).astype(Z.dtype)
+    top = 0.0
+    for _ in range(_PG_POWER):
+        u = (Z @ u) @ Z
+        top = float(np.sqrt(u @ u))
+        if not top > 0:
+            break
+        u /= top
+        say()
+    return top
+
+
+def _round_steps(n: int, k: int, rule: tuple) -> int:
+    """Steps (sweeps) over a working set of k of the n examples per round, for rule = (work,
+    least, most): about work times the entries of the pass over all of them that follows (a
+    step reads the working set's rows once or twice, in float32, a third of the cost of a
+    float64 entry of the pass), and within [least, most]."""
+    work, least, most = rule
+    return int(min(most, max(least, work * n // max(k, 1))))
+
+
+def _level_exact(X, y, say, rng, ids=None):
     """_level by exact solves of working sets (NNLS, polished on the support): the lower and
-    upper bounds agree to _TOL.  lean (numpy from d = _CD_FROM): while the working sets' NNLS
-    points settle them to _TOL (_settles), they are not polished and only _LEAN_KEEP (d + 1)
-    of the non-support examples stay in the working set; from the first that does not (tiny
-    margins), the level goes on as when not lean, whose larger working sets it needs."""
+    upper bounds agree to _TOL."""
     n, d = X.shape
     name = (lambda i: i) if ids is None else (lambda i: ids[i])
     tol = _TOL
     # NNLS costs grow faster than the working set: large d adds about d+1 examples per round.
     k_add = max(d + 1, min(_ADD * (d + 1), _CAP))
     k_keep = max(d + 1, min(_KEEP * k_add, _CAP))
-    lean_keep = int(_LEAN_KEEP * (d + 1))
     v, S = _start(X, y, rng, ids, say)[:2]
     inS = np.zeros(n, dtype=bool)
     best, upper, passes, u, polished = (-np.inf, v), np.inf, 0, None, False
@@ -513,9 +577,8 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         # The non-support examples of S that are closest to the margin stay too (up to _KEEP
         # rounds' worth), which saves passes that would add them again.
         rest = S[support:]
-        keep = lean_keep if lean else k_keep
-        if rest.size > keep:
-            rest = rest[np.argpartition(m[rest], keep)[:keep]]
+        if rest.size > k_keep:
+            rest = rest[np.argpartition(m[rest], k_keep)[:k_keep]]
         S = np.concatenate([S[:support], rest, cand])
         zero = ~X[S].any(axis=1)
         if zero.any():
@@ -538,8 +601,7 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         A = u > 0
         S = np.concatenate([S[A], S[~A]])  # the support first
         support = int(A.sum())
-        lean = lean and _settles(ZS, u, tol)
-        p = None if lean else _polish(ZS[A])
+        p = _polish(ZS[A])
         polished = p is not None
         if p is None:
             p = ZS.T @ u / u.sum()
@@ -548,7 +610,7 @@ def _level_exact(X, y, say, rng, ids=None, lean=False):
         upper = norm / scale
     lower, v = best
     return v, {"lower": lower, "upper": upper, "passes": passes, "S": S[:support],
-               "polished": polished, "support": support, "gap": tol, "lean": lean}
+               "polished": polished, "support": support, "gap": tol}
 
 
 def _solve(X: np.ndarray, y: np.ndarray, progress=None):
@@ -609,17 +671,19 @@ def _solve_once(X: np.ndarray, y: np.ndarray, progress=None):
 
 def max_margin_separator(X: np.ndarray, y: np.ndarray, progress=None) -> np.ndarray:
     """A unit w* whose margin min y<w, x> is at least 99% of the maximum (the maximum to 1e-9
-    below d = _CD_FROM or without numba): the hard-margin SVM through the origin.
+    below d = _CD_FROM): the hard-margin SVM through the origin.
 
     Working sets of examples chosen by passes over the data, each solved exactly by NNLS (least
-    distance programming, Lawson and Hanson) for small d, by dual coordinate descent from
-    d = _CD_FROM, until the direction's margin over all the data is within the gap of an upper
-    bound on the maximum.  A warm start from a random 1/32 of the data (recursively) leaves a
+    distance programming, Lawson and Hanson) for small d, by descent on the dual from
+    d = _CD_FROM (coordinate descent with numba, accelerated projected gradient without), until
+    the direction's margin over all the data is within the gap of an upper bound on the
+    maximum.  A warm start from a random 1/32 of the data (recursively) leaves a
     few passes over all of it, so the cost is linear in n.  X * 2^k gives the same w*; another
     scale changes it only through the rounding of X*c (data whose margins would over- or
     underflow is solved on a copy divided by a power of two).  Non-separable data raises
     InvalidArgument naming examples that no w separates.  progress, if given, is called as
-    progress(phase: str, fraction: float) after every unit of work (a block of a pass, a sweep).
+    progress(phase: str, fraction: float) after every unit of work (a block of a pass, a step
+    of the descent).
     The result is not trusted: the caller certifies its margin (certify_margin).
     """
     return _solve(X, y, progress)[0]
