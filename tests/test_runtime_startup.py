@@ -210,3 +210,23 @@ def test_large_data_runs_with_one_blas_thread_and_restores_it(monkeypatch):
     assert limited(np.zeros((10, 10))) == before
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
     assert limited(np.zeros((256, 256))) == before
+
+
+def test_the_separator_called_alone_runs_with_one_blas_thread(monkeypatch):
+    """max_margin_separator is a public entry too: its many small matrix-vector products on two
+    spinning BLAS threads were 10-40 x slower on two loaded cores."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from novikoff.runtime import _separator, _threads, max_margin_separator
+
+    for name in _threads._CHOSEN_BY_USER:
+        monkeypatch.delenv(name, raising=False)
+    seen = []
+
+    def solve(X, y, progress=None):
+        seen.append(sorted({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                            if i["user_api"] == "blas"}))
+        return np.ones(X.shape[1]) / np.sqrt(X.shape[1]), {}
+
+    monkeypatch.setattr(_separator, "_solve", solve)
+    max_margin_separator(np.ones((256, 256)), np.ones(256))
+    assert seen == [[1]]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from . import _jit
+from ._threads import one_blas_thread
 
 __all__ = ["max_margin_separator", "soft_margin_separator", "hinge_candidates", "td_at"]
 
@@ -669,6 +670,7 @@ def _solve_once(X: np.ndarray, y: np.ndarray, progress=None):
     return v / np.linalg.norm(v), info
 
 
+@one_blas_thread
 def max_margin_separator(X: np.ndarray, y: np.ndarray, progress=None) -> np.ndarray:
     """A unit w* whose margin min y<w, x> is at least 99% of the maximum (the maximum to 1e-9
     below d = _CD_FROM): the hard-margin SVM through the origin.
