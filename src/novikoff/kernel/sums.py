@@ -40,10 +40,11 @@ import itertools
 
 import sympy as sp
 
-from .formulas import (Implication, Relation, VectorEq, atoms_in, others_at_zero,
+from .formulas import (Implication, Relation, VectorEq, atoms_in, free_symbols, others_at_zero,
                        visible_obligations)
 from .terms import (BOUND, Norm, Vec, VectorSum, count, exact_subs, make_sum, norm, too_large,
                     vector_sum)
+from .written import integer_polynomial
 
 __all__ = ["sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
 
@@ -82,7 +83,9 @@ def sum_facts(formulas, nonnegative, goal=None, summed: bool = False, everywhere
                 found += sums_in(new)
         pending = found
     if summed:
-        facts += _first_term_facts(sorted(done, key=sp.default_sort_key), nonnegative)
+        in_play = sorted(done, key=sp.default_sort_key)
+        facts += _first_term_facts(in_play, nonnegative)
+        facts += _part_facts(in_play, formulas, nonnegative, nats)
         compared = _compared_termwise(formulas, goal)
         for f in compared:
             facts += _termwise_facts(f, nonnegative)
@@ -101,6 +104,36 @@ def _first_term_facts(sums, nonnegative) -> list:
             except ValueError:  # no facts rather than facts SymPy computed in floating point
                 continue
             facts.append(Implication((Relation(">=", count(s), 1),), Relation(">=", s, first)))
+    return facts
+
+
+def _part_facts(sums, formulas, nonnegative, nats) -> list:
+    """For sums of terms >= 0, a part is at most the whole: 0 <= m <= n => sum(i < n, t(i)) >=
+    sum(i < m, t(i)) for two sums of the same terms, and 0 <= e - c < n => sum(i < n, a[i + c])
+    >= a[e] for an element a[e] that the formulas read (e a polynomial in nats with integer
+    coefficients)."""
+    elements = {e for f in formulas for e in free_symbols(f)
+                if isinstance(e, sp.core.function.AppliedUndef)}
+    facts = []
+    for s in sums:
+        if not nonnegative(s.function):
+            continue
+        n = count(s)
+        for other in sums:
+            m = count(other)
+            if other.function == s.function and m != n:
+                facts.append(Implication((Relation(">=", m, 0), Relation(">=", n, m)),
+                                         Relation(">=", s, other)))
+        if isinstance(s.function, sp.core.function.AppliedUndef):
+            offset = sp.expand(s.function.args[0] - BOUND)
+            if not offset.is_Integer:
+                continue
+            for e in elements:
+                if e.func == s.function.func and e.args[0].free_symbols <= set(nats) \
+                        and integer_polynomial(e.args[0]):
+                    i = sp.expand(e.args[0] - offset)
+                    facts.append(Implication((Relation(">=", i, 0), Relation("<=", i + 1, n)),
+                                             Relation(">=", s, e)))
     return facts
 
 
