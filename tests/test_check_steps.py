@@ -709,3 +709,30 @@ def test_a_counterexample_must_extend_to_the_elements_it_does_not_show(tmp_path)
     step = steps_of(report, "pos")[0]
     assert step.status != "verified"
     assert not (step.counterexample and step.counterexample.get("c[0]") == "0"), step
+
+
+def test_a_counterexample_must_meet_a_per_update_assumption_at_the_indices_it_shows(tmp_path):
+    """TD[k+1] >= TD[k] + d with d >= 0 per update: TD[0] = 0, TD[1] = -1 breaks it at k = 0
+    whatever that update's d was, so it is no counterexample to TD[k] >= 0 (a theorem of the
+    setting, which one line cannot show: undecided, never 'false in its setting')."""
+    report = check_text(tmp_path, """
+        lemma nn: TD[k] >= 0
+        proof:
+          TD[k] >= 0    by loss_start, loss_step
+        """, setting="setting s:\n  real sequence TD\n  real d >= 0\n  nat k\n  per update: d\n"
+                     "  assume loss_start: TD[0] = 0\n  assume loss_step: TD[k+1] >= TD[k] + d\n")
+    step = steps_of(report, "nn")[0]
+    assert step.status == "unknown" and not step.counterexample, step
+
+
+def test_a_counterexample_must_meet_a_vector_equation_without_a_nat(tmp_path):
+    """w[0] = 0: values with <w[0], w[0]> = 1 or <u, w[0]> = -1 are no counterexample to the
+    unrolled <u, w[T]> >= T*gamma (a theorem of the setting, by induction)."""
+    report = check_text(tmp_path, """
+        lemma gain: <u, w[T]> >= T*gamma
+        proof:
+          <u, w[T]> >= T*gamma    by start, grows
+        """, setting="setting s:\n  vector u\n  sequence w\n  real gamma > 0\n  nat k, T\n"
+                     "  assume start: w[0] = 0\n  assume grows: <u, w[k+1]> >= <u, w[k]> + gamma\n")
+    step = steps_of(report, "gain")[0]
+    assert step.status == "unknown" and not step.counterexample, step

@@ -1071,13 +1071,18 @@ class _LemmaCheck:
         must meet at every index it shows (default: all of them)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
         # the setting's assumptions hold at every k: a counterexample must meet them at every
-        # index it shows (those with a per-update symbol speak of update k's example only)
-        everywhere = [f for f in (self.scope.assumptions.values() if everywhere is None
-                                  else everywhere)
-                      if not free_symbols(f) & self.setting.per_update_symbols]
-        everywhere += self._label_declarations()
-        return explain_failure(hyps, target, nats=self.setting.nats, everywhere=everywhere,
-                               whole=whole, timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
+        # index it shows, a vector equation as ||u - v||^2 = 0 (w[0] = 0 refuses <w[0], w[0]>
+        # = 1), one with a per-update symbol with another example at another index, which
+        # meets the declarations and the assumptions that speak of one example alone
+        assumptions = [_scalar(f) for f in (self.scope.assumptions.values() if everywhere is None
+                                            else everywhere)]
+        per_update = self.setting.per_update_symbols
+        of_one = [f for f in [*self.setting.declarations, *assumptions]
+                  if free_symbols(f) & per_update and not free_symbols(f) & self.setting.nats]
+        return explain_failure(hyps, target, nats=self.setting.nats,
+                               everywhere=assumptions + self._label_declarations(),
+                               examples=(per_update, of_one), whole=whole,
+                               timeout_ms=DIAGNOSTIC_TIMEOUT_MS)
 
     def _label_declarations(self) -> list:
         """y[k]^2 = 1 (m[k]^2 = m[k] in {0, 1}) for each label sequence, at a nat k, so that a
@@ -1451,6 +1456,11 @@ def _moves(read: set, formula, k, nats) -> list:
     others = sorted((v for v in others if k not in v.free_symbols and v.free_symbols <= nats
                      and not (v.is_Integer and v < 0)), key=sp.default_sort_key)
     return shifts + others[:_OTHER_INDICES]
+
+
+def _scalar(f):
+    """A vector equation u = v as ||u - v||^2 = 0 (the same for real vectors); else f."""
+    return K.Relation("=", f.as_quadratic(), sp.Integer(0)) if isinstance(f, K.VectorEq) else f
 
 
 def _xfail_at(item, line: int) -> bool:

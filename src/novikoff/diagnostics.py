@@ -363,22 +363,35 @@ def _atoms(expr: sp.Expr) -> set:
     return found | {a for a in expr.free_symbols if isinstance(a, sp.Symbol)}
 
 
-def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
+def _holds_at_every_index(everywhere, subs: dict, known: dict, nats, examples=()) -> bool:
     """Whether the formulas that hold at every value of the nats hold at every index the
-    counterexample shows (a[1] when it gives a[T - 1] with T = 2).  Instances whose atoms have
-    no value there must have some values together: c[0] >= a[0] and a[0] >= 1 leave a[0] open
-    but refuse c[0] = 0 (where no such values are found in time, they are not asked)."""
+    counterexample shows (a[1] when it gives a[T - 1] with T = 2), and those without a nat as
+    they are.  Instances whose atoms have no value there must have some values together: c[0]
+    >= a[0] and a[0] >= 1 leave a[0] open but refuse c[0] = 0 (where no such values are found in
+    time, they are not asked).  examples: (the per-update symbols, what holds of an example):
+    a formula that mentions them speaks at another index of another example, which is fresh
+    there and meets what holds of one (TD[1] >= TD[0] + d at k = 0 with d >= 0 refuses TD[1] =
+    -1, TD[0] = 0 whatever the counterexample's own d)."""
+    per_update, of_one = examples or (frozenset(), ())
     indices = _natural_indices(known)
-    open_instances = []
+    instances = []
     for f in everywhere:
-        for k in set(nats) & free_symbols(f):
-            for v in indices:
-                instance = f.subs(k, v)
-                truth = _truth(instance, known)
-                if truth is False:
-                    return False
-                if truth is None:
-                    open_instances.append(instance)
+        ks = set(nats) & free_symbols(f)
+        instances += [f] if not ks else []
+        for k, v in itertools.product(ks, indices):
+            instance = f.subs(k, v)
+            if free_symbols(f) & per_update:
+                fresh = {p: sp.Symbol(f"{p.name}@{v}", **p.assumptions0) for p in per_update}
+                instances += [_renamed(g, fresh) for g in (instance, *of_one)]
+            else:
+                instances.append(instance)
+    open_instances = []
+    for instance in dict.fromkeys(instances):
+        truth = _truth(instance, known)
+        if truth is False:
+            return False
+        if truth is None:
+            open_instances.append(instance)
     if not open_instances:
         return True
     fixed = [Relation("=", atom, value) for atom, value in known.items()
@@ -386,6 +399,12 @@ def _holds_at_every_index(everywhere, subs: dict, known: dict, nats) -> bool:
     answer, _, _ = _search(fixed + open_instances, None, gram=False,
                            timeout_ms=_DIAGNOSTIC_TIMEOUT_MS)
     return answer != "unsat"
+
+
+def _renamed(formula, mapping: dict):
+    for old, new in mapping.items():
+        formula = formula.subs(old, new)
+    return formula
 
 
 def _natural_indices(atoms) -> set:
@@ -425,25 +444,29 @@ def _written_out(subs: dict, everywhere, nats) -> list:
     return facts
 
 
-def explain_failure(hypotheses, goal, *, nats=(), everywhere=(), whole: bool = False,
-                    timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS) -> Explanation:
+def explain_failure(hypotheses, goal, *, nats=(), everywhere=(), examples=(),
+                    whole: bool = False, timeout_ms: int = _DIAGNOSTIC_TIMEOUT_MS) -> Explanation:
     """Look for a counterexample realizable by real vectors, re-checked exactly, meeting the
-    formulas that hold at every k (everywhere) at every index it shows.  whole: it must also be
-    one of the whole setting, so its sums are re-checked against their terms; when the first
-    values leave those unchecked, once more with them written out."""
+    formulas that hold at every k (everywhere) at every index it shows (examples: the
+    per-update symbols and what holds of an example, _holds_at_every_index).  whole: it must
+    also be one of the whole setting, so its sums are re-checked against their terms; when the
+    first values leave those unchecked, once more with them written out."""
     if not whole:
-        return _explain(hypotheses, goal, nats, everywhere, timeout_ms, whole=False)
-    first = _explain(hypotheses, goal, nats, everywhere, timeout_ms)
+        return _explain(hypotheses, goal, nats, everywhere, examples, timeout_ms, whole=False)
+    first = _explain(hypotheses, goal, nats, everywhere, examples, timeout_ms)
     if first.counterexample is not None or first.holds or first.subs is None:
         return first
-    more = _written_out(first.subs, everywhere, nats)
+    # (a per-update formula speaks of one example: it is not written out at other indices)
+    per_update = examples[0] if examples else frozenset()
+    more = _written_out(first.subs, [f for f in everywhere if not free_symbols(f) & per_update],
+                        nats)
     if not more:
         return first
-    second = _explain(list(hypotheses) + more, goal, nats, everywhere, timeout_ms)
+    second = _explain(list(hypotheses) + more, goal, nats, everywhere, examples, timeout_ms)
     return second if second.counterexample is not None else first
 
 
-def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
+def _explain(hypotheses, goal, nats, everywhere, examples, timeout_ms: int,
              whole: bool = True) -> Explanation:
     answer, found, atoms = _search(hypotheses, goal, gram=True, timeout_ms=timeout_ms,
                                    nats=nats)
@@ -475,7 +498,7 @@ def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
                                 "the exact re-check")
     known = _by_denotation(subs)
     if not whole:
-        if not _holds_at_every_index(everywhere, subs, known, nats):
+        if not _holds_at_every_index(everywhere, subs, known, nats, examples):
             return Explanation(note="the solver found values, but they break what it cites "
                                     "at an index they show")
         return Explanation(counterexample=shown)
@@ -485,7 +508,7 @@ def _explain(hypotheses, goal, nats, everywhere, timeout_ms: int,
             "are not the sums of their terms" if sums is False else
             "could not be re-checked against their terms") + ": no counterexample is shown",
             subs=subs)
-    if not _holds_at_every_index(everywhere, subs, known, nats):
+    if not _holds_at_every_index(everywhere, subs, known, nats, examples):
         return Explanation(note="the solver found values, but they break an assumption at an "
                                 "index they show: no counterexample is shown", subs=subs)
     return Explanation(counterexample=shown)

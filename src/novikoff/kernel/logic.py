@@ -478,9 +478,9 @@ def _meeting_points(s: Setting, k) -> set:
             points += [other + g for g in [0] + gaps]
     # With a budget of their own, the numbers at which they read sequences: c[k] >= 1 meets
     # sum(i < 16, c[i]) <= 15, whose terms are written out (terms._UNROLL), at k = 0 .. 15.
-    numbers = [sp.Integer(m - c) for m in sorted(_constant_indices(formulas))
-               for c in sorted(offsets) if 0 <= m - c]
-    return set(points[:_MEETING_POINTS]) | set(numbers[:_MEETING_POINTS])
+    numbers = dict.fromkeys(sp.Integer(m - c) for m in sorted(_constant_indices(formulas))
+                            for c in sorted(offsets) if 0 <= m - c)
+    return set(points[:_MEETING_POINTS]) | set(list(numbers)[:_MEETING_POINTS])
 
 
 def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
