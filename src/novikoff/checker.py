@@ -941,21 +941,27 @@ class _LemmaCheck:
         goal reads a sequence c places further along than they do (`w[k+2]` by the update rule):
         what a textbook's "by the update rule" means over two updates; and at the other indices
         the goal reads (`c[0] + c[1] <= 2  by cb` with cb at every t: at t := 0 and 1; w[T+1]
-        by the update rule in k: at k := T).  The kernel (instantiate) decides whether each fact
-        may move; a fact that may not is left as it is."""
-        read = {(e.func, e.args[0]) for e in free_symbols(goal)
-                if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1}
-        moved = []
-        for thm in premises:
-            for k in sorted(free_symbols(thm.concl) & self.setting.nats, key=str):
-                for value in _moves(read, thm.concl, k, self.setting.nats):
-                    try:
-                        _, instance = K.instantiate(self.setting, thm, k, value,
-                                                    timeout_ms=self.checker.timeout_ms)
-                    except KernelError:  # it does not hold at every k
-                        break
-                    if instance is not None:
-                        moved.append(instance)
+        by the update rule in k: at k := T).  Then once more at the indices the moved facts read
+        (the update at k := T reads x[T] and y[T], where the margin meets them).  The kernel
+        (instantiate) decides whether each fact may move; a fact that may not is left as it
+        is."""
+        read = _read_elements(goal)
+        moved, tried = [], set()
+        for _ in range(2):
+            for thm in premises:
+                for k in sorted(free_symbols(thm.concl) & self.setting.nats, key=str):
+                    for value in _moves(read, thm.concl, k, self.setting.nats):
+                        if (thm, k, value) in tried:
+                            continue
+                        tried.add((thm, k, value))
+                        try:
+                            _, instance = K.instantiate(self.setting, thm, k, value,
+                                                        timeout_ms=self.checker.timeout_ms)
+                        except KernelError:  # it does not hold at every k
+                            break
+                        if instance is not None:
+                            moved.append(instance)
+            read = read.union(*(_read_elements(t.concl) for t in moved))
         return moved
 
     def _sums_compared(self, premises, goal, instances) -> list:
@@ -1436,6 +1442,12 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
                                    status, reason, xfail=True,
                                    seconds=time.perf_counter() - started))
     return report
+
+
+def _read_elements(formula) -> set:
+    """The (sequence, index) pairs a formula reads."""
+    return {(e.func, e.args[0]) for e in free_symbols(formula)
+            if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1}
 
 
 def _moves(read: set, formula, k, nats) -> list:
