@@ -81,9 +81,12 @@ _CD_SPREAD = 3         # ... or sooner when more than _CD_SPREAD (d + 1) weights
 # 3 (d + 1) in the third round, and 5k and 20k x 1000 were refused in 1.1-1.5 s where 12 rounds
 # of projected gradient took 3.4 and 7.4 s.)
 # Sweeps over the working set between two passes over the data: (work, least, most), about
-# work times a pass's entries, at least least and at most most (_round_steps).  (Measured at
-# 20k x 1000: work 3 took 23 passes, 6 took 14, the least time.)
-_CD_ROUND = (6, 10, 200)
+# work times a pass's entries, at least least and at most most (_round_steps).  (Measured on
+# planted data, best of 3, against (6, 10, 200): 20k x 1000 0.19 against 0.205 s, 10 passes
+# against 15, where 15 and 25 took 0.22 and 0.28 s; at margin 1e-3, 20k x 1000 1.0 against
+# 1.25 s and 50k x 500 1.7 against 4.7 s, which the shorter rounds left to the exact solve;
+# 100k x 200 the same, 0.28 s; 20k x 128 0.067 against 0.044 s.)
+_CD_ROUND = (10, 10, 400)
 _CD_SHRINK = 8         # one sweep in 8 visits every example of the working set, the others
 #                        only those with a positive weight (about half at d = 1000)
 _CD_SINGLE = 2.0 ** 13  # the sweeps read float32 rows while R / upper is below this: their
