@@ -954,8 +954,10 @@ class _LemmaCheck:
                         if (thm, k, value) in tried:
                             continue
                         tried.add((thm, k, value))
+                        # (T - 1 is a nat where a cited given says T >= 1)
+                        shown_by = () if _at_least_zero(value) else premises
                         try:
-                            _, instance = K.instantiate(self.setting, thm, k, value,
+                            _, instance = K.instantiate(self.setting, thm, k, value, shown_by,
                                                         timeout_ms=self.checker.timeout_ms)
                         except KernelError:  # it does not hold at every k
                             break
@@ -1442,6 +1444,15 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
                                    status, reason, xfail=True,
                                    seconds=time.perf_counter() - started))
     return report
+
+
+def _at_least_zero(value: sp.Expr) -> bool:
+    """Whether a polynomial in the nats is >= 0 by its form (non-negative coefficients)."""
+    try:
+        return all(c >= 0 for c in sp.Poly(value, *sorted(value.free_symbols, key=str)).coeffs()) \
+            if value.free_symbols else bool(value >= 0)
+    except sp.PolynomialError:
+        return False
 
 
 def _read_elements(formula) -> set:
