@@ -1463,8 +1463,8 @@ def _read_elements(formula) -> set:
 
 def _moves(read: set, formula, k, nats) -> list:
     """The values of the nat k at which a fact about k reaches the (sequence, index) pairs a
-    goal reads: k + 1, ..., k + c when the goal reads c places further along (at most
-    _SHIFTS), then the other indices it reads (at most _OTHER_INDICES), whole numbers >= 0 or
+    goal reads: k + 1, ..., k + c when the goal reads c places further along, or k - 1, ...,
+    k - c when it reads c places before (at most _SHIFTS), then the other indices it reads (at most _OTHER_INDICES), whole numbers >= 0 or
     polynomials in the other nats."""
     own = {(e.func, sp.expand(e.args[0] - k)) for e in free_symbols(formula)
            if isinstance(e, sp.core.function.AppliedUndef) and len(e.args) == 1
@@ -1474,6 +1474,13 @@ def _moves(read: set, formula, k, nats) -> list:
     furthest = max((int(offset) for _, offset in own), default=None)
     shifts = ([k + c for c in range(1, min(reach - furthest, _SHIFTS) + 1)]
               if reach is not None and furthest is not None else [])
+    # and back, k - 1, ..., k - c when the goal reads c places before (w[k - 1], as notes that
+    # count from 1 write the update: a given k >= 1 shows k - 1 >= 0)
+    least = min((int(index - k) for func, index in read
+                 if sp.expand(index - k).is_Integer), default=None)
+    nearest = min((int(offset) for _, offset in own), default=None)
+    shifts += ([k - c for c in range(1, min(nearest - least, _SHIFTS) + 1)]
+               if least is not None and nearest is not None else [])
     others = {sp.expand(index - offset) for func, index in read
               for other, offset in own if other == func}
     others = sorted((v for v in others if k not in v.free_symbols and v.free_symbols <= nats
