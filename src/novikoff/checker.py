@@ -31,6 +31,7 @@ from .kernel.certified import LEDGER
 from .display import display_name
 from .kernel.formulas import free_symbols, sides
 from .kernel.solver import AUDIT, LIMITS, atom_name
+from .kernel.sums import at_least_zero
 from .kernel.terms import count, exact_subs
 from .language import ast as A
 from .language.elaborate import BUILTIN_FACTS, Scope, elaborate_setting
@@ -955,7 +956,7 @@ class _LemmaCheck:
                             continue
                         tried.add((thm, k, value))
                         # (T - 1 is a nat where a cited given says T >= 1)
-                        shown_by = () if _at_least_zero(value) else premises
+                        shown_by = () if at_least_zero(value, self.setting.nats) else premises
                         try:
                             _, instance = K.instantiate(self.setting, thm, k, value, shown_by,
                                                         timeout_ms=self.checker.timeout_ms)
@@ -1079,11 +1080,11 @@ class _LemmaCheck:
         must meet at every index it shows (default: all of them)."""
         hyps, target = K.told_for(self.setting, premises, goal, facts=instances)
         # the setting's assumptions hold at every k: a counterexample must meet them at every
-        # index it shows, a vector equation as ||u - v||^2 = 0 (w[0] = 0 refuses <w[0], w[0]>
-        # = 1), one with a per-update symbol with another example at another index, which
-        # meets the declarations and the assumptions that speak of one example alone
-        assumptions = [_scalar(f) for f in (self.scope.assumptions.values() if everywhere is None
-                                            else everywhere)]
+        # index it shows (w[0] = 0 refuses <w[0], w[0]> = 1), one with a per-update symbol with
+        # another example at another index, which meets the declarations and the assumptions
+        # that speak of one example alone
+        assumptions = list(self.scope.assumptions.values() if everywhere is None
+                           else everywhere)
         per_update = self.setting.per_update_symbols
         of_one = [f for f in [*self.setting.declarations, *assumptions]
                   if free_symbols(f) & per_update and not free_symbols(f) & self.setting.nats]
@@ -1446,15 +1447,6 @@ def _run_claim(claim: A.RunClaim, path: Path, display: str, lines: dict) -> Lemm
     return report
 
 
-def _at_least_zero(value: sp.Expr) -> bool:
-    """Whether a polynomial in the nats is >= 0 by its form (non-negative coefficients)."""
-    try:
-        return all(c >= 0 for c in sp.Poly(value, *sorted(value.free_symbols, key=str)).coeffs()) \
-            if value.free_symbols else bool(value >= 0)
-    except sp.PolynomialError:
-        return False
-
-
 def _read_elements(formula) -> set:
     """The (sequence, index) pairs a formula reads."""
     return {(e.func, e.args[0]) for e in free_symbols(formula)
@@ -1486,11 +1478,6 @@ def _moves(read: set, formula, k, nats) -> list:
     others = sorted((v for v in others if k not in v.free_symbols and v.free_symbols <= nats
                      and not (v.is_Integer and v < 0)), key=sp.default_sort_key)
     return shifts + others[:_OTHER_INDICES]
-
-
-def _scalar(f):
-    """A vector equation u = v as ||u - v||^2 = 0 (the same for real vectors); else f."""
-    return K.Relation("=", f.as_quadratic(), sp.Integer(0)) if isinstance(f, K.VectorEq) else f
 
 
 def _xfail_at(item, line: int) -> bool:

@@ -385,7 +385,7 @@ def _instances(s: Setting, values=None) -> tuple:
     refused: list = []
     assumptions = _assumptions_alone(s)
     for i, k in enumerate(sorted(s.nats, key=str)):
-        more = sorted(set((values or {}).get(k, ())) | _meeting_points(s, k),
+        more = sorted(set((values or {}).get(k, ())) | _meeting_points(s, k, assumptions),
                       key=sp.default_sort_key)
         for j, value in enumerate(dict.fromkeys((sp.Integer(0), k + 1, *more))):
             fresh = {p: sp.Symbol(f"{p.name}@{i}.{j}", **p.assumptions0)
@@ -449,7 +449,7 @@ def _constant_indices(formulas) -> set:
             if isinstance(e, sp.core.function.AppliedUndef) and e.args[0].is_Integer}
 
 
-def _meeting_points(s: Setting, k) -> set:
+def _meeting_points(s: Setting, k, formulas) -> set:
     """Values of the nat k where the assumptions' indices meet one another: k + 1, k + 2, ...
     up to the largest gap between the offsets they use (d[k] and d[k+2] meet at k + 2, and
     a[k+1] = a[k] chained ten times meets a[k+10]; only the gaps themselves past _CHAIN), the
@@ -458,8 +458,8 @@ def _meeting_points(s: Setting, k) -> set:
     d[k+1] at k = 1), every other nat plus those gaps (d[T+1] meets d[k+2] at T = k + 1),
     and the numbers at which they read sequences, less an offset (c[k] meets c[4] at k = 4).
     Every assumption holds at each of them; a contradiction elsewhere is not looked for (no
-    finite check finds every one: docs/trust.md)."""
-    formulas = _assumptions_alone(s)
+    finite check finds every one: docs/trust.md).  formulas: the assumptions, each nat alone
+    (_assumptions_alone)."""
     offsets = _offsets(formulas, k)
     gaps = sorted({a - b for a in offsets for b in offsets if a > b})
     if gaps and gaps[-1] <= _CHAIN:
@@ -519,9 +519,9 @@ def _at_indices_of(s: Setting, formulas, refused: list, unwalked: list) -> list:
                 indices |= {sp.expand(low + j) for j in range(1, int(gap))}
             elif gap.is_Integer and gap > _CHAIN and {low, high} & read:
                 unwalked.append(f"the indices {low} and {high}")
-    out = []
+    out, assumptions = [], _assumptions_alone(s)
     for k in sorted(s.nats, key=str):
-        mentioning = [f for f in _assumptions_alone(s) if k in free_symbols(f)]
+        mentioning = [f for f in assumptions if k in free_symbols(f)]
         # and, where those take an example, what holds of it (||x|| <= 1; y^2 = 1 for a label)
         if any(free_symbols(f) & s.per_update_symbols for f in mentioning):
             mentioning += [f for f in [*s.assumptions.values(), *s.declarations]

@@ -46,7 +46,7 @@ from .terms import (BOUND, Norm, Vec, VectorSum, count, exact_subs, make_sum, no
                     vector_sum)
 from .written import integer_polynomial
 
-__all__ = ["sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
+__all__ = ["at_least_zero", "sums_in", "sum_facts", "unrolled_updates", "vector_sum_steps"]
 
 def sums_in(formulas) -> list:
     """The sums the formulas mention, in a fixed order."""
@@ -298,7 +298,7 @@ def _met_at_every_index(obligation: Relation) -> bool:
         p = p - 1
     elif obligation.rel != ">=":
         return False
-    return _at_least_zero(p, {BOUND})
+    return at_least_zero(p, {BOUND})
 
 
 def _termwise_facts(goal: Relation, nonnegative) -> list:
@@ -386,7 +386,7 @@ def _meeting_indices(f, k, s: sp.Sum, nats) -> set:
         offset = sp.expand(g.args[0] - k)
         if e.func == g.func and offset.is_Integer:
             value = sp.expand(e.args[0] - offset)
-            if _at_least_zero(value, nats | {BOUND}):
+            if at_least_zero(value, nats | {BOUND}):
                 found.add(value)
     return found
 
@@ -395,7 +395,7 @@ def _summed_relation(f: Relation, k: sp.Symbol, n: sp.Expr, at: sp.Expr, nats) -
     """f's difference at k := at, summed over i < n (_summed_relations), or nothing where an
     index of its terms may be negative."""
     terms = sp.expand(f.lhs - f.rhs).xreplace({k: at})
-    if not all(_at_least_zero(e.args[0], nats | {BOUND})
+    if not all(at_least_zero(e.args[0], nats | {BOUND})
                for e in terms.atoms(sp.core.function.AppliedUndef)):
         return []
     total = make_sum(terms, n)
@@ -493,7 +493,7 @@ def _at_least_one(n: sp.Expr) -> bool:
     """Whether n - 1 is a polynomial with non-negative coefficients in its symbols (a number of
     terms is a polynomial in nats), so n >= 1 wherever it means something."""
     rest = sp.expand(n - 1)
-    return _at_least_zero(rest, rest.free_symbols)
+    return at_least_zero(rest, rest.free_symbols)
 
 
 def unrolled_updates(updates, elements, nats) -> list:
@@ -526,7 +526,7 @@ def unrolled_updates(updates, elements, nats) -> list:
                 continue
             fact = VectorEq(e, Vec.atom(sequence(sp.Integer(c - 1))) + total)
             # w[T-1] is unrolled where T - 1 >= 0 only (a given T >= 1 says where)
-            facts.append(fact if _at_least_zero(n, nats)
+            facts.append(fact if at_least_zero(n, nats)
                          else Implication((Relation(">=", n, sp.Integer(0)),), fact))
     return facts
 
@@ -553,19 +553,19 @@ def _summed_update(f, nats):
     terms = rest.xreplace({k: BOUND})
     for a in terms.atoms():
         for e in [a, *a.atoms(sp.core.function.AppliedUndef)]:
-            if isinstance(e, sp.core.function.AppliedUndef) and not _at_least_zero(
+            if isinstance(e, sp.core.function.AppliedUndef) and not at_least_zero(
                     e.args[0], nats | {BOUND}):
                 return None
     for _, coefficient in terms.terms:
         for e in coefficient.atoms(sp.core.function.AppliedUndef):
-            if not _at_least_zero(e.args[0], nats | {BOUND}):
+            if not at_least_zero(e.args[0], nats | {BOUND}):
                 return None
         if not all(_met_at_every_index(o) for o in visible_obligations(coefficient)):
             return None
     return sequence, k, c, terms
 
 
-def _at_least_zero(n: sp.Expr, symbols) -> bool:
+def at_least_zero(n: sp.Expr, symbols) -> bool:
     """Whether n is a polynomial with non-negative rational coefficients in the given symbols
     (whole numbers >= 0), so n >= 0 wherever they are."""
     n = sp.expand(n)
